@@ -34,7 +34,8 @@ function needsCluster(files: readonly string[]): boolean {
 async function clusterKubeconfig(): Promise<{ path: string; cluster?: TestCluster }> {
   if (process.env.USE_EXISTING_CLUSTER === 'true') {
     const path = process.env.KUBECONFIG ?? join(REPO_ROOT, '.driftless/testcluster/kubeconfig');
-    if (!existsSync(path)) throw new Error(`USE_EXISTING_CLUSTER=true but there is no kubeconfig at ${path}`);
+    if (!existsSync(path))
+      throw new Error(`USE_EXISTING_CLUSTER=true but there is no kubeconfig at ${path}`);
     console.error(`# using the existing cluster of ${path}`);
     return { path };
   }
@@ -46,7 +47,10 @@ async function clusterKubeconfig(): Promise<{ path: string; cluster?: TestCluste
 
 function runNodeTests(files: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit', env });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...files], {
+      stdio: 'inherit',
+      env,
+    });
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 }

@@ -23,9 +23,11 @@ export interface ClusterCertificates {
 }
 
 async function openssl(args: readonly string[], cwd: string): Promise<void> {
-  await execFileAsync('openssl', args, { cwd }).catch((error: { stderr?: string; message: string }) => {
-    throw new Error(`openssl ${args[0]} failed: ${error.stderr ?? error.message}`);
-  });
+  await execFileAsync('openssl', args, { cwd }).catch(
+    (error: { stderr?: string; message: string }) => {
+      throw new Error(`openssl ${args[0]} failed: ${error.stderr ?? error.message}`);
+    },
+  );
 }
 
 /** Creates a key and a certificate signed by the CA in `dir`, with optional SANs. */
@@ -36,12 +38,29 @@ async function issue(
   extensions: string,
 ): Promise<void> {
   await openssl(['genrsa', '-out', `${name}.key`, '2048'], dir);
-  await openssl(['req', '-new', '-key', `${name}.key`, '-subj', subject, '-out', `${name}.csr`], dir);
+  await openssl(
+    ['req', '-new', '-key', `${name}.key`, '-subj', subject, '-out', `${name}.csr`],
+    dir,
+  );
   await writeFile(join(dir, `${name}.ext`), extensions);
   await openssl(
     [
-      'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial',
-      '-days', '30', '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.crt`,
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '30',
+      '-sha256',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.crt`,
     ],
     dir,
   );
@@ -51,7 +70,19 @@ async function issue(
 export async function generateCertificates(dir: string): Promise<ClusterCertificates> {
   await openssl(['genrsa', '-out', 'ca.key', '2048'], dir);
   await openssl(
-    ['req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=driftless-test-ca', '-days', '30', '-out', 'ca.crt'],
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      'ca.key',
+      '-subj',
+      '/CN=driftless-test-ca',
+      '-days',
+      '30',
+      '-out',
+      'ca.crt',
+    ],
     dir,
   );
   await issue(

@@ -52,7 +52,10 @@ async function up(): Promise<void> {
   const cluster = await startTestCluster({ dir: CLUSTER_DIR, detached: true, binaries });
   const next: ClusterState = {
     server: cluster.server,
-    processes: cluster.processes.map((p) => ({ name: basename(p.child.spawnfile), pid: p.child.pid as number })),
+    processes: cluster.processes.map((p) => ({
+      name: basename(p.child.spawnfile),
+      pid: p.child.pid as number,
+    })),
   };
   await writeFile(STATE_FILE, JSON.stringify(next, null, 2));
   console.log(`test cluster running at ${cluster.server}`);

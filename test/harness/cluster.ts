@@ -40,7 +40,11 @@ export interface TestCluster {
 }
 
 /** GET `path` on the API server with the admin certificate; true on HTTP 200 with body "ok". */
-export async function probeApiServer(server: string, path: string, certs: ClusterCertificates): Promise<boolean> {
+export async function probeApiServer(
+  server: string,
+  path: string,
+  certs: ClusterCertificates,
+): Promise<boolean> {
   const [ca, cert, key] = await Promise.all([
     readFile(certs.caCert),
     readFile(certs.adminCert),
@@ -49,7 +53,10 @@ export async function probeApiServer(server: string, path: string, certs: Cluste
   return httpsGetOk(new URL(path, server), { ca, cert, key });
 }
 
-function httpsGetOk(url: URL, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean }): Promise<boolean> {
+function httpsGetOk(
+  url: URL,
+  tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean },
+): Promise<boolean> {
   return new Promise((resolve) => {
     const req = request(url, { ...tls, timeout: 2000 }, (res) => {
       let body = '';
@@ -62,7 +69,12 @@ function httpsGetOk(url: URL, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; r
   });
 }
 
-async function startEtcd(bin: string, dir: string, detached: boolean, timeoutMs: number): Promise<{ process: ManagedProcess; url: string }> {
+async function startEtcd(
+  bin: string,
+  dir: string,
+  detached: boolean,
+  timeoutMs: number,
+): Promise<{ process: ManagedProcess; url: string }> {
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
@@ -175,13 +187,27 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     const certs = await generateCertificates(dir);
     const etcd = await startEtcd(binaries.etcd, dir, detached, timeoutMs);
     started.push(etcd.process);
-    const api = await startApiServer(binaries.kubeApiserver, dir, etcd.url, certs, detached, timeoutMs);
+    const api = await startApiServer(
+      binaries.kubeApiserver,
+      dir,
+      etcd.url,
+      certs,
+      detached,
+      timeoutMs,
+    );
     started.push(api.process);
     const kubeconfig = await adminKubeconfig(api.server, certs);
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
     started.push(
-      await startControllerManager(binaries.kubeControllerManager, dir, kubeconfigPath, certs, detached, timeoutMs),
+      await startControllerManager(
+        binaries.kubeControllerManager,
+        dir,
+        kubeconfigPath,
+        certs,
+        detached,
+        timeoutMs,
+      ),
     );
     return { server: api.server, kubeconfigPath, kubeconfig, binaries, processes: started, stop };
   } catch (error) {

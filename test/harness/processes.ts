@@ -57,7 +57,11 @@ export function startProcess(
     // it writes straight into its log file, and the tail is read from there.
     if (!logFile) throw new Error(`${name}: a detached process needs a logFile`);
     const fd = openSync(logFile, 'a');
-    const child = spawn(command, args, { ...spawnOptions, detached: true, stdio: ['ignore', fd, fd] });
+    const child = spawn(command, args, {
+      ...spawnOptions,
+      detached: true,
+      stdio: ['ignore', fd, fd],
+    });
     closeSync(fd);
     child.unref();
     return manage(name, child, () => readTail(logFile));
@@ -130,7 +134,5 @@ export async function waitUntilReady(
     if (await probe().catch(() => false)) return;
     await sleep(100);
   }
-  throw new Error(
-    `${process.name} was not ready within ${timeoutMs} ms:\n${process.outputTail()}`,
-  );
+  throw new Error(`${process.name} was not ready within ${timeoutMs} ms:\n${process.outputTail()}`);
 }

@@ -50,7 +50,8 @@ function fromEnvtestVariables(name: BinaryName, env: NodeJS.ProcessEnv): string 
   const variable = `TEST_ASSET_${name.toUpperCase().replaceAll('-', '_')}`;
   const explicit = env[variable];
   if (explicit) {
-    if (!isExecutable(explicit)) throw new Error(`${variable}=${explicit} is not an executable file`);
+    if (!isExecutable(explicit))
+      throw new Error(`${variable}=${explicit} is not an executable file`);
     return explicit;
   }
   const assets = env.KUBEBUILDER_ASSETS;
@@ -64,7 +65,9 @@ export async function buildComponents(components: readonly string[]): Promise<Ma
     maxBuffer: 1024 * 1024,
     // The first build takes minutes; its progress belongs on our stderr.
   }).catch((error: { stderr?: string; message: string }) => {
-    throw new Error(`building test binaries failed (bash ${BUILD_SCRIPT} ${components.join(' ')}):\n${error.stderr ?? error.message}`);
+    throw new Error(
+      `building test binaries failed (bash ${BUILD_SCRIPT} ${components.join(' ')}):\n${error.stderr ?? error.message}`,
+    );
   });
   const dirs = new Map<string, string>();
   for (const line of stdout.split('\n')) {
@@ -75,7 +78,9 @@ export async function buildComponents(components: readonly string[]): Promise<Ma
 }
 
 /** Resolves every control-plane binary, building only what envtest's variables leave out. */
-export async function controlPlaneBinaries(env: NodeJS.ProcessEnv = process.env): Promise<ControlPlaneBinaries> {
+export async function controlPlaneBinaries(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ControlPlaneBinaries> {
   const names: BinaryName[] = ['kube-apiserver', 'etcd', 'kube-controller-manager', 'kubectl'];
   const found = new Map<BinaryName, string>();
   for (const name of names) {

@@ -20,7 +20,11 @@ import {
 import { createTestNamespace, sharedKubeConfig } from '../harness/shared-cluster.ts';
 
 /** Polls `check` until it returns a value, or fails naming `what` after `timeoutMs`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const value = await check().catch(() => undefined);
@@ -76,12 +80,24 @@ describe('the test cluster', () => {
     };
 
     // Act
-    await objects.patch(deployment, undefined, undefined, 'driftless', true, PatchStrategy.ServerSideApply);
-    const stored = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'web', namespace });
+    await objects.patch(
+      deployment,
+      undefined,
+      undefined,
+      'driftless',
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+    const stored = await kc
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ name: 'web', namespace });
 
     // Assess
     const entry = stored.metadata?.managedFields?.find((f) => f.manager === 'driftless');
-    assert.ok(entry, `no managedFields entry for driftless: ${JSON.stringify(stored.metadata?.managedFields)}`);
+    assert.ok(
+      entry,
+      `no managedFields entry for driftless: ${JSON.stringify(stored.metadata?.managedFields)}`,
+    );
     assert.equal(entry.operation, 'Apply');
     const owned = entry.fieldsV1 as { 'f:spec'?: Record<string, unknown> };
     assert.ok(owned['f:spec']?.['f:replicas'], 'driftless does not own spec.replicas');
@@ -125,10 +141,22 @@ describe('the test cluster', () => {
         ],
       },
     };
-    await objects.patch(crd, undefined, undefined, 'driftless', true, PatchStrategy.ServerSideApply);
+    await objects.patch(
+      crd,
+      undefined,
+      undefined,
+      'driftless',
+      true,
+      PatchStrategy.ServerSideApply,
+    );
     await eventually('the Widget CRD to be Established', async () => {
-      const read = (await objects.read({ ...crd, metadata: { name: crd.metadata!.name! } })) as V1CustomResourceDefinition;
-      return read.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+      const read = (await objects.read({
+        ...crd,
+        metadata: { name: crd.metadata!.name! },
+      })) as V1CustomResourceDefinition;
+      return read.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')
+        ? true
+        : undefined;
     });
     const widget: KubernetesObject & { spec: { size: number } } = {
       apiVersion: 'substrate.driftless.dev/v1',
@@ -159,19 +187,28 @@ describe('the test cluster', () => {
   it('garbage-collects dependents of a deleted owner', async () => {
     // Prepare
     const core = kc.makeApiClient(CoreV1Api);
-    const owner = await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'owner' } } });
+    const owner = await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'owner' } },
+    });
     await core.createNamespacedConfigMap({
       namespace,
       body: {
         metadata: {
           name: 'dependent',
-          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! }],
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! },
+          ],
         },
       },
     });
 
     // Act
-    await core.deleteNamespacedConfigMap({ name: 'owner', namespace, propagationPolicy: 'Background' });
+    await core.deleteNamespacedConfigMap({
+      name: 'owner',
+      namespace,
+      propagationPolicy: 'Background',
+    });
 
     // Assess
     await eventually('the dependent ConfigMap to be garbage-collected', async () => {
@@ -188,7 +225,10 @@ describe('the test cluster', () => {
     // Prepare
     const core = kc.makeApiClient(CoreV1Api);
     const doomed = await createTestNamespace(kc, 'doomed');
-    await core.createNamespacedConfigMap({ namespace: doomed, body: { metadata: { name: 'inside' } } });
+    await core.createNamespacedConfigMap({
+      namespace: doomed,
+      body: { metadata: { name: 'inside' } },
+    });
 
     // Act
     await core.deleteNamespace({ name: doomed });
