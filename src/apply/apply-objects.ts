@@ -1,0 +1,271 @@
+/**
+ * Staged server-side apply of a revision's objects, with per-object update
+ * strategies, reporting each object's fate from the server's answer.
+ */
+import { KubernetesApiError } from '../cluster/errors.ts';
+import {
+  objectKey,
+  refOf,
+  subjectOf,
+  type KubeObject,
+  type ObjectRef,
+} from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { ChangeSetEntry } from './changeset.ts';
+import {
+  FIELD_MANAGER,
+  TRACK_LABEL,
+  isReconcileDisabled,
+  updateStrategyOf,
+  type UpdateStrategy,
+} from './ownership.ts';
+import { mapWithLimit } from './pool.ts';
+import { isCustomResourceDefinition, splitStages } from './stages.ts';
+import { waitUntil } from './wait.ts';
+
+export interface ApplyObjectsOptions {
+  /** The track whose ownership label every applied object carries. */
+  readonly track: string;
+  /** Requests in flight at once in the second stage. */
+  readonly concurrency?: number;
+  /** How long to wait for CRDs to be established, and for recreated objects to go. */
+  readonly timeoutMs?: number;
+  /** Called after each object, for progress displays. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export interface ApplyObjectsResult {
+  /** One entry per object, in the order given. */
+  readonly changeset: ChangeSetEntry[];
+  /** The objects that exist in the cluster as desired (everything but failures). */
+  readonly applied: ObjectRef[];
+}
+
+interface Item {
+  readonly object: KubeObject;
+  readonly subject: string;
+  readonly index: number;
+}
+
+/** What the cluster held before we applied: by object key, its resourceVersion. */
+type Existing = Map<string, string | undefined>;
+
+function withOwnershipLabel(object: KubeObject, track: string): KubeObject {
+  return {
+    ...object,
+    metadata: { ...object.metadata, labels: { ...object.metadata.labels, [TRACK_LABEL]: track } },
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Reads which of `items` exist, with one metadata-only LIST per kind and
+ * namespace rather than a GET per object.
+ */
+async function readExisting(cluster: KubernetesPort, items: readonly Item[]): Promise<Existing> {
+  const groups = new Map<
+    string,
+    { apiVersion: string; kind: string; namespace?: string | undefined }
+  >();
+  for (const { object } of items) {
+    groups.set(`${object.apiVersion}|${object.kind}|${object.metadata.namespace ?? ''}`, {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      namespace: object.metadata.namespace,
+    });
+  }
+  const existing: Existing = new Map();
+  const wanted = new Set(items.map(({ object }) => objectKey(refOf(object))));
+  await mapWithLimit([...groups.values()], 8, async (group) => {
+    try {
+      const listed = await cluster.list({ ...group, metadataOnly: true });
+      for (const live of listed) {
+        const key = objectKey(refOf(live));
+        if (wanted.has(key)) existing.set(key, live.metadata.resourceVersion);
+      }
+    } catch {
+      // Listing may be forbidden or the kind unknown yet: ask per object instead.
+      for (const { object } of items) {
+        if (object.apiVersion !== group.apiVersion || object.kind !== group.kind) continue;
+        if ((object.metadata.namespace ?? '') !== (group.namespace ?? '')) continue;
+        const live = await cluster.get(refOf(object)).catch(() => undefined);
+        if (live) existing.set(objectKey(refOf(object)), live.metadata.resourceVersion);
+      }
+    }
+  });
+  return existing;
+}
+
+/** Deletes `ref` and waits until it is gone, so the object can be created anew. */
+async function deleteAndWait(
+  cluster: KubernetesPort,
+  ref: ObjectRef,
+  timeoutMs: number,
+): Promise<void> {
+  const before = await cluster.get(ref);
+  if (!before) return;
+  await cluster.delete(ref, {
+    propagationPolicy: 'Foreground',
+    ...(before.metadata.uid ? { preconditions: { uid: before.metadata.uid } } : {}),
+  });
+  await waitUntil(
+    `${subjectOf(ref)} to be deleted before it is recreated`,
+    async () => {
+      const live = await cluster.get(ref);
+      return !live || live.metadata.uid !== before.metadata.uid;
+    },
+    timeoutMs,
+  );
+}
+
+async function applyOne(
+  cluster: KubernetesPort,
+  item: Item,
+  existing: Existing,
+  options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>>,
+): Promise<ChangeSetEntry> {
+  const { object, subject } = item;
+  const key = objectKey(refOf(object));
+  const exists = existing.has(key);
+  let strategy: UpdateStrategy;
+  try {
+    strategy = updateStrategyOf(object);
+  } catch (error) {
+    return { subject, action: 'failed', error: `${subject}: ${messageOf(error)}` };
+  }
+  if (exists && isReconcileDisabled(object)) {
+    return { subject, action: 'skipped', reason: 'driftless.dev/reconcile: disabled' };
+  }
+  if (exists && strategy === 'never') {
+    return {
+      subject,
+      action: 'skipped',
+      reason: 'update strategy "never": created once, not updated',
+    };
+  }
+  const desired = withOwnershipLabel(object, options.track);
+  const apply = (): ReturnType<KubernetesPort['apply']> =>
+    cluster.apply(desired, { fieldManager: FIELD_MANAGER, force: true });
+  try {
+    const result = await apply();
+    if (result.created) return { subject, action: 'created' };
+    const unchanged = exists && existing.get(key) === result.object.metadata.resourceVersion;
+    return { subject, action: unchanged ? 'unchanged' : 'configured' };
+  } catch (error) {
+    const refused =
+      error instanceof KubernetesApiError &&
+      (error.isImmutableFieldChange || error.httpStatus === 422);
+    if (refused && strategy === 'recreate') {
+      try {
+        await deleteAndWait(cluster, refOf(object), options.timeoutMs);
+        await apply();
+        return { subject, action: 'recreated' };
+      } catch (recreateError) {
+        return {
+          subject,
+          action: 'failed',
+          error: `${subject}: recreate failed: ${messageOf(recreateError)}`,
+        };
+      }
+    }
+    const hint =
+      error instanceof KubernetesApiError && error.isImmutableFieldChange
+        ? ' (annotate the object with driftless.dev/update-strategy: recreate to replace it)'
+        : '';
+    const message = messageOf(error);
+    return {
+      subject,
+      action: 'failed',
+      error: `${message.startsWith(subject) ? message : `${subject}: ${message}`}${hint}`,
+    };
+  }
+}
+
+/** Waits until every CRD among `items` reports Established, then re-reads discovery. */
+async function waitForCrds(
+  cluster: KubernetesPort,
+  items: readonly Item[],
+  timeoutMs: number,
+): Promise<void> {
+  const crds = items.filter(({ object }) => isCustomResourceDefinition(object));
+  if (crds.length === 0) return;
+  await Promise.all(
+    crds.map(({ object }) =>
+      waitUntil(
+        `${subjectOf(refOf(object))} to be established`,
+        async () => {
+          const live = await cluster.get(refOf(object));
+          const conditions = (
+            live?.status as { conditions?: { type: string; status: string }[] } | undefined
+          )?.conditions;
+          return conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+        },
+        timeoutMs,
+      ),
+    ),
+  );
+  await cluster.discover(true);
+}
+
+/**
+ * Applies `objects` in two stages — cluster definitions (waiting for CRDs to be
+ * established), then everything else concurrently. Every object gets an entry;
+ * a failed object does not stop the others.
+ */
+export async function applyObjects(
+  cluster: KubernetesPort,
+  objects: readonly KubeObject[],
+  options: ApplyObjectsOptions,
+): Promise<ApplyObjectsResult> {
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const concurrency = options.concurrency ?? 16;
+  const items: Item[] = objects.map((object, index) => ({
+    object,
+    subject: subjectOf(refOf(object)),
+    index,
+  }));
+  const changeset = new Array<ChangeSetEntry>(items.length);
+  let done = 0;
+  const run = async (stage: readonly Item[], limit: number): Promise<void> => {
+    const existing = await readExisting(cluster, stage);
+    await mapWithLimit(stage, limit, async (item) => {
+      changeset[item.index] = await applyOne(cluster, item, existing, {
+        track: options.track,
+        timeoutMs,
+      });
+      options.onProgress?.(++done, items.length);
+    });
+  };
+  const [definitions, rest] = splitStages(items);
+  // Definitions are few and may depend on each other (a Namespace before a
+  // ClusterRoleBinding naming it): apply them in order.
+  await run(definitions, 1);
+  try {
+    await waitForCrds(
+      cluster,
+      definitions.filter((item) => changeset[item.index]?.action !== 'failed'),
+      timeoutMs,
+    );
+  } catch (error) {
+    // Without established CRDs their resources cannot apply: fail them with the reason.
+    for (const item of rest) {
+      changeset[item.index] = {
+        subject: item.subject,
+        action: 'failed',
+        error: `${item.subject}: ${messageOf(error)}`,
+      };
+    }
+    return { changeset, applied: appliedRefs(items, changeset) };
+  }
+  await run(rest, concurrency);
+  return { changeset, applied: appliedRefs(items, changeset) };
+}
+
+function appliedRefs(items: readonly Item[], changeset: readonly ChangeSetEntry[]): ObjectRef[] {
+  return items
+    .filter((item) => changeset[item.index]?.action !== 'failed')
+    .map((item) => refOf(item.object));
+}

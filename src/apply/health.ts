@@ -1,0 +1,187 @@
+/**
+ * Readiness the kstatus way: each kind's status tells whether the object has
+ * become what its spec asks for (Current), is getting there (InProgress), or
+ * has given up (Failed).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { subjectOf, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+
+export type HealthState = 'Current' | 'InProgress' | 'Failed' | 'NotFound';
+
+export interface HealthResult {
+  readonly subject: string;
+  readonly state: HealthState;
+  readonly message: string;
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+type Status = Record<string, unknown> & { conditions?: Condition[]; observedGeneration?: number };
+
+const num = (value: unknown, fallback = 0): number =>
+  typeof value === 'number' ? value : fallback;
+
+function condition(status: Status, type: string): Condition | undefined {
+  return status.conditions?.find((c) => c.type === type);
+}
+
+type Judgement = { state: Exclude<HealthState, 'NotFound'>; message: string };
+const current = (message = 'ready'): Judgement => ({ state: 'Current', message });
+const inProgress = (message: string): Judgement => ({ state: 'InProgress', message });
+
+function deployment(spec: Record<string, unknown>, status: Status): Judgement {
+  const progressing = condition(status, 'Progressing');
+  if (progressing?.reason === 'ProgressDeadlineExceeded') {
+    return { state: 'Failed', message: progressing.message ?? 'progress deadline exceeded' };
+  }
+  const wanted = num(spec.replicas, 1);
+  const updated = num(status.updatedReplicas);
+  const available = num(status.availableReplicas);
+  const total = num(status.replicas);
+  if (updated < wanted) return inProgress(`${updated} of ${wanted} replicas updated`);
+  if (total > updated) return inProgress(`${total - updated} old replicas pending termination`);
+  if (available < wanted) return inProgress(`${available} of ${wanted} replicas available`);
+  return current(`${available} of ${wanted} replicas available`);
+}
+
+function statefulSet(spec: Record<string, unknown>, status: Status): Judgement {
+  const wanted = num(spec.replicas, 1);
+  const ready = num(status.readyReplicas);
+  if (ready < wanted) return inProgress(`${ready} of ${wanted} replicas ready`);
+  const strategy = (spec.updateStrategy as { type?: string } | undefined)?.type ?? 'RollingUpdate';
+  if (strategy === 'RollingUpdate' && status.updateRevision !== status.currentRevision) {
+    return inProgress(`rolling update to revision ${String(status.updateRevision)} in progress`);
+  }
+  return current(`${ready} of ${wanted} replicas ready`);
+}
+
+function daemonSet(status: Status): Judgement {
+  const desired = num(status.desiredNumberScheduled);
+  const updated = num(status.updatedNumberScheduled);
+  const available = num(status.numberAvailable);
+  if (updated < desired) return inProgress(`${updated} of ${desired} pods updated`);
+  if (available < desired) return inProgress(`${available} of ${desired} pods available`);
+  return current(`${available} of ${desired} pods available`);
+}
+
+function job(status: Status): Judgement {
+  const failed = condition(status, 'Failed');
+  if (failed?.status === 'True')
+    return { state: 'Failed', message: failed.message ?? failed.reason ?? 'job failed' };
+  if (condition(status, 'Complete')?.status === 'True') return current('job complete');
+  return inProgress(
+    `job running: ${num(status.succeeded)} succeeded, ${num(status.active)} active`,
+  );
+}
+
+function byConditions(status: Status): Judgement {
+  const stalled = condition(status, 'Stalled');
+  if (stalled?.status === 'True')
+    return { state: 'Failed', message: stalled.message ?? stalled.reason ?? 'stalled' };
+  const ready = condition(status, 'Ready');
+  if (ready && ready.status !== 'True') {
+    return inProgress(`Ready is ${ready.status}${ready.message ? `: ${ready.message}` : ''}`);
+  }
+  return current();
+}
+
+/** Judges one object's readiness from its status. */
+export function healthOf(object: KubeObject): Judgement {
+  const spec = (object.spec ?? {}) as Record<string, unknown>;
+  const status = (object.status ?? {}) as Status;
+  const generation = object.metadata.generation;
+  if (
+    typeof generation === 'number' &&
+    typeof status.observedGeneration === 'number' &&
+    status.observedGeneration < generation
+  ) {
+    return inProgress(
+      `generation ${generation} not yet observed (observed ${status.observedGeneration})`,
+    );
+  }
+  switch (object.kind) {
+    case 'Deployment':
+      return deployment(spec, status);
+    case 'StatefulSet':
+      return statefulSet(spec, status);
+    case 'DaemonSet':
+      return daemonSet(status);
+    case 'Job':
+      return job(status);
+    case 'CustomResourceDefinition':
+      return condition(status, 'Established')?.status === 'True'
+        ? current('established')
+        : inProgress('not established yet');
+    case 'Namespace':
+      return status.phase === 'Active'
+        ? current('active')
+        : inProgress(`phase ${String(status.phase ?? 'unknown')}`);
+    case 'PersistentVolumeClaim':
+      return status.phase === 'Bound'
+        ? current('bound')
+        : inProgress(`phase ${String(status.phase ?? 'Pending')}`);
+    case 'Service': {
+      if (spec.type !== 'LoadBalancer') return current();
+      const ingress = (status.loadBalancer as { ingress?: unknown[] } | undefined)?.ingress;
+      return ingress && ingress.length > 0
+        ? current('load balancer ready')
+        : inProgress('waiting for a load balancer address');
+    }
+    case 'Pod': {
+      if (status.phase === 'Succeeded') return current('succeeded');
+      if (status.phase === 'Failed') return { state: 'Failed', message: 'pod failed' };
+      return condition(status, 'Ready')?.status === 'True'
+        ? current()
+        : inProgress('pod not ready');
+    }
+    default:
+      return byConditions(status);
+  }
+}
+
+export interface WaitForHealthResult {
+  readonly healthy: boolean;
+  /** The last judgement of every object, in the order given. */
+  readonly results: readonly HealthResult[];
+}
+
+/**
+ * Polls `refs` until all are Current, one Failed, or `timeoutMs` passed.
+ * The results name every object that is not ready and why.
+ */
+export async function waitForHealth(
+  cluster: KubernetesPort,
+  refs: readonly ObjectRef[],
+  timeoutMs: number,
+  intervalMs = 500,
+): Promise<WaitForHealthResult> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const results = await Promise.all(
+      refs.map(async (ref): Promise<HealthResult> => {
+        const subject = subjectOf(ref);
+        try {
+          const live = await cluster.get(ref);
+          if (!live) return { subject, state: 'NotFound', message: 'not found' };
+          return { subject, ...healthOf(live) };
+        } catch (error) {
+          return {
+            subject,
+            state: 'InProgress',
+            message: error instanceof Error ? error.message : String(error),
+          };
+        }
+      }),
+    );
+    const healthy = results.every((r) => r.state === 'Current');
+    const failed = results.some((r) => r.state === 'Failed');
+    if (healthy || failed || Date.now() >= deadline) return { healthy, results };
+    await sleep(intervalMs);
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The inventory: which objects the last successful apply of a track left in
+ * the cluster. Stored in the track's status as DESIGN.md shows:
+ * `[{subject, apiVersion}]`; keyed by group, kind, namespace and name.
+ */
+import { objectKey, subjectOf, type ObjectRef } from '../cluster/kube-object.ts';
+
+export interface InventoryEntry {
+  readonly subject: string;
+  readonly apiVersion: string;
+}
+
+/** The entry for an object. */
+export function inventoryEntryOf(ref: ObjectRef): InventoryEntry {
+  return { subject: subjectOf(ref), apiVersion: ref.apiVersion };
+}
+
+/** Reads an entry back into a reference; subjects are `Kind/name` or `Kind/namespace/name`. */
+export function refOfEntry(entry: InventoryEntry): ObjectRef {
+  const parts = entry.subject.split('/');
+  if (parts.length === 2)
+    return { apiVersion: entry.apiVersion, kind: parts[0] as string, name: parts[1] as string };
+  if (parts.length === 3) {
+    return {
+      apiVersion: entry.apiVersion,
+      kind: parts[0] as string,
+      namespace: parts[1] as string,
+      name: parts[2] as string,
+    };
+  }
+  throw new Error(`inventory entry "${entry.subject}" is not Kind/name or Kind/namespace/name`);
+}
+
+/** Entries of `previous` whose objects are not in `current`: candidates for pruning. */
+export function staleEntries(
+  previous: readonly InventoryEntry[],
+  current: readonly ObjectRef[],
+): InventoryEntry[] {
+  const keep = new Set(current.map(objectKey));
+  return previous.filter((entry) => !keep.has(objectKey(refOfEntry(entry))));
+}
+
+/** The inventory of `refs`, sorted by subject for stable output. */
+export function inventoryOf(refs: readonly ObjectRef[]): InventoryEntry[] {
+  return refs.map(inventoryEntryOf).sort((a, b) => a.subject.localeCompare(b.subject));
+}

@@ -1,0 +1,62 @@
+/**
+ * Prune: delete what left Git — but only objects that carry this track's
+ * ownership label and are not annotated `driftless.dev/prune: disabled`.
+ * The caller prunes only after every object of the new revision applied.
+ */
+import { subjectOf } from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { ChangeSetEntry } from './changeset.ts';
+import { refOfEntry, type InventoryEntry } from './inventory.ts';
+import { TRACK_LABEL, isPruneDisabled } from './ownership.ts';
+import { mapWithLimit } from './pool.ts';
+
+export interface PruneOptions {
+  readonly track: string;
+  readonly dryRun?: boolean;
+}
+
+/** Deletes each stale object we own (background propagation); one entry per object found. */
+export async function pruneObjects(
+  cluster: KubernetesPort,
+  stale: readonly InventoryEntry[],
+  options: PruneOptions,
+): Promise<ChangeSetEntry[]> {
+  const entries = await mapWithLimit(
+    stale,
+    8,
+    async (entry): Promise<ChangeSetEntry | undefined> => {
+      const ref = refOfEntry(entry);
+      const subject = subjectOf(ref);
+      try {
+        const live = await cluster.get(ref);
+        if (!live) return undefined; // already gone: nothing to report
+        if (live.metadata.labels?.[TRACK_LABEL] !== options.track) {
+          return {
+            subject,
+            action: 'skipped',
+            reason: `not labelled ${TRACK_LABEL}=${options.track}; left in place`,
+          };
+        }
+        if (isPruneDisabled(live)) {
+          return { subject, action: 'skipped', reason: 'driftless.dev/prune: disabled' };
+        }
+        // The uid precondition makes sure we delete the object we inspected,
+        // not one created anew under the same name in between.
+        const result = await cluster.delete(ref, {
+          propagationPolicy: 'Background',
+          ...(live.metadata.uid ? { preconditions: { uid: live.metadata.uid } } : {}),
+          ...(options.dryRun ? { dryRun: true } : {}),
+        });
+        return result === 'deleted' ? { subject, action: 'deleted' } : undefined;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        return {
+          subject,
+          action: 'failed',
+          error: message.startsWith(subject) ? message : `${subject}: ${message}`,
+        };
+      }
+    },
+  );
+  return entries.filter((entry): entry is ChangeSetEntry => entry !== undefined);
+}

@@ -1,0 +1,134 @@
+/**
+ * API discovery: which resource serves an apiVersion + kind, and whether it is
+ * namespaced. Read in two requests with aggregated discovery (GA since
+ * Kubernetes 1.30), falling back to one request per group version on older
+ * servers, and kept as an immutable snapshot; refresh after CRDs change.
+ */
+import { ClusterUnreachableError } from './errors.ts';
+import type { KubeTransport } from './kube-http.ts';
+
+export interface ApiResource {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  /** The plural resource name used in URLs, e.g. `deployments`. */
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+/** A snapshot of what the API server serves. */
+export class ResourceCatalog {
+  private readonly byKind = new Map<string, ApiResource>();
+
+  constructor(resources: Iterable<ApiResource>) {
+    for (const resource of resources) {
+      this.byKind.set(
+        ResourceCatalog.key(resource.group, resource.version, resource.kind),
+        resource,
+      );
+    }
+  }
+
+  private static key(group: string, version: string, kind: string): string {
+    return `${group}/${version}/${kind}`;
+  }
+
+  /** The resource serving group/version/kind, or undefined when none does. */
+  find(group: string, version: string, kind: string): ApiResource | undefined {
+    return this.byKind.get(ResourceCatalog.key(group, version, kind));
+  }
+
+  /** The scope, in the form render's ScopeResolver expects. */
+  scopeOf(group: string, version: string, kind: string): 'Namespaced' | 'Cluster' | undefined {
+    const resource = this.find(group, version, kind);
+    if (!resource) return undefined;
+    return resource.namespaced ? 'Namespaced' : 'Cluster';
+  }
+
+  get size(): number {
+    return this.byKind.size;
+  }
+}
+
+const AGGREGATED =
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+
+interface AggregatedList {
+  kind?: string;
+  items?: {
+    metadata?: { name?: string };
+    versions?: {
+      version: string;
+      resources?: {
+        resource: string;
+        responseKind?: { group?: string; version?: string; kind?: string };
+        scope?: 'Namespaced' | 'Cluster';
+      }[];
+    }[];
+  }[];
+}
+
+interface LegacyResourceList {
+  resources?: { name: string; kind: string; namespaced: boolean }[];
+}
+
+async function getJson(transport: KubeTransport, path: string, accept?: string): Promise<unknown> {
+  const response = await transport({ method: 'GET', path, ...(accept ? { accept } : {}) });
+  if (response.status !== 200) {
+    throw new ClusterUnreachableError(`discovery: GET ${path} answered HTTP ${response.status}`);
+  }
+  return response.body;
+}
+
+function fromAggregated(list: AggregatedList): ApiResource[] {
+  const resources: ApiResource[] = [];
+  for (const group of list.items ?? []) {
+    const groupName = group.metadata?.name ?? '';
+    for (const version of group.versions ?? []) {
+      for (const r of version.resources ?? []) {
+        if (!r.responseKind?.kind) continue;
+        resources.push({
+          group: groupName,
+          version: version.version,
+          kind: r.responseKind.kind,
+          plural: r.resource,
+          namespaced: r.scope === 'Namespaced',
+        });
+      }
+    }
+  }
+  return resources;
+}
+
+async function legacyGroupVersion(
+  transport: KubeTransport,
+  group: string,
+  version: string,
+): Promise<ApiResource[]> {
+  const path = group ? `/apis/${group}/${version}` : `/api/${version}`;
+  const list = (await getJson(transport, path)) as LegacyResourceList;
+  return (list.resources ?? [])
+    .filter((r) => !r.name.includes('/')) // subresources such as deployments/scale
+    .map((r) => ({ group, version, kind: r.kind, plural: r.name, namespaced: r.namespaced }));
+}
+
+/** Reads what the API server serves. */
+export async function discoverResources(transport: KubeTransport): Promise<ResourceCatalog> {
+  const [core, groups] = await Promise.all([
+    getJson(transport, '/api', AGGREGATED) as Promise<AggregatedList>,
+    getJson(transport, '/apis', AGGREGATED) as Promise<AggregatedList & { groups?: unknown }>,
+  ]);
+  if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList') {
+    return new ResourceCatalog([...fromAggregated(core), ...fromAggregated(groups)]);
+  }
+  // An older server answered with the legacy lists: walk every group version.
+  const legacyGroups =
+    (groups as { groups?: { name: string; versions: { version: string }[] }[] }).groups ?? [];
+  const perVersion = await Promise.all([
+    legacyGroupVersion(transport, '', 'v1'),
+    ...legacyGroups.flatMap((g) =>
+      g.versions.map((v) => legacyGroupVersion(transport, g.name, v.version)),
+    ),
+  ]);
+  return new ResourceCatalog(perVersion.flat());
+}

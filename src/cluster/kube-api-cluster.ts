@@ -1,0 +1,180 @@
+/**
+ * KubernetesPort over the API server's REST interface, with raw JSON bodies so
+ * manifests reach server-side apply exactly as written.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { discoverResources, type ApiResource, type ResourceCatalog } from './discovery.ts';
+import { KubernetesApiError, UnknownResourceError, type ApiStatus } from './errors.ts';
+import {
+  createKubeTransport,
+  type KubeHttpOptions,
+  type KubeResponse,
+  type KubeTransport,
+} from './kube-http.ts';
+import { splitApiVersion, subjectOf, type KubeObject, type ObjectRef } from './kube-object.ts';
+import type {
+  ApplyOptions,
+  ApplyResult,
+  DeleteOptions,
+  KubernetesPort,
+  ListQuery,
+} from './kubernetes-port.ts';
+
+const APPLY_PATCH = 'application/apply-patch+yaml';
+const METADATA_LIST =
+  'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json';
+const LIST_PAGE_SIZE = '500';
+
+function statusOf(response: KubeResponse): ApiStatus {
+  const body = response.body as
+    (Partial<ApiStatus> & { details?: { causes?: ApiStatus['causes'] } }) | undefined;
+  if (body && typeof body === 'object') {
+    return {
+      code: response.status,
+      reason: body.reason,
+      message: body.message,
+      causes: body.details?.causes,
+    };
+  }
+  return { code: response.status, message: typeof body === 'string' && body ? body : undefined };
+}
+
+/** The cluster behind a kubeconfig context. */
+export class KubeApiCluster implements KubernetesPort {
+  private catalog: Promise<ResourceCatalog> | undefined;
+
+  constructor(private readonly transport: KubeTransport) {}
+
+  /** Connects to the kubeconfig's current context. */
+  static async fromKubeConfig(kc: KubeConfig, options?: KubeHttpOptions): Promise<KubeApiCluster> {
+    return new KubeApiCluster(await createKubeTransport(kc, options));
+  }
+
+  discover(refresh = false): Promise<ResourceCatalog> {
+    if (refresh || !this.catalog) {
+      const next = discoverResources(this.transport);
+      // A failed read must not stick: the next call tries again.
+      next.catch(() => {
+        if (this.catalog === next) this.catalog = undefined;
+      });
+      this.catalog = next;
+    }
+    return this.catalog;
+  }
+
+  /** The resource for apiVersion/kind; re-reads discovery once, for CRDs created moments ago. */
+  private async resourceFor(
+    apiVersion: string,
+    kind: string,
+    subject?: string,
+  ): Promise<ApiResource> {
+    const { group, version } = splitApiVersion(apiVersion);
+    const found =
+      (await this.discover()).find(group, version, kind) ??
+      (await this.discover(true)).find(group, version, kind);
+    if (!found) throw new UnknownResourceError(apiVersion, kind, subject);
+    return found;
+  }
+
+  private static collectionPath(resource: ApiResource, namespace: string | undefined): string {
+    const root = resource.group
+      ? `/apis/${resource.group}/${resource.version}`
+      : `/api/${resource.version}`;
+    const scope =
+      resource.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    return `${root}${scope}/${resource.plural}`;
+  }
+
+  private async objectPath(ref: ObjectRef): Promise<string> {
+    const resource = await this.resourceFor(ref.apiVersion, ref.kind, subjectOf(ref));
+    if (resource.namespaced && !ref.namespace) {
+      throw new KubernetesApiError(subjectOf(ref), {
+        code: 400,
+        message: `${ref.kind} is namespaced but no namespace was given`,
+      });
+    }
+    return `${KubeApiCluster.collectionPath(resource, ref.namespace)}/${encodeURIComponent(ref.name)}`;
+  }
+
+  async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
+    const ref = {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      namespace: object.metadata.namespace,
+      name: object.metadata.name,
+    };
+    const response = await this.transport({
+      method: 'PATCH',
+      path: await this.objectPath(ref),
+      query: {
+        fieldManager: options.fieldManager,
+        force: String(options.force),
+        dryRun: options.dryRun ? 'All' : undefined,
+      },
+      body: object,
+      contentType: APPLY_PATCH,
+    });
+    if (response.status !== 200 && response.status !== 201) {
+      throw new KubernetesApiError(subjectOf(ref), statusOf(response));
+    }
+    return { object: response.body as KubeObject, created: response.status === 201 };
+  }
+
+  async get(ref: ObjectRef): Promise<KubeObject | undefined> {
+    const response = await this.transport({ method: 'GET', path: await this.objectPath(ref) });
+    if (response.status === 404) return undefined;
+    if (response.status !== 200) throw new KubernetesApiError(subjectOf(ref), statusOf(response));
+    return response.body as KubeObject;
+  }
+
+  async list(query: ListQuery): Promise<KubeObject[]> {
+    const resource = await this.resourceFor(query.apiVersion, query.kind);
+    const path = KubeApiCluster.collectionPath(resource, query.namespace);
+    const items: KubeObject[] = [];
+    let continueToken: string | undefined;
+    do {
+      const response = await this.transport({
+        method: 'GET',
+        path,
+        query: {
+          labelSelector: query.labelSelector,
+          limit: LIST_PAGE_SIZE,
+          continue: continueToken,
+        },
+        ...(query.metadataOnly ? { accept: METADATA_LIST } : {}),
+      });
+      if (response.status !== 200) {
+        throw new KubernetesApiError(
+          `${query.kind} list${query.namespace ? ` in ${query.namespace}` : ''}`,
+          statusOf(response),
+        );
+      }
+      const page = response.body as { items?: KubeObject[]; metadata?: { continue?: string } };
+      for (const item of page.items ?? []) {
+        // Lists leave apiVersion and kind off their items; put them back.
+        items.push({ ...item, apiVersion: query.apiVersion, kind: query.kind });
+      }
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken);
+    return items;
+  }
+
+  async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<'deleted' | 'not-found'> {
+    const response = await this.transport({
+      method: 'DELETE',
+      path: await this.objectPath(ref),
+      query: { dryRun: options.dryRun ? 'All' : undefined },
+      body: {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: options.propagationPolicy ?? 'Background',
+        ...(options.preconditions ? { preconditions: options.preconditions } : {}),
+      },
+    });
+    if (response.status === 404) return 'not-found';
+    if (response.status !== 200 && response.status !== 202) {
+      throw new KubernetesApiError(subjectOf(ref), statusOf(response));
+    }
+    return 'deleted';
+  }
+}

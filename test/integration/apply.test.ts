@@ -1,0 +1,284 @@
+/**
+ * The apply engine against the real test cluster: staged server-side apply,
+ * update strategies, ownership-checked pruning and health.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { applyObjects } from '../../src/apply/apply-objects.ts';
+import { waitForHealth } from '../../src/apply/health.ts';
+import { inventoryOf, staleEntries } from '../../src/apply/inventory.ts';
+import { pruneObjects } from '../../src/apply/prune.ts';
+import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
+import type { KubeObject } from '../../src/cluster/kube-object.ts';
+import { createTestNamespace, sharedKubeConfig } from '../harness/shared-cluster.ts';
+
+function configMap(
+  namespace: string,
+  name: string,
+  data: Record<string, string>,
+  annotations?: Record<string, string>,
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
+    data,
+  };
+}
+
+function actions(
+  changeset: readonly { subject: string; action: string }[],
+): Record<string, string> {
+  return Object.fromEntries(changeset.map((e) => [e.subject, e.action]));
+}
+
+describe('applyObjects, pruneObjects and waitForHealth', () => {
+  let kc: KubeConfig;
+  let cluster: KubeApiCluster;
+  let core: CoreV1Api;
+  let ns: string;
+  const track = 'apply-test';
+
+  before(async () => {
+    kc = sharedKubeConfig();
+    cluster = await KubeApiCluster.fromKubeConfig(kc);
+    core = kc.makeApiClient(CoreV1Api);
+    ns = await createTestNamespace(kc, 'apply');
+  });
+
+  after(async () => {
+    await core.deleteNamespace({ name: ns });
+  });
+
+  it('creates objects, then reports them unchanged, then configured after a change', async () => {
+    // Prepare
+    const objects = [configMap(ns, 'a', { k: '1' }), configMap(ns, 'b', { k: '1' })];
+
+    // Act
+    const first = await applyObjects(cluster, objects, { track });
+    const second = await applyObjects(cluster, objects, { track });
+    const third = await applyObjects(cluster, [configMap(ns, 'a', { k: '2' }), objects[1]!], {
+      track,
+    });
+
+    // Assess
+    assert.deepEqual(actions(first.changeset), {
+      [`ConfigMap/${ns}/a`]: 'created',
+      [`ConfigMap/${ns}/b`]: 'created',
+    });
+    assert.deepEqual(actions(second.changeset), {
+      [`ConfigMap/${ns}/a`]: 'unchanged',
+      [`ConfigMap/${ns}/b`]: 'unchanged',
+    });
+    assert.deepEqual(actions(third.changeset), {
+      [`ConfigMap/${ns}/a`]: 'configured',
+      [`ConfigMap/${ns}/b`]: 'unchanged',
+    });
+    const live = await core.readNamespacedConfigMap({ name: 'a', namespace: ns });
+    assert.equal(live.data?.k, '2');
+    assert.equal(live.metadata?.labels?.['driftless.dev/track'], track);
+  });
+
+  it('sends the manifest as written, binaryData included', async () => {
+    // Prepare
+    const object: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'binary', namespace: ns },
+      binaryData: { blob: Buffer.from('hello').toString('base64') },
+    };
+
+    // Act
+    const result = await applyObjects(cluster, [object], { track });
+
+    // Assess
+    assert.equal(result.changeset[0]?.action, 'created');
+    const live = await core.readNamespacedConfigMap({ name: 'binary', namespace: ns });
+    assert.equal(Buffer.from(live.binaryData?.blob ?? '', 'base64').toString(), 'hello');
+  });
+
+  it('prunes only owned objects and keeps those annotated prune: disabled', async () => {
+    // Prepare
+    const keep = configMap(ns, 'p-keep', { k: '1' });
+    const gone = configMap(ns, 'p-gone', { k: '1' });
+    const protectedOne = configMap(
+      ns,
+      'p-protected',
+      { k: '1' },
+      { 'driftless.dev/prune': 'disabled' },
+    );
+    const first = await applyObjects(cluster, [keep, gone, protectedOne], { track });
+    const previous = inventoryOf(first.applied);
+    // Someone else's object that happens to sit in our previous inventory (taken over by hand):
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'p-foreign' } },
+    });
+    const foreignEntry = { subject: `ConfigMap/${ns}/p-foreign`, apiVersion: 'v1' };
+
+    // Act
+    const second = await applyObjects(cluster, [keep], { track });
+    const stale = staleEntries([...previous, foreignEntry], second.applied);
+    const pruned = await pruneObjects(cluster, stale, { track });
+
+    // Assess
+    assert.deepEqual(actions(pruned), {
+      [`ConfigMap/${ns}/p-gone`]: 'deleted',
+      [`ConfigMap/${ns}/p-protected`]: 'skipped',
+      [`ConfigMap/${ns}/p-foreign`]: 'skipped',
+    });
+    const names = (await core.listNamespacedConfigMap({ namespace: ns })).items.map(
+      (c) => c.metadata?.name,
+    );
+    assert.ok(
+      names.includes('p-keep') && names.includes('p-protected') && names.includes('p-foreign'),
+    );
+    assert.ok(!names.includes('p-gone'));
+  });
+
+  it('creates but never updates objects with update strategy never or reconcile disabled', async () => {
+    // Prepare
+    const never = configMap(ns, 'never', { k: '1' }, { 'driftless.dev/update-strategy': 'never' });
+    const frozen = configMap(ns, 'frozen', { k: '1' }, { 'driftless.dev/reconcile': 'disabled' });
+    await applyObjects(cluster, [never, frozen], { track });
+
+    // Act
+    const result = await applyObjects(
+      cluster,
+      [
+        configMap(ns, 'never', { k: '2' }, { 'faros.pusher.com/update-strategy': 'never' }),
+        configMap(ns, 'frozen', { k: '2' }, { 'driftless.dev/reconcile': 'disabled' }),
+      ],
+      { track },
+    );
+
+    // Assess
+    assert.deepEqual(actions(result.changeset), {
+      [`ConfigMap/${ns}/never`]: 'skipped',
+      [`ConfigMap/${ns}/frozen`]: 'skipped',
+    });
+    assert.equal(
+      (await core.readNamespacedConfigMap({ name: 'never', namespace: ns })).data?.k,
+      '1',
+    );
+    assert.equal(
+      (await core.readNamespacedConfigMap({ name: 'frozen', namespace: ns })).data?.k,
+      '1',
+    );
+  });
+
+  it('fails an immutable change naming the object, and recreates it with strategy recreate', async () => {
+    // Prepare
+    const secret = (value: string, annotations?: Record<string, string>): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'frozen-secret', namespace: ns, ...(annotations ? { annotations } : {}) },
+      immutable: true,
+      stringData: { password: value },
+    });
+    await applyObjects(cluster, [secret('one')], { track });
+    const before = await core.readNamespacedSecret({ name: 'frozen-secret', namespace: ns });
+
+    // Act
+    const refused = await applyObjects(cluster, [secret('two')], { track });
+    const recreated = await applyObjects(
+      cluster,
+      [secret('two', { 'driftless.dev/update-strategy': 'recreate' })],
+      { track },
+    );
+
+    // Assess
+    const failure = refused.changeset[0];
+    assert.equal(failure?.action, 'failed');
+    assert.match(failure?.error ?? '', new RegExp(`^Secret/${ns}/frozen-secret: .*immutable`));
+    assert.equal(refused.applied.length, 0);
+    assert.equal(recreated.changeset[0]?.action, 'recreated');
+    const after = await core.readNamespacedSecret({ name: 'frozen-secret', namespace: ns });
+    assert.notEqual(after.metadata?.uid, before.metadata?.uid);
+    assert.equal(Buffer.from(after.data?.password ?? '', 'base64').toString(), 'two');
+  });
+
+  it('applies a CRD and its custom resources from one revision', async () => {
+    // Prepare
+    const crd: KubeObject = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.apply.driftless.dev' },
+      spec: {
+        group: 'apply.driftless.dev',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            },
+          },
+        ],
+      },
+    };
+    const gadget: KubeObject = {
+      apiVersion: 'apply.driftless.dev/v1',
+      kind: 'Gadget',
+      metadata: { name: 'g1', namespace: ns },
+      spec: { size: 1 },
+    };
+
+    // Act: the custom resource comes first in the list; staging must still apply the CRD first.
+    const result = await applyObjects(cluster, [gadget, crd], { track });
+
+    // Assess
+    assert.deepEqual(actions(result.changeset), {
+      [`Gadget/${ns}/g1`]: 'created',
+      'CustomResourceDefinition/gadgets.apply.driftless.dev': 'created',
+    });
+    assert.ok(
+      await cluster.get({
+        apiVersion: 'apply.driftless.dev/v1',
+        kind: 'Gadget',
+        namespace: ns,
+        name: 'g1',
+      }),
+    );
+    await cluster.delete({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      name: 'gadgets.apply.driftless.dev',
+    });
+  });
+
+  it('reports a health timeout naming the object that is not ready', async () => {
+    // Prepare: no kubelet runs in the test cluster, so pods never become available.
+    const deployment: KubeObject = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'never-ready', namespace: ns },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'never-ready' } },
+        template: {
+          metadata: { labels: { app: 'never-ready' } },
+          spec: { containers: [{ name: 'c', image: 'busybox' }] },
+        },
+      },
+    };
+    const settings = configMap(ns, 'health-settings', { k: '1' });
+    const applied = await applyObjects(cluster, [deployment, settings], { track });
+
+    // Act
+    const health = await waitForHealth(cluster, applied.applied, 2_000, 200);
+
+    // Assess
+    assert.equal(health.healthy, false);
+    const notReady = health.results.filter((r) => r.state !== 'Current');
+    assert.deepEqual(
+      notReady.map((r) => r.subject),
+      [`Deployment/${ns}/never-ready`],
+    );
+    assert.match(notReady[0]?.message ?? '', /replicas/);
+  });
+});
