@@ -1,0 +1,53 @@
+/**
+ * Faros' filters: `restrictNamespace` keeps only objects in the track's
+ * namespace; `ignoreResources` skips whole resource types. Every object left
+ * out is named with its reason (status `ignoredObjects`).
+ */
+import { formatResourceType } from '../config/resource-type.ts';
+import type { Track } from '../config/types.ts';
+import type { ResourceCatalog } from '../cluster/discovery.ts';
+import type { RenderedObject } from '../render/types.ts';
+
+export interface Selection {
+  readonly selected: RenderedObject[];
+  readonly ignored: Record<string, string>;
+}
+
+/** The plural resource name of an object: from discovery, else from a CRD in the same revision. */
+function pluralOf(object: RenderedObject, catalog: ResourceCatalog, bundle: readonly RenderedObject[]): string {
+  const known = catalog.find(object.group, object.version, object.kind);
+  if (known) return known.plural;
+  for (const candidate of bundle) {
+    if (candidate.kind !== 'CustomResourceDefinition') continue;
+    const spec = candidate.manifest.spec as { group?: string; names?: { kind?: string; plural?: string } } | undefined;
+    if (spec?.group === object.group && spec.names?.kind === object.kind && spec.names.plural) return spec.names.plural;
+  }
+  return `${object.kind.toLowerCase()}s`;
+}
+
+/** Splits the revision's objects into those to apply and those the track ignores. */
+export function selectObjects(
+  track: Pick<Track, 'namespace' | 'restrictNamespace' | 'ignoreResources'>,
+  objects: readonly RenderedObject[],
+  catalog: ResourceCatalog,
+): Selection {
+  const selected: RenderedObject[] = [];
+  const ignored: Record<string, string> = {};
+  for (const object of objects) {
+    const ignoredType = track.ignoreResources.find(
+      (type) =>
+        type.group === object.group && type.version === object.version && type.resource === pluralOf(object, catalog, objects),
+    );
+    if (ignoredType) {
+      ignored[object.subject] = `resource ${formatResourceType(ignoredType)} is ignored`;
+    } else if (track.restrictNamespace && object.namespace !== track.namespace) {
+      ignored[object.subject] =
+        object.namespace === undefined
+          ? `cluster-scoped objects are ignored: the track is restricted to namespace ${track.namespace}`
+          : `namespace ${object.namespace} is outside the track's namespace ${track.namespace}`;
+    } else {
+      selected.push(object);
+    }
+  }
+  return { selected, ignored };
+}
