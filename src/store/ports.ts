@@ -1,0 +1,146 @@
+/**
+ * The storage ports: immutable, content-addressed artifacts; per-track state
+ * documents with optimistic concurrency and an append-only history; a log of
+ * webhook deliveries for de-duplication. `fs-store.ts` and `s3-store.ts`
+ * implement them; `test/integration/store-contract.ts` is the contract both
+ * must pass.
+ */
+
+/** `sha256:<64 lower-case hex>`. */
+export type Digest = `sha256:${string}`;
+
+/** What {@link ArtifactStore.put} did. */
+export interface PutArtifactResult {
+  /** Digest of the bytes, as stored (and as given by any earlier put of this revision). */
+  readonly digest: Digest;
+  /** `false` when the same bytes were already stored for this revision (nothing was written). */
+  readonly created: boolean;
+}
+
+/** One stored artifact, as {@link ArtifactStore.list} reports it. */
+export interface ArtifactInfo {
+  readonly revision: string;
+  readonly digest: Digest;
+  /** ISO-8601 time the artifact was stored. */
+  readonly storedAt: string;
+}
+
+/**
+ * Rendered revisions, keyed by track and commit sha (40 hex, or 64 for
+ * SHA-256 repositories), immutable once stored, verified against their
+ * sha256 digest on every read.
+ */
+export interface ArtifactStore {
+  /**
+   * Stores `bytes` as the artifact of `track` at `revision`. Never replaces a
+   * stored artifact: the same bytes again are a no-op (`created: false`),
+   * different bytes throw `ArtifactConflictError` (or `ArtifactCorruptError`
+   * when the stored one no longer matches its own digest).
+   */
+  put(track: string, revision: string, bytes: Uint8Array): Promise<PutArtifactResult>;
+  /**
+   * The artifact's bytes, verified against the recorded digest. Throws
+   * `ArtifactNotFoundError` or `ArtifactCorruptError`.
+   */
+  get(track: string, revision: string): Promise<Uint8Array>;
+  /** Whether an artifact is stored (not verified: `get` does that). */
+  has(track: string, revision: string): Promise<boolean>;
+  /** Every artifact of the track, newest first (by store time, then revision). */
+  list(track: string): Promise<ArtifactInfo[]>;
+}
+
+/** A state document and the version to pass to {@link StateStore.write} to replace it. */
+export interface VersionedValue<T> {
+  readonly value: T;
+  /** Opaque; only meaningful to the store that returned it. */
+  readonly version: string;
+}
+
+/** How a history entry was started (DESIGN.md `history -o json`). */
+export type HistoryTrigger = 'webhook' | 'schedule' | 'manual' | 'rollback';
+
+/** One line of a track's history. Extra fields are kept as given (JSON values only). */
+export interface HistoryEntry {
+  readonly revision: string;
+  /** ISO-8601; orders the history. */
+  readonly appliedAt: string;
+  readonly result: string;
+  readonly trigger: HistoryTrigger;
+  readonly [key: string]: unknown;
+}
+
+/**
+ * Per-track JSON state (status, inventory, pins) with compare-and-swap
+ * writes, and an append-only history per track.
+ */
+export interface StateStore {
+  /** The track's document and its version, or `undefined` when none was written. */
+  read<T>(track: string): Promise<VersionedValue<T> | undefined>;
+  /**
+   * Replaces the track's document if its version is still `expectedVersion`
+   * (`undefined`: only if there is no document yet). Throws
+   * `ConcurrentUpdateError` when someone else wrote in between.
+   */
+  write<T>(
+    track: string,
+    value: T,
+    expectedVersion: string | undefined,
+  ): Promise<{ version: string }>;
+  /** Adds an entry to the track's history. Concurrent appends are all kept. */
+  appendHistory(track: string, entry: HistoryEntry): Promise<void>;
+  /**
+   * The track's history, newest `appliedAt` first (entries with the same
+   * `appliedAt` in no guaranteed order), at most `limit` entries.
+   */
+  listHistory(track: string, limit?: number): Promise<HistoryEntry[]>;
+  /** Names of the tracks that have a state document, sorted. */
+  listTracks(): Promise<string[]>;
+}
+
+/** Webhook delivery ids already handled: git hosts redeliver, and retries must not run twice. */
+export interface DeliveryLog {
+  /**
+   * Records the delivery. `true` the first time an id is marked, `false`
+   * after — also when several callers mark the same id at once: exactly one
+   * of them gets `true`.
+   */
+  markDelivery(id: string): Promise<boolean>;
+}
+
+/** The three stores over one backend, as `createStore` returns them. */
+export interface Store {
+  readonly artifacts: ArtifactStore;
+  readonly state: StateStore;
+  readonly deliveries: DeliveryLog;
+}
+
+/** DESIGN.md `store:` of driftless.yaml, local filesystem. */
+export interface FsStoreConfig {
+  readonly type: 'fs';
+  /** Root directory; relative paths are resolved against the working directory. */
+  readonly path: string;
+}
+
+/** Server-side encryption applied to every object the S3 store writes. */
+export type S3Encryption = 'aws:kms' | 'AES256';
+
+/** DESIGN.md `store:` of driftless.yaml, S3 or an S3-compatible server. */
+export interface S3StoreConfig {
+  readonly type: 's3';
+  readonly bucket: string;
+  /** Key prefix of every object, e.g. `driftless/`. Default: none. */
+  readonly prefix?: string;
+  /** An S3-compatible server, e.g. `http://127.0.0.1:9000`; implies path-style requests. */
+  readonly endpoint?: string;
+  readonly region?: string;
+  /** Default `aws:kms` (the account's default key unless `kmsKeyId` names one). */
+  readonly encryption?: S3Encryption;
+  /** KMS key id, ARN or alias for `aws:kms`. */
+  readonly kmsKeyId?: string;
+}
+
+/** DESIGN.md `store:` of driftless.yaml; default `{type: fs, path: .driftless/store}`. */
+export type StoreConfig = FsStoreConfig | S3StoreConfig;
+
+/** The store used when driftless.yaml names none. */
+export const DEFAULT_STORE_CONFIG: FsStoreConfig = { type: 'fs', path: '.driftless/store' };
