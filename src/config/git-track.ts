@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { describeValue } from './describe-value.ts';
+import type { PathSegment } from './path.ts';
+import { strictObject } from './strict-object.ts';
+import type { PathMapper } from './zod-issues.ts';
+
+/** apiVersion of the Faros documents Driftless accepts as tracks. */
+export const GIT_TRACK_API_VERSION = 'faros.pusher.com/v1alpha1';
+
+/** Annotation a GitTrack uses to name its cluster, since Faros has no such field. */
+export const CLUSTER_ANNOTATION = 'driftless.dev/cluster';
+
+/** Whether a YAML document is a Faros GitTrack. */
+export function isGitTrack(document: Readonly<Record<string, unknown>>): boolean {
+  return document['apiVersion'] === GIT_TRACK_API_VERSION && document['kind'] === 'GitTrack';
+}
+
+/**
+ * The GitTrack's own structure. Values are `unknown` because they are
+ * validated once, as track fields, by the track schema; metadata is loose
+ * because `kubectl get -o yaml` output carries uid, labels and the like.
+ */
+export const gitTrackSchema = strictObject({
+  apiVersion: z.literal(GIT_TRACK_API_VERSION),
+  kind: z.literal('GitTrack'),
+  metadata: z.looseObject({
+    name: z.unknown().optional(),
+    namespace: z.unknown().optional(),
+    annotations: z.record(z.string(), z.unknown()).optional(),
+  }),
+  spec: strictObject({
+    repository: z.unknown().optional(),
+    reference: z.unknown().optional(),
+    subPath: z.unknown().optional(),
+    deployKey: strictObject({
+      secretName: z.string().optional(),
+      key: z.string().optional(),
+      type: z.string().optional(),
+      secretNamespace: z.string().optional(),
+    }).optional(),
+  }),
+  status: z.unknown().optional(),
+});
+
+/** The parts of a GitTrack that are mapped; loose, so mapping works beside structural errors. */
+export interface GitTrackParts {
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly spec: Readonly<Record<string, unknown>>;
+}
+
+/** A GitTrack rewritten as a `tracks:` entry, plus what could not be mapped. */
+export interface GitTrackMapping {
+  /** Input for the track schema. */
+  readonly track: Record<string, unknown>;
+  /** Problems with the GitTrack itself, as paths inside the document. */
+  readonly issues: { path: PathSegment[]; message: string }[];
+}
+
+/**
+ * Maps a GitTrack onto a track (DESIGN.md): metadata.name/namespace and
+ * spec.repository/reference/subPath carry over; an HTTPBasicAuth deploy key
+ * becomes `auth: {type: basic, secret: env:<SECRETNAME>_<KEY>}` because the
+ * Kubernetes Secret it names is out of reach of a serverless function.
+ */
+export function mapGitTrack({ metadata, spec }: GitTrackParts): GitTrackMapping {
+  const issues: { path: PathSegment[]; message: string }[] = [];
+  const annotations = isMapping(metadata['annotations']) ? metadata['annotations'] : {};
+  const track: Record<string, unknown> = {
+    name: metadata['name'],
+    namespace: metadata['namespace'],
+    cluster: annotations[CLUSTER_ANNOTATION],
+    repository: spec['repository'],
+    reference: spec['reference'] === '' ? undefined : spec['reference'],
+    subPath: spec['subPath'] === '' ? undefined : spec['subPath'],
+  };
+  const deployKey = isMapping(spec['deployKey']) ? spec['deployKey'] : {};
+  const text = (key: string): string | undefined => {
+    const value = deployKey[key];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const secretName = text('secretName') ?? '';
+  const key = text('key') ?? '';
+  const type = text('type') ?? '';
+  // Go serialises an unset deployKey as empty strings; that means no credentials.
+  if (secretName + key !== '') {
+    if (type === '' || type.toLowerCase() === 'ssh') {
+      issues.push({
+        path: ['spec', 'deployKey', 'type'],
+        message: `${type === '' ? 'is unset, which Faros reads as SSH' : `${JSON.stringify(type)} is SSH`}: SSH is not supported yet; use an HTTPS repository and type HTTPBasicAuth`,
+      });
+    } else if (type.toLowerCase() !== 'httpbasicauth') {
+      issues.push({
+        path: ['spec', 'deployKey', 'type'],
+        message: `${describeValue(type)} is not one of SSH, HTTPBasicAuth`,
+      });
+    } else if (secretName === '' || key === '') {
+      issues.push({
+        path: ['spec', 'deployKey', secretName === '' ? 'secretName' : 'key'],
+        message: 'is required',
+      });
+    } else {
+      track['auth'] = { type: 'basic', secret: `env:${envName(secretName, key)}` };
+    }
+  }
+  return { track, issues };
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `git-creds` + `password` -> `GIT_CREDS_PASSWORD`. */
+function envName(secretName: string, key: string): string {
+  return `${secretName}_${key}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+}
+
+const FIELD_PATHS: Readonly<Record<string, PathSegment[]>> = {
+  name: ['metadata', 'name'],
+  namespace: ['metadata', 'namespace'],
+  cluster: ['metadata', 'annotations', CLUSTER_ANNOTATION],
+  repository: ['spec', 'repository'],
+  reference: ['spec', 'reference'],
+  subPath: ['spec', 'subPath'],
+  // The secret reference is generated, so its problems belong to the deploy key.
+  auth: ['spec', 'deployKey'],
+};
+
+/** Maps a track-field path back to where the value sits in the GitTrack document. */
+export function gitTrackPathMapper(prefix: readonly PathSegment[]): PathMapper {
+  return (path) => {
+    const [first, ...rest] = path;
+    const mapped = typeof first === 'string' ? FIELD_PATHS[first] : undefined;
+    if (mapped === undefined) return [...prefix, ...path];
+    return first === 'auth' ? [...prefix, ...mapped] : [...prefix, ...mapped, ...rest];
+  };
+}

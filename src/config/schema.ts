@@ -1,0 +1,323 @@
+/**
+ * zod schemas of `driftless.yaml` (DESIGN.md, "Config: driftless.yaml").
+ *
+ * Every object is strict: a misspelt field is an error, never silently
+ * ignored. Checks that involve several tracks (unique names, cluster and
+ * dependsOn references, cycles) live in `check-references.ts`, because tracks
+ * are parsed one at a time so that one bad track does not hide the others.
+ */
+import { z } from 'zod';
+import { describeValue } from './describe-value.ts';
+import { DNS_LABEL_RULE, isDnsLabel } from './dns-label.ts';
+import { parseDuration } from './duration.ts';
+import { classifyRepository } from './repository-location.ts';
+import { parseResourceType } from './resource-type.ts';
+import { isSemverRange } from './semver-range.ts';
+import { parseSecretRef } from './secret-ref.ts';
+import { strictObject } from './strict-object.ts';
+import type { ClusterCredentials, WebhookConfig } from './types.ts';
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/**
+ * A field validated by a plain function, so every message is written here
+ * with the offending value quoted rather than zod's generic wording.
+ */
+function field<T>(parse: (value: unknown) => Parsed<T>) {
+  return z.unknown().transform((value, ctx): T => {
+    if (value === undefined) {
+      ctx.issues.push({ code: 'custom', message: 'is required', input: value });
+      return z.NEVER;
+    }
+    const result = parse(value);
+    if (result.ok) return result.value;
+    ctx.issues.push({ code: 'custom', message: result.error, input: value });
+    return z.NEVER;
+  });
+}
+
+/** A string field whose value must pass `test`; `explain` gets the quoted value. */
+function stringMatching(test: (text: string) => boolean, explain: (quoted: string) => string) {
+  return field((value) => {
+    if (typeof value !== 'string') return notAString(value);
+    if (value === '') return { ok: false, error: 'must not be empty' };
+    return test(value) ? { ok: true, value } : { ok: false, error: explain(JSON.stringify(value)) };
+  });
+}
+
+function notAString(value: unknown): { ok: false; error: string } {
+  // YAML turns `1.10` into the number 1.1 and `yes`-like words stay strings in
+  // YAML 1.2, so quoting is the fix worth suggesting for scalars.
+  const hint = typeof value === 'number' || typeof value === 'boolean' ? ' (put it in quotes)' : '';
+  return { ok: false, error: `${describeValue(value)} is not a string${hint}` };
+}
+
+/** DNS-1123 label: track names become label values, cluster names and namespaces follow suit. */
+const dnsLabel = stringMatching(
+  isDnsLabel,
+  (quoted) => `${quoted} is not a valid name: ${DNS_LABEL_RULE}`,
+);
+
+const nonEmptyString = stringMatching(
+  () => true,
+  () => '',
+);
+
+const secretRef = field((value) => {
+  if (typeof value !== 'string') return notAString(value);
+  const ref = parseSecretRef(value);
+  return 'error' in ref ? { ok: false, error: ref.error } : { ok: true, value: ref };
+});
+
+function duration(minimumMs: number, minimumText: string) {
+  return field((value) => {
+    const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+    if (ms === undefined) {
+      return {
+        ok: false,
+        error: `${describeValue(value)} is not a duration (use e.g. 30s, 5m, 1h30m)`,
+      };
+    }
+    if (ms < minimumMs) {
+      return { ok: false, error: `${describeValue(value)} is shorter than ${minimumText}` };
+    }
+    return { ok: true, value: ms };
+  });
+}
+
+/** Git ref names as `git check-ref-format` refuses them, loosely: enough to catch typos. */
+const BAD_REFERENCE = /\s|\.\.|[~^:?*[\\]|^-|@\{|\/$|\.lock$|^\/|\/\//;
+const reference = stringMatching(
+  (t) => !BAD_REFERENCE.test(t),
+  (quoted) => `${quoted} is not a valid Git reference`,
+);
+
+const semver = stringMatching(isSemverRange, (quoted) => `${quoted} is not a semver range`);
+
+const repository = field((value) => {
+  if (typeof value !== 'string') return notAString(value);
+  const kind = classifyRepository(value);
+  return 'error' in kind ? { ok: false, error: kind.error } : { ok: true, value };
+});
+
+/** A path inside the repository; normalised so `./deploy/` and `deploy` are the same track source. */
+const subPath = field((value): Parsed<string | undefined> => {
+  if (typeof value !== 'string') return notAString(value);
+  const quoted = JSON.stringify(value);
+  if (value.startsWith('/') || /^[A-Za-z]:/.test(value) || value.includes('\\')) {
+    return { ok: false, error: `${quoted} must be a relative path with "/" separators` };
+  }
+  const segments = value.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.includes('..')) {
+    return { ok: false, error: `${quoted} must not contain ".." (it would leave the repository)` };
+  }
+  return { ok: true, value: segments.length === 0 ? undefined : segments.join('/') };
+});
+
+const resourceType = field((value) => {
+  if (typeof value !== 'string') return notAString(value);
+  const parsed = parseResourceType(value);
+  return parsed
+    ? { ok: true, value: parsed }
+    : {
+        ok: false,
+        error: `${JSON.stringify(value)} is not <resource>.<group>/<version> (e.g. jobs.batch/v1, or configmaps/v1 for the core group)`,
+      };
+});
+
+const JSON_POINTER = /^(\/([^~/]|~[01])*)+$/;
+const jsonPointer = stringMatching(
+  (t) => JSON_POINTER.test(t),
+  (quoted) => `${quoted} is not a JSON pointer (e.g. /spec/replicas)`,
+);
+
+const API_VERSION =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9a-z]+$/;
+const apiVersion = stringMatching(
+  (t) => API_VERSION.test(t),
+  (quoted) => `${quoted} is not an apiVersion (e.g. v1, apps/v1)`,
+);
+
+const numericId = field((value) => {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) {
+    return { ok: true, value: String(value) };
+  }
+  if (typeof value === 'string' && /^[1-9][0-9]*$/.test(value)) return { ok: true, value };
+  return { ok: false, error: `${describeValue(value)} is not a numeric id` };
+});
+
+const httpUrl = stringMatching(
+  (t) => {
+    try {
+      const url = new URL(t);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  },
+  (quoted) => `${quoted} is not an http(s) URL`,
+);
+
+/** Runs an object-level check even when fields already failed, so all problems surface at once. */
+const ALWAYS = {
+  when: (payload: { value: unknown }) =>
+    typeof payload.value === 'object' && payload.value !== null,
+};
+
+/** Adds an issue when more than one, or (if `required`) none, of `keys` is present. */
+function exclusive(
+  value: Record<string, unknown>,
+  keys: readonly string[],
+  required: boolean,
+  ctx: z.RefinementCtx,
+): void {
+  const present = keys.filter((k) => value[k] !== undefined);
+  const list = keys.join(', ');
+  if (present.length > 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [present[1] ?? ''],
+      message: `${present.join(' and ')} cannot be used together; use one of ${list}`,
+    });
+  } else if (required && present.length === 0) {
+    ctx.addIssue({ code: 'custom', path: [], message: `needs one of ${list}` });
+  }
+}
+
+const storeSchema = z.discriminatedUnion('type', [
+  strictObject({ type: z.literal('fs'), path: nonEmptyString.default('.driftless/store') }),
+  strictObject({
+    type: z.literal('s3'),
+    bucket: nonEmptyString,
+    prefix: z.string().default(''),
+    endpoint: httpUrl.optional(),
+    region: nonEmptyString.optional(),
+  }),
+]);
+
+const clusterSchema = strictObject({
+  name: dnsLabel,
+  kubeconfig: nonEmptyString.optional(),
+  kubeconfigSecret: secretRef.optional(),
+  eks: strictObject({
+    name: nonEmptyString,
+    region: nonEmptyString,
+    roleArn: nonEmptyString.optional(),
+  }).optional(),
+  context: nonEmptyString.optional(),
+})
+  .superRefine((value, ctx) => {
+    exclusive(value, ['kubeconfig', 'kubeconfigSecret', 'eks'], true, ctx);
+    if (value.eks !== undefined && value.context !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['context'],
+        message: 'applies only to kubeconfig or kubeconfigSecret, not eks',
+      });
+    }
+  }, ALWAYS)
+  .transform((value) => {
+    const credentials: ClusterCredentials = value.eks
+      ? { type: 'eks', ...value.eks }
+      : value.kubeconfigSecret
+        ? { type: 'kubeconfigSecret', secret: value.kubeconfigSecret }
+        : { type: 'kubeconfig', path: value.kubeconfig };
+    return { name: value.name, credentials, context: value.context };
+  });
+
+const webhookSchema = strictObject({
+  secret: secretRef.optional(),
+  secrets: z.array(secretRef).min(1).optional(),
+})
+  .superRefine((value, ctx) => exclusive(value, ['secret', 'secrets'], true, ctx), ALWAYS)
+  .transform((value): WebhookConfig => ({
+    secrets: value.secrets ?? (value.secret ? [value.secret] : []),
+  }));
+
+const webhooksSchema = strictObject({
+  github: webhookSchema.optional(),
+  gitlab: webhookSchema.optional(),
+  gitea: webhookSchema.optional(),
+  bitbucket: webhookSchema.optional(),
+  generic: webhookSchema.optional(),
+});
+
+const authSchema = z.discriminatedUnion('type', [
+  strictObject({ type: z.literal('basic'), secret: secretRef }),
+  strictObject({ type: z.literal('token'), secret: secretRef }),
+  strictObject({
+    type: z.literal('githubApp'),
+    appId: numericId,
+    installationId: numericId,
+    privateKey: secretRef,
+  }),
+]);
+
+const ignoreRuleSchema = strictObject({
+  paths: z.array(jsonPointer).min(1),
+  target: strictObject({
+    group: z.string().optional(),
+    version: nonEmptyString.optional(),
+    kind: nonEmptyString.optional(),
+    name: nonEmptyString.optional(),
+    namespace: nonEmptyString.optional(),
+    labelSelector: nonEmptyString.optional(),
+  }).default({}),
+});
+
+const healthCheckSchema = strictObject({
+  apiVersion,
+  kind: nonEmptyString,
+  name: nonEmptyString,
+  namespace: dnsLabel.optional(),
+});
+
+/** One track as written in `tracks:`; cluster resolution happens once all tracks are known. */
+export const trackSchema = strictObject({
+  name: dnsLabel,
+  cluster: dnsLabel.optional(),
+  repository,
+  reference: reference.optional(),
+  semver: semver.optional(),
+  subPath: subPath.optional(),
+  namespace: dnsLabel.optional(),
+  restrictNamespace: z.boolean().default(false),
+  ignoreResources: z.array(resourceType).default([]),
+  prune: z.boolean().default(true),
+  allowEmpty: z.boolean().default(false),
+  interval: duration(10_000, '10s').default(300_000),
+  drift: z.enum(['correct', 'detect']).default('correct'),
+  ignore: z.array(ignoreRuleSchema).default([]),
+  dependsOn: z.array(dnsLabel).default([]),
+  wait: z.boolean().default(false),
+  healthChecks: z.array(healthCheckSchema).default([]),
+  timeout: duration(1_000, '1s').default(120_000),
+  suspend: z.boolean().default(false),
+  auth: authSchema.optional(),
+}).superRefine((value, ctx) => {
+  exclusive(value, ['reference', 'semver'], false, ctx);
+  if (value.restrictNamespace === true && value.namespace === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['restrictNamespace'],
+      message: 'requires namespace (the namespace objects are restricted to)',
+    });
+  }
+}, ALWAYS);
+
+/** A track after schema validation, before cluster resolution. */
+export type ParsedTrack = z.output<typeof trackSchema>;
+
+/**
+ * The top level of `driftless.yaml`. `tracks` is only checked to be a list
+ * here: each track is parsed on its own (see the module comment).
+ */
+export const configSchema = strictObject({
+  store: storeSchema.default({ type: 'fs', path: '.driftless/store' }),
+  clusters: z.array(clusterSchema).default([]),
+  webhooks: webhooksSchema.default({}),
+  tracks: z.array(z.unknown()).default([]),
+});
+
+/** The top level after schema validation. */
+export type ParsedConfig = z.output<typeof configSchema>;

@@ -1,0 +1,125 @@
+import type { ResourceType } from './resource-type.ts';
+import type { SecretRef } from './secret-ref.ts';
+
+/** Where artifacts and state are kept. */
+export type StoreConfig =
+  | { readonly type: 'fs'; readonly path: string }
+  | {
+      readonly type: 's3';
+      readonly bucket: string;
+      /** Key prefix; `''` when not set. */
+      readonly prefix: string;
+      /** S3-compatible server (MinIO, ...); AWS when unset. */
+      readonly endpoint?: string;
+      readonly region?: string;
+    };
+
+/** How the apply function reaches a cluster: exactly one source of credentials. */
+export type ClusterCredentials =
+  /** A kubeconfig file; `path` unset means the usual lookup ($KUBECONFIG, then ~/.kube/config). */
+  | { readonly type: 'kubeconfig'; readonly path?: string }
+  | { readonly type: 'kubeconfigSecret'; readonly secret: SecretRef }
+  | {
+      readonly type: 'eks';
+      readonly name: string;
+      readonly region: string;
+      readonly roleArn?: string;
+    };
+
+/** A cluster tracks are applied to. */
+export interface Cluster {
+  readonly name: string;
+  readonly credentials: ClusterCredentials;
+  /** Kubeconfig context; the kubeconfig's current context when unset. */
+  readonly context?: string;
+}
+
+/** Git hosts whose push webhooks Driftless verifies. */
+export type WebhookHost = 'github' | 'gitlab' | 'gitea' | 'bitbucket' | 'generic';
+
+/** Signing secrets of one webhook host; several while a secret is being rotated. */
+export interface WebhookConfig {
+  readonly secrets: SecretRef[];
+}
+
+/** Credentials the fetch function uses for a track's repository. */
+export type GitAuth =
+  /** `secret` holds `user:password`. */
+  | { readonly type: 'basic'; readonly secret: SecretRef }
+  | { readonly type: 'token'; readonly secret: SecretRef }
+  | {
+      readonly type: 'githubApp';
+      readonly appId: string;
+      readonly installationId: string;
+      readonly privateKey: SecretRef;
+    };
+
+/** Which objects a drift ignore rule applies to; every field optional, all given must match. */
+export interface IgnoreTarget {
+  readonly group?: string;
+  readonly version?: string;
+  readonly kind?: string;
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+}
+
+/** Fields (JSON pointers) whose differences are not drift, on the matching objects. */
+export interface IgnoreRule {
+  readonly paths: string[];
+  readonly target: IgnoreTarget;
+}
+
+/** An object whose health decides whether a sync succeeded. */
+export interface HealthCheck {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/**
+ * A validated, defaulted track: one repository path applied to one cluster.
+ *
+ * Exactly one of `reference` and `semver` is set.
+ */
+export interface Track {
+  /** DNS-1123 label, unique; it becomes the `driftless.dev/track` label value. */
+  readonly name: string;
+  /** Name of the cluster, always resolved (also when the config left it implicit). */
+  readonly cluster: string;
+  /** https/http URL, file:// URL or local path, as written. */
+  readonly repository: string;
+  /** Branch, tag, full commit sha or `refs/...`; `main` when neither it nor `semver` is given. */
+  readonly reference?: string;
+  /** node-semver range; the newest matching tag is deployed. */
+  readonly semver?: string;
+  /** Relative path inside the repository, normalised (no `./`, no trailing `/`); unset for the root. */
+  readonly subPath?: string;
+  readonly namespace?: string;
+  readonly restrictNamespace: boolean;
+  readonly ignoreResources: ResourceType[];
+  readonly prune: boolean;
+  readonly allowEmpty: boolean;
+  /** Drift check and ref poll interval, in milliseconds. */
+  readonly interval: number;
+  readonly drift: 'correct' | 'detect';
+  readonly ignore: IgnoreRule[];
+  readonly dependsOn: string[];
+  readonly wait: boolean;
+  readonly healthChecks: HealthCheck[];
+  /** Sync timeout, in milliseconds. */
+  readonly timeout: number;
+  readonly suspend: boolean;
+  readonly auth?: GitAuth;
+}
+
+/** A validated, defaulted `driftless.yaml`. */
+export interface Config {
+  readonly store: StoreConfig;
+  /** At least one: a config without clusters gets the implicit `default` kubeconfig cluster. */
+  readonly clusters: Cluster[];
+  readonly webhooks: Partial<Record<WebhookHost, WebhookConfig>>;
+  /** Tracks of the config, then those of GitTrack documents, in file order. */
+  readonly tracks: Track[];
+}
