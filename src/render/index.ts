@@ -1,0 +1,13 @@
+/**
+ * Render: the files of a Git revision -> a validated {@link RenderedBundle},
+ * and the bundle's canonical bytes and digest (the stored artifact).
+ */
+export { renderManifests } from './render-manifests.ts';
+export { serializeBundle, BUNDLE_FORMAT } from './serialize-bundle.ts';
+export { parseBundle } from './parse-bundle.ts';
+export { bundleDigest } from './bundle-digest.ts';
+export { DEFAULT_RENDER_LIMITS } from './limits.ts';
+export { normalizeSubPath } from './select-manifest-files.ts';
+export { formatSubject } from './subject.ts';
+export * from './errors.ts';
+export type * from './types.ts';

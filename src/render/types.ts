@@ -1,0 +1,82 @@
+/**
+ * Types shared by the render module: what goes in (the files of one Git
+ * revision) and what comes out (a validated, ordered bundle of objects).
+ */
+
+/** One file of a Git revision, as the tree reader produces it. */
+export interface RevisionFile {
+  /** Repository-relative path, `/`-separated, without a leading `/`. */
+  readonly path: string;
+  readonly content: Uint8Array;
+}
+
+/** Whether objects of a kind live in a namespace or in the cluster as a whole. */
+export type ResourceScope = 'Namespaced' | 'Cluster';
+
+/**
+ * Port answering "how is this kind scoped?" for the target cluster, usually
+ * backed by API discovery. `undefined` means the cluster does not serve the
+ * kind. Synchronous on purpose: an adapter fetches discovery once, up front,
+ * so rendering stays a pure function of its input.
+ */
+export type ScopeResolver = (
+  group: string,
+  version: string,
+  kind: string,
+) => ResourceScope | undefined;
+
+/** Bounds that keep a hostile or broken revision from exhausting memory or time. */
+export interface RenderLimits {
+  /** Largest manifest file read, in bytes. */
+  readonly maxFileBytes: number;
+  /** Largest sum of the manifest files read, in bytes. */
+  readonly maxTotalBytes: number;
+  /**
+   * Largest amount of content that YAML aliases may add across the whole
+   * revision, counted as one unit per node plus one per character of scalar
+   * text (roughly bytes). Bounds "billion laughs" documents.
+   */
+  readonly maxAliasExpansion: number;
+  /** Deepest nesting of collections in a document, aliases expanded. */
+  readonly maxDepth: number;
+}
+
+/** Options of {@link renderManifests}. */
+export interface RenderOptions {
+  /** Directory inside the repository to read, recursively. Default: the repository root. */
+  readonly subPath?: string;
+  /** Namespace given to namespaced objects that name none. */
+  readonly defaultNamespace?: string;
+  readonly scopeOf: ScopeResolver;
+  readonly limits?: Partial<RenderLimits>;
+}
+
+/** Where an object was written: repository-relative file and 1-based line. */
+export interface SourceLocation {
+  readonly file: string;
+  readonly line: number;
+}
+
+/** A JSON object, as read from a manifest. */
+export type JsonObject = { [key: string]: unknown };
+
+/** One Kubernetes object of a rendered revision. */
+export interface RenderedObject {
+  /** The object as written (plain JSON), with its namespace filled in or removed per its scope. */
+  readonly manifest: JsonObject;
+  /** API group; `''` for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly name: string;
+  /** Set for namespaced objects only. */
+  readonly namespace?: string;
+  /** `Kind/namespace/name`, or `Kind/name` for cluster-scoped objects. */
+  readonly subject: string;
+  readonly source: SourceLocation;
+}
+
+/** The validated objects of one revision, in canonical order (group, kind, namespace, name). */
+export interface RenderedBundle {
+  readonly objects: readonly RenderedObject[];
+}
