@@ -10,10 +10,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
 import { startTestCluster } from './cluster.ts';
 import { controlPlaneBinaries, REPO_ROOT } from './testbin.ts';
 
-const CLUSTER_DIR = join(REPO_ROOT, '.driftless/testcluster');
+/** Where `cluster:up` keeps the cluster it starts. */
+export const CLUSTER_DIR = join(REPO_ROOT, '.driftless/testcluster');
 const STATE_FILE = join(CLUSTER_DIR, 'state.json');
 
 interface ClusterState {
@@ -35,7 +37,8 @@ async function readState(): Promise<ClusterState | undefined> {
   return JSON.parse(await readFile(STATE_FILE, 'utf8')) as ClusterState;
 }
 
-async function up(): Promise<void> {
+/** Starts the background cluster unless it already runs. */
+export async function up(): Promise<void> {
   const state = await readState();
   if (state && state.processes.every((p) => isRunning(p.pid, p.name))) {
     console.log(`test cluster already running at ${state.server}`);
@@ -63,7 +66,8 @@ async function up(): Promise<void> {
   console.log(`binaries:   ${join(CLUSTER_DIR, 'bin')}`);
 }
 
-async function down(): Promise<void> {
+/** Stops every process `up` started. */
+export async function down(): Promise<void> {
   const state = await readState();
   if (!state) {
     console.log('test cluster is not running');
@@ -81,10 +85,13 @@ async function down(): Promise<void> {
   console.log('test cluster stopped');
 }
 
-const command = process.argv[2];
-if (command === 'up') await up();
-else if (command === 'down') await down();
-else {
-  console.error('usage: cluster-cli.ts up|down');
-  process.exitCode = 2;
+// Run as a script (not imported by the demo): up or down.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const command = process.argv[2];
+  if (command === 'up') await up();
+  else if (command === 'down') await down();
+  else {
+    console.error('usage: cluster-cli.ts up|down');
+    process.exitCode = 2;
+  }
 }
