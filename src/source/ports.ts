@@ -6,7 +6,10 @@ import type { Track } from '../config/types.ts';
 import type { RevisionFile } from '../render/types.ts';
 
 /** What a track needs to be fetched: its repository, reference and credentials. */
-export type TrackSource = Pick<Track, 'name' | 'repository' | 'reference' | 'semver' | 'subPath' | 'auth'>;
+export type TrackSource = Pick<
+  Track,
+  'name' | 'repository' | 'reference' | 'semver' | 'subPath' | 'auth'
+>;
 
 export interface ResolvedRevision {
   /** Full commit sha. */

@@ -14,13 +14,19 @@ export interface Selection {
 }
 
 /** The plural resource name of an object: from discovery, else from a CRD in the same revision. */
-function pluralOf(object: RenderedObject, catalog: ResourceCatalog, bundle: readonly RenderedObject[]): string {
+function pluralOf(
+  object: RenderedObject,
+  catalog: ResourceCatalog,
+  bundle: readonly RenderedObject[],
+): string {
   const known = catalog.find(object.group, object.version, object.kind);
   if (known) return known.plural;
   for (const candidate of bundle) {
     if (candidate.kind !== 'CustomResourceDefinition') continue;
-    const spec = candidate.manifest.spec as { group?: string; names?: { kind?: string; plural?: string } } | undefined;
-    if (spec?.group === object.group && spec.names?.kind === object.kind && spec.names.plural) return spec.names.plural;
+    const spec = candidate.manifest.spec as
+      { group?: string; names?: { kind?: string; plural?: string } } | undefined;
+    if (spec?.group === object.group && spec.names?.kind === object.kind && spec.names.plural)
+      return spec.names.plural;
   }
   return `${object.kind.toLowerCase()}s`;
 }
@@ -36,7 +42,9 @@ export function selectObjects(
   for (const object of objects) {
     const ignoredType = track.ignoreResources.find(
       (type) =>
-        type.group === object.group && type.version === object.version && type.resource === pluralOf(object, catalog, objects),
+        type.group === object.group &&
+        type.version === object.version &&
+        type.resource === pluralOf(object, catalog, objects),
     );
     if (ignoredType) {
       ignored[object.subject] = `resource ${formatResourceType(ignoredType)} is ignored`;

@@ -20,7 +20,13 @@ import type { RenderedBundle } from '../render/types.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.ts';
 import { selectObjects } from './select-objects.ts';
-import { conditionOf, readTrackState, setCondition, updateTrackState, type TrackState } from './track-state.ts';
+import {
+  conditionOf,
+  readTrackState,
+  setCondition,
+  updateTrackState,
+  type TrackState,
+} from './track-state.ts';
 
 export interface SyncDeps {
   readonly cluster: KubernetesPort;
@@ -77,7 +83,11 @@ async function loadBundle(track: Track, revision: string, deps: SyncDeps): Promi
     try {
       return parseBundle(await deps.artifacts.get(track.name, revision));
     } catch (error) {
-      throw new RevisionRefused('FilesParsed', reasonOf(error, 'ArtifactInvalid'), `stored artifact: ${messageOf(error)}`);
+      throw new RevisionRefused(
+        'FilesParsed',
+        reasonOf(error, 'ArtifactInvalid'),
+        `stored artifact: ${messageOf(error)}`,
+      );
     }
   }
   let files;
@@ -100,10 +110,16 @@ async function loadBundle(track: Track, revision: string, deps: SyncDeps): Promi
   }
 }
 
-async function resolveRevision(track: Track, request: SyncRequest, deps: SyncDeps): Promise<string> {
+async function resolveRevision(
+  track: Track,
+  request: SyncRequest,
+  deps: SyncDeps,
+): Promise<string> {
   if (request.revision && FULL_SHA.test(request.revision)) return request.revision;
   try {
-    const target = request.revision ? { ...track, reference: request.revision, semver: undefined } : track;
+    const target = request.revision
+      ? { ...track, reference: request.revision, semver: undefined }
+      : track;
     return (await deps.source.resolve(target)).revision;
   } catch (error) {
     throw new RevisionRefused('FilesFetched', reasonOf(error, 'FetchFailed'), messageOf(error));
@@ -115,7 +131,11 @@ async function unreadyDependency(track: Track, deps: SyncDeps): Promise<string |
   for (const name of track.dependsOn) {
     const state = await readTrackState(deps.state, name);
     const ready = conditionOf(state, 'Ready')?.status === 'True';
-    if (!ready || !state.appliedRevision || state.appliedRevision !== (state.pinned ?? state.desiredRevision)) {
+    if (
+      !ready ||
+      !state.appliedRevision ||
+      state.appliedRevision !== (state.pinned ?? state.desiredRevision)
+    ) {
       return `dependency "${name}" is not Ready at its current revision`;
     }
   }
@@ -129,7 +149,11 @@ function outcomeOf(changeset: readonly ChangeSetEntry[]): SyncOutcome {
 }
 
 /** Syncs one track to its newest revision (or `request.revision`), recording status and history. */
-export async function syncTrack(track: Track, request: SyncRequest, deps: SyncDeps): Promise<SyncResult> {
+export async function syncTrack(
+  track: Track,
+  request: SyncRequest,
+  deps: SyncDeps,
+): Promise<SyncResult> {
   const now = deps.now ?? (() => new Date());
   const before = await readTrackState(deps.state, track.name);
   let revision: string | null = null;
@@ -165,7 +189,14 @@ export async function syncTrack(track: Track, request: SyncRequest, deps: SyncDe
       const pinnedAt = before.pinned;
       return await finish('pinned', (state) => {
         recordDesired(state);
-        setCondition(state, 'Ready', conditionOf(state, 'Ready')?.status ?? 'Unknown', 'Pinned', `pinned at ${pinnedAt}; run "driftless unpin" to follow Git again`, now());
+        setCondition(
+          state,
+          'Ready',
+          conditionOf(state, 'Ready')?.status ?? 'Unknown',
+          'Pinned',
+          `pinned at ${pinnedAt}; run "driftless unpin" to follow Git again`,
+          now(),
+        );
       });
     }
     const waitingFor = await unreadyDependency(track, deps);
@@ -201,7 +232,9 @@ export async function syncTrack(track: Track, request: SyncRequest, deps: SyncDe
       const pruned = await pruneObjects(deps.cluster, stale, { track: track.name });
       changeset.push(...pruned);
       pruneFailed = hasFailures(pruned);
-      const failedSubjects = new Set(pruned.filter((e) => e.action === 'failed').map((e) => e.subject));
+      const failedSubjects = new Set(
+        pruned.filter((e) => e.action === 'failed').map((e) => e.subject),
+      );
       const kept = stale.filter((entry) => failedSubjects.has(entry.subject)).map(refOfEntry);
       inventory = inventoryOf([...applied.applied, ...kept]);
     } else {
@@ -210,26 +243,48 @@ export async function syncTrack(track: Track, request: SyncRequest, deps: SyncDe
 
     const healthRefs: ObjectRef[] =
       track.healthChecks.length > 0 ? track.healthChecks : track.wait ? applied.applied : [];
-    const health = !applyFailed && healthRefs.length > 0 ? await waitForHealth(deps.cluster, healthRefs, track.timeout) : undefined;
+    const health =
+      !applyFailed && healthRefs.length > 0
+        ? await waitForHealth(deps.cluster, healthRefs, track.timeout)
+        : undefined;
     const unhealthy = health?.results.filter((r) => r.state !== 'Current') ?? [];
 
-    const result = applyFailed || pruneFailed || (health && !health.healthy) ? 'failed' : outcomeOf(changeset);
-    const failures = changeset.filter((e) => e.action === 'failed').map((e) => e.error ?? e.subject);
+    const result =
+      applyFailed || pruneFailed || (health && !health.healthy) ? 'failed' : outcomeOf(changeset);
+    const failures = changeset
+      .filter((e) => e.action === 'failed')
+      .map((e) => e.error ?? e.subject);
     const healthMessage = unhealthy.map((r) => `${r.subject}: ${r.message}`).join('; ');
-    const error = failures.length > 0 ? failures.join('; ') : health && !health.healthy ? `not healthy within ${track.timeout} ms: ${healthMessage}` : undefined;
-    const inSync = changeset.filter((e) => ['created', 'configured', 'unchanged', 'recreated'].includes(e.action)).length;
+    const error =
+      failures.length > 0
+        ? failures.join('; ')
+        : health && !health.healthy
+          ? `not healthy within ${track.timeout} ms: ${healthMessage}`
+          : undefined;
+    const inSync = changeset.filter((e) =>
+      ['created', 'configured', 'unchanged', 'recreated'].includes(e.action),
+    ).length;
 
     return await finish(
       result,
       (state) => {
         recordDesired(state);
-        setCondition(state, 'FilesParsed', 'True', 'Parsed', `${bundle.objects.length} objects rendered`, now());
+        setCondition(
+          state,
+          'FilesParsed',
+          'True',
+          'Parsed',
+          `${bundle.objects.length} objects rendered`,
+          now(),
+        );
         if (!applyFailed) state.appliedRevision = revision;
         state.inventory = inventory;
         state.ignoredObjects = ignored;
         state.objectsDiscovered = bundle.objects.length;
         state.objectsIgnored = Object.keys(ignored).length;
-        state.objectsApplied = changeset.filter((e) => ['created', 'configured', 'recreated'].includes(e.action)).length;
+        state.objectsApplied = changeset.filter((e) =>
+          ['created', 'configured', 'recreated'].includes(e.action),
+        ).length;
         state.objectsInSync = inSync;
         setCondition(
           state,
@@ -240,12 +295,33 @@ export async function syncTrack(track: Track, request: SyncRequest, deps: SyncDe
           now(),
         );
         if (!applyFailed && track.prune) {
-          setCondition(state, 'ChildrenGarbageCollected', pruneFailed ? 'False' : 'True', pruneFailed ? 'PruneFailed' : 'Pruned', pruneFailed ? failures.join('; ') : 'objects that left Git were pruned', now());
+          setCondition(
+            state,
+            'ChildrenGarbageCollected',
+            pruneFailed ? 'False' : 'True',
+            pruneFailed ? 'PruneFailed' : 'Pruned',
+            pruneFailed ? failures.join('; ') : 'objects that left Git were pruned',
+            now(),
+          );
         }
         if (health) {
-          setCondition(state, 'Healthy', health.healthy ? 'True' : 'False', health.healthy ? 'Healthy' : 'HealthCheckFailed', health.healthy ? 'all checked objects are ready' : healthMessage, now());
+          setCondition(
+            state,
+            'Healthy',
+            health.healthy ? 'True' : 'False',
+            health.healthy ? 'Healthy' : 'HealthCheckFailed',
+            health.healthy ? 'all checked objects are ready' : healthMessage,
+            now(),
+          );
         }
-        setCondition(state, 'Ready', result === 'failed' ? 'False' : 'True', result === 'failed' ? 'SyncFailed' : 'Synced', error ?? `applied revision ${revision}`, now());
+        setCondition(
+          state,
+          'Ready',
+          result === 'failed' ? 'False' : 'True',
+          result === 'failed' ? 'SyncFailed' : 'Synced',
+          error ?? `applied revision ${revision}`,
+          now(),
+        );
       },
       error,
     );
@@ -258,9 +334,17 @@ export async function syncTrack(track: Track, request: SyncRequest, deps: SyncDe
       (state) => {
         if (refused.condition !== 'FilesFetched' && revision) {
           state.desiredRevision = revision;
-          setCondition(state, 'FilesFetched', 'True', 'Fetched', `fetched revision ${revision}`, now());
+          setCondition(
+            state,
+            'FilesFetched',
+            'True',
+            'Fetched',
+            `fetched revision ${revision}`,
+            now(),
+          );
         }
-        if (refused.condition !== 'Ready') setCondition(state, refused.condition, 'False', refused.reason, refused.message, now());
+        if (refused.condition !== 'Ready')
+          setCondition(state, refused.condition, 'False', refused.reason, refused.message, now());
         setCondition(state, 'Ready', 'False', refused.reason, refused.message, now());
       },
       refused.message,
@@ -269,7 +353,10 @@ export async function syncTrack(track: Track, request: SyncRequest, deps: SyncDe
 }
 
 /** Previous inventory plus what was applied: objects created by a failed sync are still pruned later. */
-function mergeInventory(previous: readonly InventoryEntry[], applied: readonly ObjectRef[]): InventoryEntry[] {
+function mergeInventory(
+  previous: readonly InventoryEntry[],
+  applied: readonly ObjectRef[],
+): InventoryEntry[] {
   const byKey = new Map<string, ObjectRef>();
   for (const entry of previous) byKey.set(objectKey(refOfEntry(entry)), refOfEntry(entry));
   for (const ref of applied) byKey.set(objectKey(ref), ref);

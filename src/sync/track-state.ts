@@ -7,7 +7,13 @@ import type { InventoryEntry } from '../apply/inventory.ts';
 import type { StateStore } from '../store/ports.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
 
-export type ConditionType = 'FilesFetched' | 'FilesParsed' | 'ChildrenUpToDate' | 'ChildrenGarbageCollected' | 'Healthy' | 'Ready';
+export type ConditionType =
+  | 'FilesFetched'
+  | 'FilesParsed'
+  | 'ChildrenUpToDate'
+  | 'ChildrenGarbageCollected'
+  | 'Healthy'
+  | 'Ready';
 
 export interface Condition {
   readonly type: ConditionType;
@@ -65,7 +71,8 @@ export function setCondition(
   now: Date,
 ): void {
   const previous = state.conditions.find((c) => c.type === type);
-  const lastTransitionTime = previous && previous.status === status ? previous.lastTransitionTime : now.toISOString();
+  const lastTransitionTime =
+    previous && previous.status === status ? previous.lastTransitionTime : now.toISOString();
   const next: Condition = { type, status, reason, message, lastTransitionTime };
   state.conditions = [...state.conditions.filter((c) => c.type !== type), next];
 }
