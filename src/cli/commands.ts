@@ -1,8 +1,33 @@
-/** The commands of the `driftless` CLI, as DESIGN.md fixes them. */
+/** The commands of the `driftless` CLI and the flags each accepts, as DESIGN.md fixes them. */
+
+/** Every flag of the CLI, by its long name. */
+export const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  output: { type: 'string', short: 'o' },
+  track: { type: 'string' },
+  revision: { type: 'string' },
+  previous: { type: 'boolean' },
+  'detect-only': { type: 'boolean' },
+  port: { type: 'string' },
+} as const satisfies Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+export type OptionName = keyof typeof OPTIONS;
+
+export type CommandName =
+  'sync' | 'diff' | 'drift' | 'rollback' | 'unpin' | 'history' | 'status' | 'render' | 'serve';
+
 export interface CommandSpec {
-  readonly name: string;
+  readonly name: CommandName;
   readonly usage: string;
   readonly summary: string;
+  /** Flags the command accepts; any other is a usage error. */
+  readonly options: readonly OptionName[];
+  /** Flags that must be given. */
+  readonly required?: readonly OptionName[];
+  /** Groups of which exactly one flag must be given. */
+  readonly exactlyOne?: readonly (readonly OptionName[])[];
+  /** `[flag, needs]`: the first flag is only accepted together with the second. */
+  readonly needs?: readonly (readonly [OptionName, OptionName])[];
 }
 
 export const COMMANDS: readonly CommandSpec[] = [
@@ -10,45 +35,62 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'sync',
     usage: 'sync     [-c FILE] [--track NAME] [--revision REV] [-o text|json]',
     summary: 'fetch, render and apply tracks, pruning what left Git',
+    options: ['config', 'track', 'revision', 'output'],
+    // A revision names a commit of one repository: across every track it means nothing.
+    needs: [['revision', 'track']],
   },
   {
     name: 'diff',
     usage: 'diff     [-c FILE] --track NAME [-o text|json]',
     summary: 'show what sync would change (server dry-run)',
+    options: ['config', 'track', 'output'],
+    required: ['track'],
   },
   {
     name: 'drift',
     usage: 'drift    [-c FILE] [--track NAME] [--detect-only] [-o text|json]',
     summary: 'detect and correct changes made by hand',
+    options: ['config', 'track', 'detect-only', 'output'],
   },
   {
     name: 'rollback',
     usage: 'rollback [-c FILE] --track NAME (--revision REV | --previous) [-o text|json]',
     summary: 'apply a stored revision and pin the track',
+    options: ['config', 'track', 'revision', 'previous', 'output'],
+    required: ['track'],
+    exactlyOne: [['revision', 'previous']],
   },
   {
     name: 'unpin',
     usage: 'unpin    [-c FILE] --track NAME',
     summary: 'resume following Git after a rollback',
+    options: ['config', 'track'],
+    required: ['track'],
   },
   {
     name: 'history',
     usage: 'history  [-c FILE] --track NAME [-o text|json]',
     summary: 'list sync attempts, newest first',
+    options: ['config', 'track', 'output'],
+    required: ['track'],
   },
   {
     name: 'status',
     usage: 'status   [-c FILE] [--track NAME] [-o text|json]',
     summary: 'show conditions, revisions and inventory',
+    options: ['config', 'track', 'output'],
   },
   {
     name: 'render',
     usage: 'render   [-c FILE] --track NAME [--revision REV]',
     summary: 'print the manifests a revision renders to',
+    options: ['config', 'track', 'revision'],
+    required: ['track'],
   },
   {
     name: 'serve',
     usage: 'serve    [-c FILE] [--port 8080]',
     summary: 'run webhooks, scheduler and queue in one process',
+    options: ['config', 'port'],
   },
 ];

@@ -1,11 +1,29 @@
 /**
- * Entry point of the `driftless` command: dispatches to a command and maps
- * failures to the exit codes DESIGN.md fixes (2 usage, 3 operation failed).
+ * Entry point of the `driftless` command: parses the command line, opens the
+ * context, dispatches to a command and maps failures to the exit codes
+ * DESIGN.md fixes (2 usage or config — nothing attempted; 3 operation failed).
  */
-import { COMMANDS } from './commands.ts';
+import { ConfigError, readOptionalEnv } from '../config/index.ts';
 import { DriftlessError, NotImplementedError, UsageError } from '../errors.ts';
+import type { CommandHandler } from './command-handler.ts';
+import { COMMANDS, type CommandName } from './commands.ts';
+import { openContext as openRealContext, type OpenContext } from './context.ts';
+import { diffCommand } from './diff-command.ts';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
+import { historyCommand } from './history-command.ts';
+import { Output, type CliIo } from './output.ts';
+import { CommandLineError, parseCommandLine } from './parse-command-line.ts';
+import { renderCommand } from './render-command.ts';
+import { statusCommand } from './status-command.ts';
+import { syncCommand } from './sync-command.ts';
 
-const EXIT_USAGE = 2;
+const HANDLERS: Partial<Record<CommandName, CommandHandler>> = {
+  sync: syncCommand,
+  diff: diffCommand,
+  status: statusCommand,
+  history: historyCommand,
+  render: renderCommand,
+};
 
 function helpText(): string {
   const lines = COMMANDS.map((c) => `  driftless ${c.usage}\n      ${c.summary}`);
@@ -20,30 +38,72 @@ function helpText(): string {
   ].join('\n');
 }
 
-/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
-export async function runCli(argv: readonly string[]): Promise<number> {
+/** What {@link runCli} may be given instead of the real process and services. */
+export interface CliDependencies extends Partial<CliIo> {
+  /** Builds the context from the config file; tests pass fakes of the ports. */
+  readonly openContext?: OpenContext;
+}
+
+/** `driftless: ` before every line, so each line of a multi-line error is recognisable in logs. */
+function reportError(io: CliIo, message: string): void {
+  const text = message
+    .split('\n')
+    .map((line) => `driftless: ${line}`)
+    .join('\n');
+  io.stderr.write(`${text}\n`);
+}
+
+function exitCodeOf(error: unknown): number {
+  // ConfigError is a DriftlessError too: test it first, a bad config attempted nothing.
+  if (error instanceof ConfigError) return EXIT_USAGE;
+  if (error instanceof UsageError || error instanceof NotImplementedError) return EXIT_USAGE;
+  return EXIT_FAILED;
+}
+
+/**
+ * Runs the CLI with `argv` (without node and script) and returns the exit code.
+ * Never throws: an unexpected error is reported like any failure (exit 3),
+ * since exit 1 means "differences found" to scripts.
+ */
+export async function runCli(
+  argv: readonly string[],
+  dependencies: CliDependencies = {},
+): Promise<number> {
+  const io: CliIo = {
+    stdout: dependencies.stdout ?? process.stdout,
+    stderr: dependencies.stderr ?? process.stderr,
+    env: dependencies.env ?? process.env,
+  };
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(`${helpText()}\n`);
-    return name === undefined ? EXIT_USAGE : 0;
+    io.stdout.write(`${helpText()}\n`);
+    return name === undefined ? EXIT_USAGE : EXIT_OK;
   }
   try {
     const command = COMMANDS.find((c) => c.name === name);
     if (!command) throw new UsageError(`unknown command "${name}"; run "driftless --help"`);
     if (rest.includes('--help') || rest.includes('-h')) {
-      process.stdout.write(`Usage: driftless ${command.usage}\n  ${command.summary}\n`);
-      return 0;
+      io.stdout.write(`Usage: driftless ${command.usage}\n  ${command.summary}\n`);
+      return EXIT_OK;
     }
-    throw new NotImplementedError(`"driftless ${command.name}" is not implemented yet`);
+    const line = parseCommandLine(command, rest);
+    const handler = HANDLERS[command.name];
+    if (!handler)
+      throw new NotImplementedError(`"driftless ${command.name}" is not implemented yet`);
+    const ctx = await (dependencies.openContext ?? openRealContext)(line.config, io.env);
+    try {
+      return await handler(ctx, line, new Output(io));
+    } finally {
+      ctx.close();
+    }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof NotImplementedError) {
-      process.stderr.write(`driftless: ${error.message}\n`);
-      return EXIT_USAGE;
+    reportError(io, error instanceof Error ? error.message : String(error));
+    if (error instanceof CommandLineError) io.stderr.write(`usage: ${error.usage}\n`);
+    if (!(error instanceof DriftlessError) && error instanceof Error && error.stack) {
+      // Not one of ours: likely a bug, and the stack is what a report needs.
+      if (readOptionalEnv('DRIFTLESS_DEBUG', io.env) !== undefined)
+        io.stderr.write(`${error.stack}\n`);
     }
-    if (error instanceof DriftlessError) {
-      process.stderr.write(`driftless: ${error.message}\n`);
-      return 3;
-    }
-    throw error;
+    return exitCodeOf(error);
   }
 }

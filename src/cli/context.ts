@@ -1,0 +1,91 @@
+/**
+ * The CLI's composition root: loads driftless.yaml, opens the store, and
+ * builds the Git source and cluster connections on first use, so commands
+ * that only read state (status, history) never load Git or read cluster
+ * credentials.
+ */
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import { connectCluster } from '../cluster/connect-cluster.ts';
+import type { Environment } from '../config/env.ts';
+import { loadConfig } from '../config/index.ts';
+import type { Cluster, Config, StoreConfig, Track } from '../config/types.ts';
+import type { GitSource } from '../source/ports.ts';
+import { createStore } from '../store/create-store.ts';
+import type { ArtifactStore, StoreConfig as StorePortConfig, StateStore } from '../store/ports.ts';
+import { expandHome } from './expand-home.ts';
+import { gitCacheDir } from './git-cache-dir.ts';
+import { readSecret } from './read-secret.ts';
+
+/** What a command works with. Tests build one from fakes. */
+export interface CliContext {
+  readonly config: Config;
+  readonly artifacts: ArtifactStore;
+  readonly state: StateStore;
+  /** The Git source, built on first use. */
+  source(): Promise<GitSource>;
+  /** The cluster of `track`, connected on first use and shared by tracks on the same cluster. */
+  cluster(track: Track): Promise<KubernetesPort>;
+  /** Releases what the context opened. */
+  close(): void;
+}
+
+/** Builds the context for a config file; ConfigError when the file is invalid. */
+export type OpenContext = (configFile: string, env: Environment) => Promise<CliContext>;
+
+/**
+ * The store port's config for driftless.yaml's `store:`. The config module
+ * and the store describe the same thing in two shapes; this is the one place
+ * that maps between them.
+ */
+export function storePortConfig(store: StoreConfig): StorePortConfig {
+  if (store.type === 'fs') return { type: 'fs', path: store.path };
+  return {
+    type: 's3',
+    bucket: store.bucket,
+    prefix: store.prefix,
+    ...(store.endpoint === undefined ? {} : { endpoint: store.endpoint }),
+    ...(store.region === undefined ? {} : { region: store.region }),
+  };
+}
+
+/** `cluster` with a `~/` kubeconfig path expanded, which the kubeconfig loader takes literally. */
+function withExpandedPaths(cluster: Cluster, env: Environment): Cluster {
+  const credentials = cluster.credentials;
+  if (credentials.type !== 'kubeconfig' || credentials.path === undefined) return cluster;
+  return { ...cluster, credentials: { ...credentials, path: expandHome(credentials.path, env) } };
+}
+
+/** Opens the context of the real CLI: the configured store, Git over isomorphic-git, kubeconfig clusters. */
+export const openContext: OpenContext = async (configFile, env) => {
+  const config = await loadConfig(configFile);
+  const store = createStore(storePortConfig(config.store));
+  const secrets = (ref: Parameters<typeof readSecret>[0]): Promise<string> => readSecret(ref, env);
+  let source: Promise<GitSource> | undefined;
+  const clusters = new Map<string, Promise<KubernetesPort>>();
+  return {
+    config,
+    artifacts: store.artifacts,
+    state: store.state,
+    source() {
+      // Imported here: isomorphic-git is only loaded by commands that fetch.
+      source ??= import('../source/git-source.ts').then(({ createGitSource }) =>
+        createGitSource({ cacheDir: gitCacheDir(config.store, env), readSecret: secrets }),
+      );
+      return source;
+    },
+    async cluster(track) {
+      let connection = clusters.get(track.cluster);
+      if (!connection) {
+        const cluster = config.clusters.find((c) => c.name === track.cluster);
+        // The config module checks every track's cluster exists; this guards a broken invariant.
+        if (!cluster) throw new Error(`track "${track.name}": no cluster "${track.cluster}"`);
+        connection = connectCluster(withExpandedPaths(cluster, env), secrets);
+        clusters.set(track.cluster, connection);
+      }
+      return connection;
+    },
+    close() {
+      store.close();
+    },
+  };
+};

@@ -1,0 +1,68 @@
+/** `driftless diff`: what sync would change, by server-side dry-run; exit 1 when anything would. */
+import { readTrackState } from '../sync/track-state.ts';
+import type { Palette } from './colours.ts';
+import type { CommandHandler } from './command-handler.ts';
+import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
+import { loadRevisionBundle, targetRevision } from './load-revision.ts';
+import { previewChanges, type PlannedAction, type PlannedChange } from './preview-changes.ts';
+import { findTrack } from './select-tracks.ts';
+import { shortRevision } from './status-view.ts';
+import { colourDiff } from './unified-diff.ts';
+
+const VERBS: Record<PlannedAction, string> = {
+  create: 'to create',
+  update: 'to update',
+  prune: 'to prune',
+};
+
+function heading(change: PlannedChange, colours: Palette): string {
+  const label =
+    change.action === 'create'
+      ? colours.green('create')
+      : change.action === 'prune'
+        ? colours.magenta('prune')
+        : colours.yellow('update');
+  return `${colours.bold(change.subject)}: ${label}${change.note ? ` (${change.note})` : ''}`;
+}
+
+/** Every change with its diff, then a count per action (and per error). */
+export function formatChanges(
+  track: string,
+  revision: string,
+  changes: readonly PlannedChange[],
+  colours: Palette,
+): string {
+  if (changes.length === 0) return `${track}: no differences at ${shortRevision(revision)}`;
+  const blocks = changes.map((change) => {
+    const lines = [heading(change, colours)];
+    if (change.error) lines.push(colours.red(change.error));
+    if (change.diff) lines.push(colourDiff(change.diff.trimEnd(), colours));
+    return lines.join('\n');
+  });
+  const counts = (['create', 'update', 'prune'] as const)
+    .map((action) => [action, changes.filter((c) => c.action === action).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([action, n]) => `${n} ${VERBS[action]}`);
+  const errors = changes.filter((c) => c.error).length;
+  if (errors > 0) counts.push(colours.red(`${errors} refused by the server`));
+  return [...blocks, `${track} at ${shortRevision(revision)}: ${counts.join(', ')}`].join('\n\n');
+}
+
+export const diffCommand: CommandHandler = async (ctx, line, output) => {
+  const track = findTrack(ctx.config, line.track ?? '', line.config);
+  const state = await readTrackState(ctx.state, track.name);
+  const target = await targetRevision(track, undefined, ctx, state.pinned);
+  if (target.origin === 'pinned') {
+    output.log(`${track.name}: pinned at ${target.revision}; comparing with the pinned revision`);
+  }
+  const bundle = await loadRevisionBundle(track, target.revision, ctx);
+  const cluster = await ctx.cluster(track);
+  const changes = await previewChanges(cluster, track, bundle, state.inventory);
+  if (line.output === 'json') {
+    output.json({ track: track.name, revision: target.revision, changes });
+  } else {
+    output.print(formatChanges(track.name, target.revision, changes, output.colours));
+  }
+  if (changes.some((c) => c.error !== undefined)) return EXIT_FAILED;
+  return changes.length > 0 ? EXIT_DIFFERENCES : EXIT_OK;
+};

@@ -1,0 +1,58 @@
+/**
+ * The revision `render` and `diff` work on, and its rendered bundle: from the
+ * stored artifact when there is one (what sync applies), else fetched and
+ * rendered on the spot without storing it — these commands only look.
+ */
+import type { Track } from '../config/types.ts';
+import { parseBundle, renderManifests } from '../render/index.ts';
+import type { RenderedBundle } from '../render/types.ts';
+import type { CliContext } from './context.ts';
+
+const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+export interface TargetRevision {
+  readonly revision: string;
+  /** How it was chosen, for people: `pinned`, `requested`, or the ref it was resolved from. */
+  readonly origin: string;
+}
+
+/**
+ * `requested` (a full sha as given, anything else resolved like a reference),
+ * else the pin a rollback set (sync does not move a pinned track), else the
+ * track's reference resolved now.
+ */
+export async function targetRevision(
+  track: Track,
+  requested: string | undefined,
+  ctx: CliContext,
+  pinned: string | null,
+): Promise<TargetRevision> {
+  if (requested !== undefined) {
+    if (FULL_SHA.test(requested)) return { revision: requested, origin: 'requested' };
+    const source = await ctx.source();
+    const resolved = await source.resolve({ ...track, reference: requested, semver: undefined });
+    return { revision: resolved.revision, origin: resolved.ref };
+  }
+  if (pinned) return { revision: pinned, origin: 'pinned' };
+  const resolved = await (await ctx.source()).resolve(track);
+  return { revision: resolved.revision, origin: resolved.ref };
+}
+
+/** The bundle of `revision`: the stored artifact, or the revision fetched and rendered now. */
+export async function loadRevisionBundle(
+  track: Track,
+  revision: string,
+  ctx: CliContext,
+): Promise<RenderedBundle> {
+  if (await ctx.artifacts.has(track.name, revision)) {
+    return parseBundle(await ctx.artifacts.get(track.name, revision));
+  }
+  const files = await (await ctx.source()).readFiles(track, revision);
+  // Rendering needs the cluster's discovery to know which kinds are namespaced.
+  const catalog = await (await ctx.cluster(track)).discover();
+  return renderManifests(files, {
+    ...(track.subPath ? { subPath: track.subPath } : {}),
+    ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
+    scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
+  });
+}

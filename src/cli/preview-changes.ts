@@ -1,0 +1,205 @@
+/**
+ * What `sync` would change, without changing anything: each object of the
+ * revision goes through a server-side dry-run apply (so defaulting, admission
+ * and field ownership are the server's, as in `kubectl diff`), and is compared
+ * with the live object; inventory entries that left Git are what prune would
+ * delete.
+ */
+import { staleEntries, refOfEntry, type InventoryEntry } from '../apply/inventory.ts';
+import {
+  FIELD_MANAGER,
+  TRACK_LABEL,
+  isPruneDisabled,
+  isReconcileDisabled,
+  updateStrategyOf,
+} from '../apply/ownership.ts';
+import { mapWithLimit } from '../apply/pool.ts';
+import { KubernetesApiError } from '../cluster/errors.ts';
+import { refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { Track } from '../config/types.ts';
+import type { RenderedBundle, RenderedObject } from '../render/types.ts';
+import { selectObjects } from '../sync/select-objects.ts';
+import { unifiedDiff } from './unified-diff.ts';
+import { toYaml } from './yaml-text.ts';
+
+export type PlannedAction = 'create' | 'update' | 'prune';
+
+/** One object sync would change (DESIGN.md-style data: `diff -o json` prints these). */
+export interface PlannedChange {
+  readonly subject: string;
+  readonly action: PlannedAction;
+  /** Unified diff of the object as YAML, live -> desired. */
+  readonly diff?: string;
+  /** Why the server refused the dry-run: sync would fail on this object. */
+  readonly error?: string;
+  /** Something people should know about the change (e.g. it needs a recreate). */
+  readonly note?: string;
+}
+
+/** Requests in flight at once; dry-runs are cheap but each is a round trip. */
+const CONCURRENCY = 8;
+
+/**
+ * The object as people compare it: without what the server maintains
+ * (bookkeeping that changes on every write, and status, which sync never sets).
+ */
+export function comparable(object: KubeObject): KubeObject {
+  const copy = structuredClone(object);
+  delete copy.status;
+  const metadata = copy.metadata as Record<string, unknown>;
+  for (const field of [
+    'managedFields',
+    'resourceVersion',
+    'generation',
+    'uid',
+    'creationTimestamp',
+  ]) {
+    delete metadata[field];
+  }
+  return copy;
+}
+
+function asYaml(object: KubeObject | undefined): string {
+  return object === undefined ? '' : toYaml(comparable(object), { sortKeys: true });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** As sync applies it: with the ownership label (else the dry-run would show it removed). */
+function desiredObject(object: RenderedObject, track: string): KubeObject {
+  const manifest = object.manifest as unknown as KubeObject;
+  return {
+    ...manifest,
+    metadata: {
+      ...manifest.metadata,
+      labels: { ...manifest.metadata.labels, [TRACK_LABEL]: track },
+    },
+  };
+}
+
+function change(
+  subject: string,
+  action: PlannedAction,
+  live: KubeObject | undefined,
+  desired: KubeObject | undefined,
+  extra: { note?: string } = {},
+): PlannedChange | undefined {
+  const before = asYaml(live);
+  const after = asYaml(desired);
+  if (live !== undefined && desired !== undefined && before === after) return undefined;
+  const diff = unifiedDiff(
+    live === undefined ? '/dev/null' : `live/${subject}`,
+    desired === undefined ? '/dev/null' : `desired/${subject}`,
+    before,
+    after,
+  );
+  return { subject, action, diff, ...extra };
+}
+
+async function previewObject(
+  cluster: KubernetesPort,
+  track: Track,
+  object: RenderedObject,
+  servedKinds: (object: RenderedObject) => boolean,
+  namespacesCreated: ReadonlySet<string>,
+): Promise<PlannedChange | undefined> {
+  const desired = desiredObject(object, track.name);
+  const subject = object.subject;
+  // A kind whose CRD this very revision brings cannot be dry-run yet: it would be created.
+  if (!servedKinds(object)) {
+    return change(subject, 'create', undefined, desired, {
+      note: 'its CustomResourceDefinition is applied first by this revision',
+    });
+  }
+  const live = await cluster.get(refOf(desired));
+  let strategy;
+  try {
+    strategy = updateStrategyOf(desired);
+  } catch (error) {
+    return {
+      subject,
+      action: live ? 'update' : 'create',
+      error: `${subject}: ${messageOf(error)}`,
+    };
+  }
+  // Sync leaves these alone once they exist; so does the preview.
+  if (live && (isReconcileDisabled(desired) || strategy === 'never')) return undefined;
+  try {
+    const result = await cluster.apply(desired, {
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      dryRun: true,
+    });
+    return change(subject, live ? 'update' : 'create', live, result.object);
+  } catch (error) {
+    const apiError = error instanceof KubernetesApiError ? error : undefined;
+    if (!live && apiError?.httpStatus === 404 && object.namespace !== undefined) {
+      if (namespacesCreated.has(object.namespace)) {
+        return change(subject, 'create', undefined, desired, {
+          note: `its namespace ${object.namespace} is created by this revision`,
+        });
+      }
+    }
+    if (live && apiError?.isImmutableFieldChange && strategy === 'recreate') {
+      return change(subject, 'update', live, desired, {
+        note: 'an immutable field changes: the object would be deleted and created again',
+      });
+    }
+    const message = messageOf(error);
+    return {
+      subject,
+      action: live ? 'update' : 'create',
+      error: message.startsWith(subject) ? message : `${subject}: ${message}`,
+    };
+  }
+}
+
+async function previewPrune(
+  cluster: KubernetesPort,
+  track: Track,
+  entry: InventoryEntry,
+): Promise<PlannedChange | undefined> {
+  const live = await cluster.get(refOfEntry(entry));
+  // Prune deletes only what is still there, labelled as ours and not protected.
+  if (!live || live.metadata.labels?.[TRACK_LABEL] !== track.name || isPruneDisabled(live)) {
+    return undefined;
+  }
+  return change(subjectOf(refOfEntry(entry)), 'prune', live, undefined);
+}
+
+/**
+ * The changes a sync of `bundle` would make: creates and updates in the
+ * bundle's order, then prunes (when the track prunes) of `inventory` entries
+ * no longer in the revision.
+ */
+export async function previewChanges(
+  cluster: KubernetesPort,
+  track: Track,
+  bundle: RenderedBundle,
+  inventory: readonly InventoryEntry[],
+): Promise<PlannedChange[]> {
+  const catalog = await cluster.discover();
+  const { selected } = selectObjects(track, bundle.objects, catalog);
+  const served = (o: RenderedObject): boolean =>
+    catalog.find(o.group, o.version, o.kind) !== undefined;
+  const namespacesCreated = new Set(
+    selected.filter((o) => o.group === '' && o.kind === 'Namespace').map((o) => o.name),
+  );
+  const updates = await mapWithLimit(selected, CONCURRENCY, (object) =>
+    previewObject(cluster, track, object, served, namespacesCreated),
+  );
+  const prunes = track.prune
+    ? await mapWithLimit(
+        staleEntries(
+          inventory,
+          selected.map((o) => refOf(o.manifest as unknown as KubeObject)),
+        ),
+        CONCURRENCY,
+        (entry) => previewPrune(cluster, track, entry),
+      )
+    : [];
+  return [...updates, ...prunes].filter((c): c is PlannedChange => c !== undefined);
+}

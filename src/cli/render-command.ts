@@ -1,0 +1,29 @@
+/** `driftless render`: the manifests a revision renders to, as multi-document YAML. */
+import type { RenderedBundle } from '../render/types.ts';
+import { readTrackState } from '../sync/track-state.ts';
+import type { CommandHandler } from './command-handler.ts';
+import { EXIT_OK } from './exit-codes.ts';
+import { loadRevisionBundle, targetRevision } from './load-revision.ts';
+import { findTrack } from './select-tracks.ts';
+import { toYaml } from './yaml-text.ts';
+
+/**
+ * The bundle's objects as YAML documents in the bundle's order, each under a
+ * comment naming the file and line it came from; `kubectl apply -f -` takes it.
+ */
+export function formatManifests(bundle: RenderedBundle): string {
+  return bundle.objects
+    .map((o) => `---\n# Source: ${o.source.file}:${o.source.line}\n${toYaml(o.manifest)}`)
+    .join('');
+}
+
+export const renderCommand: CommandHandler = async (ctx, line, output) => {
+  const track = findTrack(ctx.config, line.track ?? '', line.config);
+  const state = await readTrackState(ctx.state, track.name);
+  const target = await targetRevision(track, line.revision, ctx, state.pinned);
+  output.log(`# ${track.name} at ${target.revision} (${target.origin})`);
+  const bundle = await loadRevisionBundle(track, target.revision, ctx);
+  if (bundle.objects.length === 0) output.log(`# ${track.name}: the revision renders no objects`);
+  else output.print(formatManifests(bundle));
+  return EXIT_OK;
+};

@@ -1,0 +1,40 @@
+/** Picks the tracks a command works on: one by name, or all in dependency order. */
+import { closestName } from '../config/closest-name.ts';
+import type { Config, Track } from '../config/types.ts';
+import { UsageError } from '../errors.ts';
+
+/** The track called `name`; a UsageError naming the config's tracks (and the likely typo) otherwise. */
+export function findTrack(config: Config, name: string, configFile: string): Track {
+  const track = config.tracks.find((t) => t.name === name);
+  if (track) return track;
+  const names = config.tracks.map((t) => t.name);
+  const guess = closestName(name, names);
+  const hint = guess
+    ? `; did you mean "${guess}"?`
+    : names.length > 0
+      ? ` (tracks: ${names.join(', ')})`
+      : ' (it defines no tracks)';
+  throw new UsageError(`--track: ${configFile} has no track "${name}"${hint}`);
+}
+
+/**
+ * The tracks with every track after the tracks it depends on, otherwise in
+ * file order. The config module refuses cycles and unknown names; should one
+ * slip through, the track still comes out once rather than looping.
+ */
+export function inDependencyOrder(tracks: readonly Track[]): Track[] {
+  const byName = new Map(tracks.map((t) => [t.name, t]));
+  const ordered: Track[] = [];
+  const visited = new Set<string>();
+  const visit = (track: Track): void => {
+    if (visited.has(track.name)) return;
+    visited.add(track.name);
+    for (const dependency of track.dependsOn) {
+      const next = byName.get(dependency);
+      if (next) visit(next);
+    }
+    ordered.push(track);
+  };
+  for (const track of tracks) visit(track);
+  return ordered;
+}

@@ -1,0 +1,26 @@
+/** `driftless status`: each track's recorded state; reads the store only. */
+import type { CommandHandler } from './command-handler.ts';
+import { EXIT_OK } from './exit-codes.ts';
+import { findTrack } from './select-tracks.ts';
+import { formatStatusDetail, formatStatusSummary, statusJson } from './status-view.ts';
+import { readTrackState } from '../sync/track-state.ts';
+
+export const statusCommand: CommandHandler = async (ctx, line, output) => {
+  const tracks =
+    line.track !== undefined ? [findTrack(ctx.config, line.track, line.config)] : ctx.config.tracks;
+  const entries = await Promise.all(
+    tracks.map(async (track) => ({
+      track: track.name,
+      state: await readTrackState(ctx.state, track.name),
+    })),
+  );
+  if (line.output === 'json') {
+    const documents = entries.map(({ track, state }) => statusJson(track, state));
+    output.json(line.track !== undefined ? documents[0] : documents);
+  } else if (line.track !== undefined && entries[0]) {
+    output.print(formatStatusDetail(entries[0].track, entries[0].state, output.colours));
+  } else {
+    output.print(formatStatusSummary(entries, output.colours));
+  }
+  return EXIT_OK;
+};

@@ -1,0 +1,98 @@
+/** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
+import type { TrackState } from '../sync/track-state.ts';
+import type { Palette } from './colours.ts';
+import { formatTable } from './table.ts';
+
+/** DESIGN.md `status -o json`, `track` first; internal bookkeeping (desiredResolvedAt) stays out. */
+export function statusJson(track: string, state: TrackState) {
+  return {
+    track,
+    desiredRevision: state.desiredRevision,
+    appliedRevision: state.appliedRevision,
+    pinned: state.pinned,
+    conditions: state.conditions,
+    objectsDiscovered: state.objectsDiscovered,
+    objectsApplied: state.objectsApplied,
+    objectsIgnored: state.objectsIgnored,
+    objectsInSync: state.objectsInSync,
+    ignoredObjects: state.ignoredObjects,
+    inventory: state.inventory,
+  };
+}
+
+/** A commit sha shortened for people; `-` when there is none. */
+export function shortRevision(revision: string | null | undefined): string {
+  return revision ? revision.slice(0, 12) : '-';
+}
+
+function colourStatus(status: string, colours: Palette): string {
+  if (status === 'True') return colours.green(status);
+  if (status === 'False') return colours.red(status);
+  return colours.yellow(status);
+}
+
+/** One line per track: readiness, revisions, pin and counts. */
+export function formatStatusSummary(
+  entries: readonly { track: string; state: TrackState }[],
+  colours: Palette,
+): string {
+  const rows = entries.map(({ track, state }) => {
+    const ready = state.conditions.find((c) => c.type === 'Ready');
+    return [
+      track,
+      colourStatus(ready?.status ?? 'Unknown', colours),
+      shortRevision(state.appliedRevision),
+      shortRevision(state.desiredRevision),
+      state.pinned ? colours.yellow(shortRevision(state.pinned)) : '-',
+      `${state.objectsInSync}/${state.objectsDiscovered}`,
+      ready?.message ?? 'never synced',
+    ];
+  });
+  return formatTable(
+    ['TRACK', 'READY', 'APPLIED', 'DESIRED', 'PINNED', 'IN SYNC', 'MESSAGE'],
+    rows,
+  );
+}
+
+/** Everything about one track: revisions, counts, conditions, ignored objects and inventory. */
+export function formatStatusDetail(track: string, state: TrackState, colours: Palette): string {
+  const lines = [
+    `${colours.bold('Track:')}     ${track}`,
+    `${colours.bold('Applied:')}   ${state.appliedRevision ?? '-'}`,
+    `${colours.bold('Desired:')}   ${state.desiredRevision ?? '-'}`,
+    `${colours.bold('Pinned:')}    ${state.pinned ? colours.yellow(state.pinned) : '-'}`,
+    `${colours.bold('Objects:')}   ${state.objectsDiscovered} discovered, ${state.objectsApplied} applied, ` +
+      `${state.objectsIgnored} ignored, ${state.objectsInSync} in sync`,
+  ];
+  if (state.conditions.length > 0) {
+    lines.push(
+      '',
+      formatTable(
+        ['CONDITION', 'STATUS', 'REASON', 'SINCE', 'MESSAGE'],
+        state.conditions.map((c) => [
+          c.type,
+          colourStatus(c.status, colours),
+          c.reason,
+          c.lastTransitionTime,
+          c.message,
+        ]),
+      ),
+    );
+  } else {
+    lines.push('', 'never synced');
+  }
+  const ignored = Object.entries(state.ignoredObjects);
+  if (ignored.length > 0) {
+    lines.push('', formatTable(['IGNORED', 'REASON'], ignored));
+  }
+  if (state.inventory.length > 0) {
+    lines.push(
+      '',
+      formatTable(
+        ['INVENTORY', 'API VERSION'],
+        state.inventory.map((e) => [e.subject, e.apiVersion]),
+      ),
+    );
+  }
+  return lines.join('\n');
+}

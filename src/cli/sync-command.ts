@@ -1,0 +1,126 @@
+/** `driftless sync`: every track in dependency order, or one, with trigger `manual`. */
+import type { ChangeSetEntry } from '../apply/changeset.ts';
+import type { Track } from '../config/types.ts';
+import { UsageError } from '../errors.ts';
+import { syncTrack, type SyncResult } from '../sync/sync-track.ts';
+import { emptyTrackState, readTrackState } from '../sync/track-state.ts';
+import { formatChangeset } from './changeset-summary.ts';
+import type { CommandHandler } from './command-handler.ts';
+import type { CliContext } from './context.ts';
+import { EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
+import type { Output } from './output.ts';
+import { findTrack, inDependencyOrder } from './select-tracks.ts';
+import { shortRevision, statusJson } from './status-view.ts';
+
+/** DESIGN.md `sync -o json` for one track; `error` added when the sync failed. */
+export function syncJson(result: SyncResult) {
+  return {
+    track: result.track,
+    revision: result.revision,
+    result: result.result,
+    changeset: result.changeset satisfies ChangeSetEntry[],
+    status: statusJson(result.track, result.state),
+    ...(result.error === undefined ? {} : { error: result.error }),
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function syncOne(
+  ctx: CliContext,
+  track: Track,
+  revision: string | undefined,
+  output: Output,
+): Promise<SyncResult> {
+  const progress = output.progress(`${track.name}: applying`);
+  try {
+    const [cluster, source] = await Promise.all([ctx.cluster(track), ctx.source()]);
+    return await syncTrack(
+      track,
+      { ...(revision === undefined ? {} : { revision }), trigger: 'manual' },
+      {
+        cluster,
+        source,
+        artifacts: ctx.artifacts,
+        state: ctx.state,
+        onProgress: (done, total) => progress.update(done, total),
+      },
+    );
+  } catch (error) {
+    // The sync could not run or record its result (cluster or store unreachable):
+    // report the track as failed and go on, so one bad cluster does not hide the rest.
+    const state = await readTrackState(ctx.state, track.name).catch(() => emptyTrackState());
+    return {
+      track: track.name,
+      revision: null,
+      result: 'failed',
+      changeset: [],
+      state,
+      error: messageOf(error),
+    };
+  } finally {
+    progress.end();
+  }
+}
+
+/** The text report of one track's sync. */
+export function formatSyncResult(result: SyncResult, output: Output): string {
+  const { colours } = output;
+  const at = shortRevision(result.revision);
+  const lines: string[] = [];
+  switch (result.result) {
+    case 'applied':
+      lines.push(`${colours.bold(result.track)}: ${colours.green('applied')} ${at}`);
+      break;
+    case 'unchanged':
+      lines.push(`${colours.bold(result.track)}: unchanged at ${at}`);
+      break;
+    case 'pinned':
+      lines.push(
+        `${colours.bold(result.track)}: ${colours.yellow('pinned')} at ${shortRevision(result.state.pinned)}; ` +
+          `run "driftless unpin --track ${result.track}" to follow Git again`,
+      );
+      break;
+    case 'failed':
+      lines.push(
+        `${colours.bold(result.track)}: ${colours.red('failed')}${result.revision ? ` at ${at}` : ''}` +
+          (result.changeset.length === 0 && result.error ? `: ${result.error}` : ''),
+      );
+      break;
+  }
+  if (result.changeset.length > 0) lines.push(formatChangeset(result.changeset, colours));
+  return lines.join('\n');
+}
+
+export const syncCommand: CommandHandler = async (ctx, line, output) => {
+  let tracks: Track[];
+  if (line.track !== undefined) {
+    const track = findTrack(ctx.config, line.track, line.config);
+    if (track.suspend) {
+      throw new UsageError(
+        `track "${track.name}" is suspended (suspend: true in ${line.config}); nothing was synced`,
+      );
+    }
+    tracks = [track];
+  } else {
+    tracks = inDependencyOrder(ctx.config.tracks).filter((track) => {
+      if (track.suspend) output.log(`${track.name}: suspended; skipped`);
+      return !track.suspend;
+    });
+  }
+  const results: SyncResult[] = [];
+  for (const track of tracks) {
+    const result = await syncOne(ctx, track, line.revision, output);
+    results.push(result);
+    if (line.output === 'text') output.print(formatSyncResult(result, output));
+  }
+  if (line.output === 'json') {
+    const documents = results.map(syncJson);
+    output.json(line.track !== undefined ? documents[0] : documents);
+  } else if (tracks.length === 0) {
+    output.print(`${line.config} has no tracks to sync`);
+  }
+  return results.some((r) => r.result === 'failed') ? EXIT_FAILED : EXIT_OK;
+};

@@ -1,0 +1,178 @@
+/**
+ * The driftless command end to end, as a user runs it: a child process with a
+ * driftless.yaml on disk, the test Git server (basic auth from an env:
+ * secret), the real test cluster and the filesystem store.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api } from '@kubernetes/client-node';
+import {
+  pushFiles,
+  startGitServer,
+  type GitRepository,
+  type GitServer,
+} from '../harness/git-server.ts';
+import {
+  createTestNamespace,
+  sharedKubeConfig,
+  sharedKubeconfigPath,
+} from '../harness/shared-cluster.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
+const TSX = import.meta.resolve('tsx');
+
+const configMap = (name: string, value: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+describe('driftless CLI against a real cluster and Git server', () => {
+  let git: GitServer;
+  let repo: GitRepository;
+  let dir: string;
+  let ns: string;
+  let core: CoreV1Api;
+  let env: NodeJS.ProcessEnv;
+
+  const driftless = (...args: string[]): Promise<Run> =>
+    new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', TSX, CLI, ...args],
+        { cwd: dir, env },
+        (error, stdout, stderr) => {
+          resolve({
+            code: error ? (typeof error.code === 'number' ? error.code : -1) : 0,
+            stdout,
+            stderr,
+          });
+        },
+      );
+    });
+
+  before(async () => {
+    const kc = sharedKubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    ns = await createTestNamespace(kc, 'cli');
+    git = await startGitServer();
+    repo = await git.createRepository('cli');
+    dir = await mkdtemp(join(tmpdir(), 'driftless-cli-e2e-'));
+    env = {
+      ...process.env,
+      NO_COLOR: '1',
+      TEST_GIT_CREDENTIALS: `${git.username}:${git.password}`,
+    };
+    await writeFile(
+      join(dir, 'driftless.yaml'),
+      [
+        'clusters:',
+        '  - name: test',
+        `    kubeconfig: ${sharedKubeconfigPath()}`,
+        'tracks:',
+        '  - name: app',
+        `    repository: ${repo.url}`,
+        `    namespace: ${ns}`,
+        '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  after(async () => {
+    await core.deleteNamespace({ name: ns }).catch(() => undefined);
+    await git?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('syncs, then finds no differences, shows status and history', async () => {
+    // Prepare
+    const sha = await pushFiles(repo, {
+      'a.yaml': configMap('a', 'one'),
+      'b.yaml': configMap('b', 'one'),
+    });
+
+    // Act
+    const sync = await driftless('sync', '--track', 'app', '-o', 'json');
+    const diff = await driftless('diff', '--track', 'app', '-o', 'json');
+    const status = await driftless('status', '-o', 'json');
+    const history = await driftless('history', '--track', 'app', '-o', 'json');
+
+    // Assess
+    assert.equal(sync.code, 0, sync.stderr);
+    const synced = JSON.parse(sync.stdout);
+    assert.equal(synced.result, 'applied');
+    assert.equal(synced.revision, sha);
+    assert.deepEqual(synced.changeset, [
+      { subject: `ConfigMap/${ns}/a`, action: 'created' },
+      { subject: `ConfigMap/${ns}/b`, action: 'created' },
+    ]);
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.deepEqual(JSON.parse(diff.stdout), { track: 'app', revision: sha, changes: [] });
+    assert.equal(status.code, 0, status.stderr);
+    const [state] = JSON.parse(status.stdout);
+    assert.equal(state.track, 'app');
+    assert.equal(state.appliedRevision, sha);
+    assert.equal(history.code, 0, history.stderr);
+    assert.deepEqual(
+      JSON.parse(history.stdout).map((h: { revision: string; result: string; trigger: string }) => [
+        h.revision,
+        h.result,
+        h.trigger,
+      ]),
+      [[sha, 'applied', 'manual']],
+    );
+  });
+
+  it('diffs a hand edit and a file removed from Git, exiting 1, and changes nothing', async () => {
+    // Prepare
+    await core.patchNamespacedConfigMap({
+      name: 'a',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/data/value', value: 'edited' }],
+    });
+    const sha = await pushFiles(repo, { 'b.yaml': null, 'c.yaml': configMap('c', 'new') });
+
+    // Act
+    const diff = await driftless('diff', '--track', 'app', '-o', 'json');
+    const text = await driftless('diff', '--track', 'app');
+
+    // Assess
+    assert.equal(diff.code, 1, diff.stderr);
+    const document = JSON.parse(diff.stdout);
+    assert.equal(document.revision, sha);
+    assert.deepEqual(
+      document.changes.map((c: { subject: string; action: string }) => [c.subject, c.action]),
+      [
+        [`ConfigMap/${ns}/a`, 'update'],
+        [`ConfigMap/${ns}/c`, 'create'],
+        [`ConfigMap/${ns}/b`, 'prune'],
+      ],
+    );
+    assert.match(document.changes[0].diff, /^- {2}value: edited\n\+ {2}value: one$/m);
+    assert.equal(text.code, 1);
+    assert.match(text.stdout, /1 to create, 1 to update, 1 to prune/);
+    const live = await core.readNamespacedConfigMap({ name: 'a', namespace: ns });
+    assert.equal(live.data?.value, 'edited', 'diff must not change the cluster');
+    await core.readNamespacedConfigMap({ name: 'b', namespace: ns });
+  });
+
+  it('renders the current revision as YAML', async () => {
+    // Act
+    const result = await driftless('render', '--track', 'app');
+
+    // Assess
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^---\n# Source: a\.yaml:1\napiVersion: v1\nkind: ConfigMap\n/);
+    assert.match(result.stdout, /name: c\n/);
+    assert.doesNotMatch(result.stdout, /name: b\n/);
+  });
+});

@@ -1,0 +1,462 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, beforeEach, describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
+import type { CliContext } from '../../src/cli/context.ts';
+import { runCli } from '../../src/cli/main.ts';
+import { ResourceCatalog } from '../../src/cluster/discovery.ts';
+import {
+  objectKey,
+  refOf,
+  type KubeObject,
+  type ObjectRef,
+} from '../../src/cluster/kube-object.ts';
+import type {
+  ApplyOptions,
+  ApplyResult,
+  KubernetesPort,
+  ListQuery,
+} from '../../src/cluster/kubernetes-port.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { createStore } from '../../src/store/create-store.ts';
+import type { ClosableStore } from '../../src/store/create-store.ts';
+import { emptyTrackState } from '../../src/sync/track-state.ts';
+
+const SHA = 'a'.repeat(40);
+const TRACK_LABEL = 'driftless.dev/track';
+
+const CONFIG = `
+tracks:
+  - name: web
+    repository: https://git.example.com/org/web.git
+    namespace: apps
+    dependsOn: [infra]
+  - name: infra
+    repository: https://git.example.com/org/infra.git
+    namespace: apps
+`;
+
+const FILES = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  mode: fast
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+`;
+
+const WEB_FILES = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web
+data:
+  greeting: hello
+`;
+
+/** A cluster in memory: server-side apply as a shallow merge, resourceVersion bumped on change. */
+class FakeCluster implements KubernetesPort {
+  readonly objects = new Map<string, KubeObject>();
+  private version = 1;
+
+  async discover(): Promise<ResourceCatalog> {
+    return new ResourceCatalog([
+      { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
+      { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true },
+    ]);
+  }
+
+  async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
+    const key = objectKey(refOf(object));
+    const live = this.objects.get(key);
+    const merged: KubeObject = {
+      ...live,
+      ...structuredClone(object),
+      metadata: {
+        ...live?.metadata,
+        ...structuredClone(object.metadata),
+        uid: live?.metadata.uid ?? `uid-${key}`,
+        resourceVersion: live?.metadata.resourceVersion ?? '0',
+        managedFields: [{ manager: options.fieldManager, operation: 'Apply' }],
+      },
+    };
+    if (!isDeepStrictEqual(merged, live)) merged.metadata.resourceVersion = String(++this.version);
+    if (!options.dryRun) this.objects.set(key, merged);
+    return { object: structuredClone(merged), created: live === undefined };
+  }
+
+  async get(ref: ObjectRef): Promise<KubeObject | undefined> {
+    const live = this.objects.get(objectKey(ref));
+    return live && structuredClone(live);
+  }
+
+  async list(query: ListQuery): Promise<KubeObject[]> {
+    return [...this.objects.values()].filter(
+      (o) =>
+        o.apiVersion === query.apiVersion &&
+        o.kind === query.kind &&
+        (query.namespace === undefined || o.metadata.namespace === query.namespace),
+    );
+  }
+
+  async delete(ref: ObjectRef): Promise<'deleted' | 'not-found'> {
+    return this.objects.delete(objectKey(ref)) ? 'deleted' : 'not-found';
+  }
+}
+
+/** A Git source whose every track is at {@link SHA}, with the files given per track. */
+function fakeSource(files: Readonly<Record<string, string>>): GitSource {
+  return {
+    resolve: async () => ({ revision: SHA, ref: 'refs/heads/main' }),
+    readFiles: async (track) => [
+      { path: 'deploy/all.yaml', content: new TextEncoder().encode(files[track.name] ?? '') },
+    ],
+  };
+}
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+describe('driftless commands over fake ports', () => {
+  let dir: string;
+  let store: ClosableStore;
+  let cluster: FakeCluster;
+  let files: Record<string, string>;
+
+  const context = (): CliContext => ({
+    config: parseConfig(CONFIG, 'driftless.yaml'),
+    artifacts: store.artifacts,
+    state: store.state,
+    source: async () => fakeSource(files),
+    cluster: async () => cluster,
+    close: () => undefined,
+  });
+
+  const driftless = async (...args: string[]): Promise<Run> => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(args, {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      env: {},
+      openContext: async () => context(),
+    });
+    return { code, stdout, stderr };
+  };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-cli-'));
+    store = createStore({ type: 'fs', path: join(dir, 'store') });
+    cluster = new FakeCluster();
+    files = { infra: FILES, web: WEB_FILES };
+  });
+
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('sync', () => {
+    it('prints one object in DESIGN.md shape for --track -o json and exits 0', async () => {
+      // Prepare
+      await driftless('sync', '--track', 'infra');
+
+      // Act
+      const result = await driftless('sync', '--track', 'web', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      const document = JSON.parse(result.stdout);
+      assert.deepEqual(Object.keys(document), [
+        'track',
+        'revision',
+        'result',
+        'changeset',
+        'status',
+      ]);
+      assert.equal(document.track, 'web');
+      assert.equal(document.revision, SHA);
+      assert.equal(document.result, 'applied');
+      assert.deepEqual(document.changeset, [{ subject: 'ConfigMap/apps/web', action: 'created' }]);
+      assert.equal(document.status.track, 'web');
+      assert.equal(document.status.appliedRevision, SHA);
+    });
+
+    it('syncs every track in dependsOn order and prints an array', async () => {
+      // Act
+      const result = await driftless('sync', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      const documents = JSON.parse(result.stdout);
+      assert.deepEqual(
+        documents.map((d: { track: string; result: string }) => [d.track, d.result]),
+        [
+          ['infra', 'applied'],
+          ['web', 'applied'],
+        ],
+      );
+    });
+
+    it('exits 3 and reports the reason when a track fails', async () => {
+      // Prepare
+      files = { infra: 'apiVersion: v1\nkind: ConfigMap\nmetadata: [not, a, map]\n' };
+
+      // Act
+      const result = await driftless('sync', '--track', 'infra', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 3);
+      const document = JSON.parse(result.stdout);
+      assert.equal(document.result, 'failed');
+      assert.equal(typeof document.error, 'string');
+    });
+
+    it('prints a table of the changeset with counts for people', async () => {
+      // Act
+      const result = await driftless('sync', '--track', 'infra');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        result.stdout,
+        [
+          `infra: applied ${SHA.slice(0, 12)}`,
+          'SUBJECT                  ACTION   ERROR',
+          'ConfigMap/apps/settings  created',
+          'Deployment/apps/web      created',
+          '2 objects: 2 created',
+          '',
+        ].join('\n'),
+      );
+    });
+  });
+
+  describe('status', () => {
+    it('prints exactly the DESIGN.md keys, track first', async () => {
+      // Prepare
+      await driftless('sync', '--track', 'infra');
+
+      // Act
+      const result = await driftless('status', '--track', 'infra', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      const document = JSON.parse(result.stdout);
+      assert.deepEqual(Object.keys(document), [
+        'track',
+        'desiredRevision',
+        'appliedRevision',
+        'pinned',
+        'conditions',
+        'objectsDiscovered',
+        'objectsApplied',
+        'objectsIgnored',
+        'objectsInSync',
+        'ignoredObjects',
+        'inventory',
+      ]);
+      assert.deepEqual(document.inventory, [
+        { subject: 'ConfigMap/apps/settings', apiVersion: 'v1' },
+        { subject: 'Deployment/apps/web', apiVersion: 'apps/v1' },
+      ]);
+      assert.ok(
+        document.conditions.some(
+          (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
+        ),
+      );
+    });
+
+    it('prints an array with one object per track without --track', async () => {
+      // Act
+      const result = await driftless('status', '-o', 'json');
+
+      // Assess
+      const documents = JSON.parse(result.stdout);
+      assert.deepEqual(
+        documents.map((d: { track: string }) => d.track),
+        ['web', 'infra'],
+      );
+      assert.equal(documents[0].appliedRevision, null);
+    });
+  });
+
+  describe('history', () => {
+    it('prints entries newest first, passing extra fields such as error through', async () => {
+      // Prepare
+      await store.state.appendHistory('web', {
+        revision: SHA,
+        appliedAt: '2024-01-01T00:00:00.000Z',
+        result: 'applied',
+        trigger: 'webhook',
+      });
+      await store.state.appendHistory('web', {
+        revision: 'b'.repeat(40),
+        appliedAt: '2024-01-02T00:00:00.000Z',
+        result: 'failed',
+        trigger: 'manual',
+        error: 'Deployment/apps/web: boom',
+      });
+
+      // Act
+      const result = await driftless('history', '--track', 'web', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(JSON.parse(result.stdout), [
+        {
+          revision: 'b'.repeat(40),
+          appliedAt: '2024-01-02T00:00:00.000Z',
+          result: 'failed',
+          trigger: 'manual',
+          error: 'Deployment/apps/web: boom',
+        },
+        {
+          revision: SHA,
+          appliedAt: '2024-01-01T00:00:00.000Z',
+          result: 'applied',
+          trigger: 'webhook',
+        },
+      ]);
+    });
+  });
+
+  describe('render', () => {
+    it('prints the rendered manifests as multi-document YAML', async () => {
+      // Act
+      const result = await driftless('render', '--track', 'infra');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        result.stdout,
+        [
+          '---',
+          '# Source: deploy/all.yaml:1',
+          'apiVersion: v1',
+          'kind: ConfigMap',
+          'metadata:',
+          '  name: settings',
+          '  namespace: apps',
+          'data:',
+          '  mode: fast',
+          '---',
+          '# Source: deploy/all.yaml:8',
+          'apiVersion: apps/v1',
+          'kind: Deployment',
+          'metadata:',
+          '  name: web',
+          '  namespace: apps',
+          'spec:',
+          '  replicas: 2',
+          '',
+        ].join('\n'),
+      );
+      assert.match(result.stderr, new RegExp(`infra at ${SHA} \\(refs/heads/main\\)`));
+    });
+  });
+
+  describe('diff', () => {
+    it('exits 0 and reports no differences right after a sync', async () => {
+      // Prepare
+      await driftless('sync', '--track', 'infra');
+
+      // Act
+      const result = await driftless('diff', '--track', 'infra', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(JSON.parse(result.stdout), { track: 'infra', revision: SHA, changes: [] });
+    });
+
+    it('lists updates with a diff, creations and prunes, and exits 1', async () => {
+      // Prepare: the ConfigMap exists with other data, the Deployment does not,
+      // and the inventory holds an owned ConfigMap that left Git.
+      cluster.objects.set(
+        objectKey({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', name: 'settings' }),
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: {
+            name: 'settings',
+            namespace: 'apps',
+            labels: { [TRACK_LABEL]: 'infra' },
+            resourceVersion: '7',
+          },
+          data: { mode: 'slow' },
+        },
+      );
+      cluster.objects.set(
+        objectKey({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', name: 'old' }),
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'old', namespace: 'apps', labels: { [TRACK_LABEL]: 'infra' } },
+        },
+      );
+      await store.state.write(
+        'infra',
+        {
+          ...emptyTrackState(),
+          inventory: [
+            { subject: 'ConfigMap/apps/old', apiVersion: 'v1' },
+            { subject: 'ConfigMap/apps/settings', apiVersion: 'v1' },
+          ],
+        },
+        undefined,
+      );
+
+      // Act
+      const result = await driftless('diff', '--track', 'infra', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 1, result.stderr);
+      const document = JSON.parse(result.stdout);
+      assert.equal(document.revision, SHA);
+      assert.deepEqual(
+        document.changes.map((c: { subject: string; action: string }) => [c.subject, c.action]),
+        [
+          ['ConfigMap/apps/settings', 'update'],
+          ['Deployment/apps/web', 'create'],
+          ['ConfigMap/apps/old', 'prune'],
+        ],
+      );
+      assert.equal(
+        document.changes[0].diff,
+        [
+          '--- live/ConfigMap/apps/settings',
+          '+++ desired/ConfigMap/apps/settings',
+          '@@ -1,6 +1,6 @@',
+          ' apiVersion: v1',
+          ' data:',
+          '-  mode: slow',
+          '+  mode: fast',
+          ' kind: ConfigMap',
+          ' metadata:',
+          '   labels:',
+          '',
+        ].join('\n'),
+      );
+      assert.match(
+        document.changes[1].diff,
+        /^--- \/dev\/null\n\+\+\+ desired\/Deployment\/apps\/web\n/,
+      );
+      assert.match(
+        document.changes[2].diff,
+        /^--- live\/ConfigMap\/apps\/old\n\+\+\+ \/dev\/null\n/,
+      );
+      // A dry-run changes nothing.
+      assert.equal(cluster.objects.size, 2);
+    });
+  });
+});
