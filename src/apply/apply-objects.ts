@@ -50,7 +50,8 @@ interface Item {
 /** What the cluster held before we applied: by object key, its resourceVersion. */
 type Existing = Map<string, string | undefined>;
 
-function withOwnershipLabel(object: KubeObject, track: string): KubeObject {
+/** The object as sync applies it: with the track's ownership label. */
+export function withOwnershipLabel(object: KubeObject, track: string): KubeObject {
   return {
     ...object,
     metadata: { ...object.metadata, labels: { ...object.metadata.labels, [TRACK_LABEL]: track } },

@@ -5,6 +5,7 @@
  * with the live object; inventory entries that left Git are what prune would
  * delete.
  */
+import { withOwnershipLabel } from '../apply/apply-objects.ts';
 import { staleEntries, refOfEntry, type InventoryEntry } from '../apply/inventory.ts';
 import {
   FIELD_MANAGER,
@@ -70,14 +71,7 @@ function messageOf(error: unknown): string {
 
 /** As sync applies it: with the ownership label (else the dry-run would show it removed). */
 function desiredObject(object: RenderedObject, track: string): KubeObject {
-  const manifest = object.manifest as unknown as KubeObject;
-  return {
-    ...manifest,
-    metadata: {
-      ...manifest.metadata,
-      labels: { ...manifest.metadata.labels, [TRACK_LABEL]: track },
-    },
-  };
+  return withOwnershipLabel(object.manifest as unknown as KubeObject, track);
 }
 
 function change(

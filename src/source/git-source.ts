@@ -1,0 +1,90 @@
+/**
+ * The Git source: the {@link GitSource} port over isomorphic-git.
+ *
+ * - https/http repositories: refs listed with one ls-refs exchange; commits
+ *   fetched shallow into a cache under `cacheDir` (one bare repository per
+ *   normalised URL, reused between runs so the next commit is an incremental
+ *   fetch); one operation at a time per cache directory in this process.
+ * - file:// URLs and local paths: read in place, nothing cloned or written.
+ * - SSH is refused (isomorphic-git has no SSH transport).
+ *
+ * Credentials come from `readSecret` for each call and go only into
+ * isomorphic-git's `onAuth`: never into URLs, cache keys, logs or messages.
+ */
+import httpNode from 'isomorphic-git/http/node';
+import type { HttpClient } from 'isomorphic-git';
+import type { GitSource, ResolvedRevision, TrackSource } from './ports.ts';
+import type { RevisionFile } from '../render/types.ts';
+import { credentialsFor, type SecretReader } from './credentials.ts';
+import { GitRefNotFoundError, GitRepositoryError, type GitErrorContext } from './errors.ts';
+import { KeyQueue } from './key-queue.ts';
+import { LocalRepository } from './local-repository.ts';
+import { RemoteRepository } from './remote-repository.ts';
+import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
+import { classifyReference } from './select-ref.ts';
+import { withThinPack } from './thin-pack.ts';
+
+const FULL_SHA = /^[0-9a-f]{40}$/i;
+
+export interface GitSourceOptions {
+  /** Directory holding one cache repository per remote repository; created when missing. */
+  readonly cacheDir: string;
+  /** Reads the secret of a track's `auth`. */
+  readonly readSecret: SecretReader;
+  /** isomorphic-git HTTP client; default `isomorphic-git/http/node`. */
+  readonly http?: HttpClient;
+  /** Base of relative local repository paths; default the process' working directory. */
+  readonly cwd?: string;
+}
+
+/** Creates the Git source; see the module comment for what it does with each kind of repository. */
+export function createGitSource(options: GitSourceOptions): GitSource {
+  const http = withThinPack(options.http ?? httpNode);
+  const queue = new KeyQueue();
+  const cwd = options.cwd ?? process.cwd();
+
+  const locate = (
+    track: TrackSource,
+  ): { location: RepositoryLocation; context: GitErrorContext } => {
+    const located = locateRepository(track.repository, cwd);
+    if ('error' in located) {
+      throw new GitRepositoryError(located.error, {
+        track: track.name,
+        repository: displayUrl(track.repository),
+      });
+    }
+    return { location: located, context: { track: track.name, repository: located.display } };
+  };
+
+  const open = async (track: TrackSource): Promise<LocalRepository | RemoteRepository> => {
+    const { location, context } = locate(track);
+    if (location.kind === 'local') return LocalRepository.open(location, context);
+    const credentials = await credentialsFor(track.auth, options.readSecret, context);
+    return new RemoteRepository({
+      location,
+      cacheDir: options.cacheDir,
+      http,
+      queue,
+      credentials,
+      context,
+      track: track.name,
+    });
+  };
+
+  return {
+    async resolve(track: TrackSource): Promise<ResolvedRevision> {
+      const request = classifyReference(track);
+      return (await open(track)).resolve(request);
+    },
+    async readFiles(track: TrackSource, revision: string): Promise<RevisionFile[]> {
+      if (!FULL_SHA.test(revision)) {
+        const { location, context } = locate(track);
+        throw new GitRefNotFoundError(
+          `revision "${revision}" of ${location.display} is not a full commit sha (resolve it first)`,
+          context,
+        );
+      }
+      return (await open(track)).readFiles(revision, track.subPath);
+    },
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * A repository on this machine (a local path or a file:// URL), read in
+ * place through isomorphic-git's fs API: no clone, no cache, nothing
+ * written. Only committed content counts; the work tree is never read.
+ */
+import fs from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import git from 'isomorphic-git';
+import { DriftlessError } from '../errors.ts';
+import type { RevisionFile } from '../render/types.ts';
+import type { ResolvedRevision } from './ports.ts';
+import {
+  GitFetchError,
+  GitRefNotFoundError,
+  GitRepositoryError,
+  type GitErrorContext,
+} from './errors.ts';
+import { objectReader, peelObject, type GitDir } from './git-objects.ts';
+import { readTreeFiles } from './read-tree-files.ts';
+import type { LocalLocation } from './repository-location.ts';
+import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
+
+/** A local repository, opened per call. */
+export class LocalRepository {
+  private constructor(
+    private readonly dir: GitDir,
+    private readonly location: LocalLocation,
+    private readonly context: GitErrorContext,
+  ) {}
+
+  /** Finds the repository at `location`: a work tree with a `.git` directory, or a bare repository. */
+  static async open(location: LocalLocation, context: GitErrorContext): Promise<LocalRepository> {
+    const gitdir = await findGitdir(location.path, location.display, context);
+    return new LocalRepository({ gitdir, cache: {} }, location, context);
+  }
+
+  async resolve(request: RefRequest): Promise<ResolvedRevision> {
+    if (request.kind === 'commit') {
+      await this.commit(request.sha);
+      return { revision: request.sha, ref: request.sha };
+    }
+    // Names only: resolving every ref of a repository with many tags would be wasted work.
+    const refs = await this.listRefNames();
+    const entry = selectRefOrThrow(refs, request, this.location.display, this.context);
+    const oid = await this.guard(() =>
+      git.resolveRef({ fs, gitdir: this.dir.gitdir, ref: entry.ref }),
+    );
+    const commit = await this.commit(oid, entry.ref);
+    return { revision: commit.oid, ref: entry.target ?? entry.ref };
+  }
+
+  async readFiles(revision: string, subPath: string | undefined): Promise<RevisionFile[]> {
+    const sha = revision.toLowerCase();
+    const commit = await this.commit(sha);
+    if (commit.oid !== sha) {
+      throw new GitRefNotFoundError(
+        `${sha} in ${this.location.display} is a tag, not a commit`,
+        this.context,
+      );
+    }
+    return this.guard(() =>
+      readTreeFiles(objectReader(this.dir), commit.tree, subPath, sha, this.context),
+    );
+  }
+
+  /** The commit `oid` names (annotated tags peeled), or a {@link GitRefNotFoundError}. */
+  private async commit(oid: string, name = oid): Promise<{ oid: string; tree: string }> {
+    const found = await this.guard(() => peelObject(this.dir, oid));
+    if (found.kind === 'commit') return found;
+    throw new GitRefNotFoundError(
+      found.kind === 'missing'
+        ? `commit ${oid} not found in ${this.location.display}`
+        : `${name} in ${this.location.display} is a ${found.type}, not a commit`,
+      this.context,
+    );
+  }
+
+  /** Every ref's full name (loose and packed), plus HEAD with its target; oids are left empty. */
+  private async listRefNames(): Promise<RefEntry[]> {
+    const gitdir = this.dir.gitdir;
+    const names = await this.guard(() => git.listRefs({ fs, gitdir, filepath: 'refs' }));
+    const entries: RefEntry[] = names
+      // packed-refs lists peeled tags as `<tag>^{}`; they are not refs.
+      .filter((name) => !name.endsWith('^{}'))
+      .map((name) => ({ ref: `refs/${name}`, oid: '' }));
+    const head = await git.resolveRef({ fs, gitdir, ref: 'HEAD', depth: 1 }).catch(() => undefined);
+    if (head !== undefined) {
+      const target = head.startsWith('ref: ') ? head.slice('ref: '.length) : undefined;
+      entries.push({ ref: 'HEAD', oid: '', ...(target ? { target } : {}) });
+    }
+    return entries;
+  }
+
+  /** Runs a read, turning unexpected failures (a corrupt repository) into a {@link GitFetchError}. */
+  private async guard<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      if (error instanceof DriftlessError) throw error;
+      throw new GitFetchError(
+        `reading ${this.location.display} failed: ${error instanceof Error ? error.message : String(error)}`,
+        { ...this.context, cause: error },
+      );
+    }
+  }
+}
+
+/** The git directory of the repository at `path`, or a {@link GitRepositoryError}. */
+async function findGitdir(
+  path: string,
+  display: string,
+  context: GitErrorContext,
+): Promise<string> {
+  const dotGit = join(path, '.git');
+  const dotGitStat = await stat(dotGit).catch(() => undefined);
+  if (dotGitStat?.isDirectory()) return dotGit;
+  if (dotGitStat?.isFile()) {
+    // A linked work tree or a submodule: `.git` is a `gitdir: ...` pointer to a
+    // directory whose objects live elsewhere (commondir), which isomorphic-git cannot read.
+    const pointer = (await readFile(dotGit, 'utf8').catch(() => '')).trim();
+    throw new GitRepositoryError(
+      `${display} is a linked work tree or submodule (${pointer || '.git is a file'}); point the track at the main repository`,
+      context,
+    );
+  }
+  const isBare = await Promise.all(
+    ['HEAD', 'objects', 'refs'].map((name) =>
+      stat(join(path, name)).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  if (isBare.every(Boolean)) return path;
+  const exists = await stat(path).then(
+    () => true,
+    () => false,
+  );
+  throw new GitRepositoryError(
+    exists
+      ? `${display} is not a Git repository (no .git directory, and not a bare repository)`
+      : `${display} does not exist`,
+    context,
+  );
+}

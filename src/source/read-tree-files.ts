@@ -1,0 +1,239 @@
+/**
+ * Reads the manifest files of a commit's tree under a subPath, from Git
+ * objects only: no working tree is checked out, so nothing on disk (and no
+ * symlink on disk) is ever followed.
+ *
+ * Symlinks (mode 120000) are resolved inside the tree, the way a checkout
+ * would resolve them, and must stay inside the repository:
+ * - in the subPath itself, a symlink to a directory inside the repository is
+ *   followed (`deploy/current -> prod`);
+ * - under the subPath, a symlink to a file inside the repository is read as
+ *   that file, under the link's own path and judged by the link's name (what
+ *   `kubectl apply -f dir` and Argo CD do); a symlink to a directory is
+ *   skipped, which keeps the walk free of cycles and files from being read twice;
+ * - a symlink anywhere under the subPath that points outside the repository
+ *   (absolute, or `..` past the root) refuses the whole revision, as does a
+ *   symlink loop or a manifest-named link to nothing: skipping them would make
+ *   objects look deleted from Git, and prune would remove them.
+ * Submodules (mode 160000) are not fetched and are skipped.
+ */
+import { posix } from 'node:path';
+import type { RevisionFile } from '../render/types.ts';
+import { SubPathError, type GitErrorContext } from './errors.ts';
+
+/** Case-insensitive like the render module: skipping `app.YAML` would look like deleted objects. */
+const MANIFEST_EXTENSION = /\.(ya?ml|json)$/i;
+
+/** Symlinks followed while resolving one path; Linux's limit (ELOOP). */
+const MAX_SYMLINK_HOPS = 40;
+
+/** One entry of a Git tree, as isomorphic-git's readTree returns it. */
+export interface TreeEntry {
+  readonly mode: string;
+  /** The entry's name in its tree (one path segment). */
+  readonly path: string;
+  readonly oid: string;
+  readonly type: 'blob' | 'tree' | 'commit';
+}
+
+/** Read access to the objects of one repository. */
+export interface ObjectReader {
+  readTree(oid: string): Promise<readonly TreeEntry[]>;
+  readBlob(oid: string): Promise<Uint8Array>;
+}
+
+const SYMLINK_MODE = '120000';
+
+/** Where a path leads inside a tree, after following symlinks. */
+type Resolution =
+  | { readonly kind: 'tree' | 'blob'; readonly oid: string; readonly realPath: string[] }
+  | { readonly kind: 'missing' | 'submodule' }
+  | { readonly kind: 'escape'; readonly link: string; readonly target: string }
+  | { readonly kind: 'loop'; readonly link: string };
+
+/**
+ * Splits a subPath into segments, or throws a {@link SubPathError} for one
+ * that could leave the repository: absolute, a drive letter, backslashes, `..`.
+ */
+export function subPathSegments(subPath: string | undefined, context: GitErrorContext): string[] {
+  if (subPath === undefined) return [];
+  if (subPath.startsWith('/') || subPath.includes('\\') || /^[A-Za-z]:/.test(subPath)) {
+    throw new SubPathError(
+      `subPath "${subPath}" must be a relative path inside the repository, with "/" separators`,
+      context,
+    );
+  }
+  const segments = subPath.split('/').filter((segment) => segment !== '' && segment !== '.');
+  if (segments.includes('..')) {
+    throw new SubPathError(
+      `subPath "${subPath}" must not contain ".." (it would leave the repository)`,
+      context,
+    );
+  }
+  return segments;
+}
+
+/**
+ * The manifest files (`.yaml`, `.yml`, `.json`, any case) under `subPath` in
+ * the tree `rootTree` of `revision`, recursively, with repository-relative
+ * paths (through the subPath as written, even when it passes a symlink).
+ */
+export async function readTreeFiles(
+  objects: ObjectReader,
+  rootTree: string,
+  subPath: string | undefined,
+  revision: string,
+  context: GitErrorContext,
+): Promise<RevisionFile[]> {
+  const segments = subPathSegments(subPath, context);
+  const shown = segments.join('/');
+  const base = await resolvePath(objects, rootTree, segments, { left: MAX_SYMLINK_HOPS });
+  switch (base.kind) {
+    case 'tree':
+      break;
+    case 'missing':
+      throw new SubPathError(`subPath "${shown}" does not exist at revision ${revision}`, context);
+    case 'blob':
+      throw new SubPathError(
+        `subPath "${shown}" is a file at revision ${revision}, not a directory`,
+        context,
+      );
+    case 'submodule':
+      throw new SubPathError(
+        `subPath "${shown}" is a submodule at revision ${revision}; submodules are not fetched`,
+        context,
+      );
+    case 'escape':
+      throw new SubPathError(
+        `subPath "${shown}" leaves the repository at revision ${revision}: symlink "${base.link}" points to "${base.target}"`,
+        context,
+      );
+    case 'loop':
+      throw new SubPathError(
+        `subPath "${shown}" cannot be resolved at revision ${revision}: symlink "${base.link}" is part of a loop`,
+        context,
+      );
+  }
+
+  const files: RevisionFile[] = [];
+  const walk = async (tree: string, logical: string[], real: string[]): Promise<void> => {
+    for (const entry of await objects.readTree(tree)) {
+      const path = [...logical, entry.path].join('/');
+      if (entry.type === 'tree') {
+        await walk(entry.oid, [...logical, entry.path], [...real, entry.path]);
+      } else if (entry.mode === SYMLINK_MODE) {
+        const file = await readSymlink(
+          objects,
+          rootTree,
+          [...real, entry.path],
+          path,
+          revision,
+          context,
+        );
+        if (file) files.push(file);
+      } else if (entry.type === 'blob' && MANIFEST_EXTENSION.test(entry.path)) {
+        files.push({ path, content: await objects.readBlob(entry.oid) });
+      }
+      // Submodules (type commit) are skipped: their content is another repository's.
+    }
+  };
+  await walk(base.oid, segments, base.realPath);
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The file a symlink under the subPath stands for, undefined when it is skipped; throws when it escapes. */
+async function readSymlink(
+  objects: ObjectReader,
+  rootTree: string,
+  realPath: string[],
+  path: string,
+  revision: string,
+  context: GitErrorContext,
+): Promise<RevisionFile | undefined> {
+  const resolved = await resolvePath(objects, rootTree, realPath, { left: MAX_SYMLINK_HOPS });
+  const isManifest = MANIFEST_EXTENSION.test(path);
+  switch (resolved.kind) {
+    case 'blob':
+      return isManifest ? { path, content: await objects.readBlob(resolved.oid) } : undefined;
+    case 'tree':
+    case 'submodule':
+      return undefined;
+    case 'missing':
+      if (!isManifest) return undefined;
+      throw new SubPathError(
+        `symlink "${path}" points to a file that does not exist at revision ${revision}`,
+        context,
+      );
+    case 'escape':
+      throw new SubPathError(
+        `symlink "${resolved.link}" points outside the repository ("${resolved.target}") at revision ${revision}; the revision is refused`,
+        context,
+      );
+    case 'loop':
+      throw new SubPathError(
+        `symlink "${resolved.link}" is part of a loop at revision ${revision}`,
+        context,
+      );
+  }
+}
+
+/**
+ * Follows `segments` from the root tree, resolving symlinks on the way (a
+ * relative target from the link's directory, as the filesystem would).
+ * `hops` is shared along one resolution to stop loops.
+ */
+async function resolvePath(
+  objects: ObjectReader,
+  rootTree: string,
+  segments: readonly string[],
+  hops: { left: number },
+): Promise<Resolution> {
+  let tree = rootTree;
+  const realDir: string[] = [];
+  for (const [index, name] of segments.entries()) {
+    const entry = (await objects.readTree(tree)).find((candidate) => candidate.path === name);
+    if (!entry) return { kind: 'missing' };
+    if (entry.mode === SYMLINK_MODE) {
+      const link = [...realDir, name].join('/');
+      if (hops.left <= 0) return { kind: 'loop', link };
+      hops.left -= 1;
+      const target = new TextDecoder().decode(await objects.readBlob(entry.oid));
+      const targetSegments = insideRoot(realDir, target);
+      if (targetSegments === undefined) return { kind: 'escape', link, target };
+      return resolvePath(
+        objects,
+        rootTree,
+        [...targetSegments, ...segments.slice(index + 1)],
+        hops,
+      );
+    }
+    const last = index === segments.length - 1;
+    if (entry.type === 'tree') {
+      tree = entry.oid;
+      realDir.push(name);
+    } else if (entry.type === 'commit') {
+      return { kind: 'submodule' };
+    } else if (last) {
+      return { kind: 'blob', oid: entry.oid, realPath: [...realDir, name] };
+    } else {
+      return { kind: 'missing' }; // a file where a directory was expected
+    }
+  }
+  return { kind: 'tree', oid: tree, realPath: realDir };
+}
+
+/** The segments `target` leads to from directory `dir`, or undefined when it leaves the repository. */
+function insideRoot(dir: readonly string[], target: string): string[] | undefined {
+  if (target === '' || posix.isAbsolute(target)) return undefined;
+  const result = [...dir];
+  for (const segment of target.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (result.length === 0) return undefined;
+      result.pop();
+    } else {
+      result.push(segment);
+    }
+  }
+  return result;
+}

@@ -1,0 +1,540 @@
+/**
+ * The Git source against a real Git server (git http-backend behind basic
+ * auth) and against repositories the git CLI made on disk.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import httpNode from 'isomorphic-git/http/node';
+import type { HttpClient } from 'isomorphic-git';
+import type { SecretRef } from '../../src/config/secret-ref.ts';
+import {
+  GitAuthError,
+  GitRefAmbiguousError,
+  GitRefNotFoundError,
+  GitRepositoryError,
+  SubPathError,
+} from '../../src/source/errors.ts';
+import { createGitSource } from '../../src/source/git-source.ts';
+import type { GitSource, TrackSource } from '../../src/source/ports.ts';
+import type { RevisionFile } from '../../src/render/types.ts';
+import {
+  pushFiles,
+  runGit,
+  startGitServer,
+  type GitRepository,
+  type GitServer,
+} from '../harness/git-server.ts';
+
+const CREDENTIALS_REF: SecretRef = { scheme: 'env', name: 'GIT_CREDENTIALS' };
+
+let server: GitServer;
+let workDir: string;
+let repositoryCount = 0;
+let scratchCount = 0;
+
+function scratchDir(name: string): string {
+  scratchCount += 1;
+  return join(workDir, `${scratchCount}-${name}`);
+}
+
+async function newRepository(): Promise<GitRepository> {
+  repositoryCount += 1;
+  return server.createRepository(`org/manifests-${repositoryCount}`);
+}
+
+/** A source whose secret reader serves `value` for the credentials reference, and records reads. */
+function sourceFor(
+  value: string | undefined,
+  options: { cacheDir?: string; http?: HttpClient } = {},
+): { source: GitSource; cacheDir: string; reads: SecretRef[] } {
+  const cacheDir = options.cacheDir ?? scratchDir('cache');
+  const reads: SecretRef[] = [];
+  const source = createGitSource({
+    cacheDir,
+    readSecret: async (ref) => {
+      reads.push(ref);
+      if (value === undefined) throw new Error('no such secret');
+      return value;
+    },
+    ...(options.http ? { http: options.http } : {}),
+  });
+  return { source, cacheDir, reads };
+}
+
+function basicSecret(repository: GitRepository): string {
+  return `${repository.username}:${repository.password}`;
+}
+
+function trackOf(
+  repository: GitRepository | string,
+  fields: Partial<TrackSource> = {},
+): TrackSource {
+  return {
+    name: 'webapp',
+    repository: typeof repository === 'string' ? repository : repository.url,
+    reference: 'main',
+    auth: { type: 'basic', secret: CREDENTIALS_REF },
+    ...fields,
+  };
+}
+
+function contents(files: readonly RevisionFile[]): Record<string, string> {
+  return Object.fromEntries(
+    files.map((file) => [file.path, new TextDecoder().decode(file.content)]),
+  );
+}
+
+/** An HTTP client that counts the response bytes of upload-pack POSTs (pack transfers). */
+function countingHttp(): { http: HttpClient; packBytes: () => number } {
+  let bytes = 0;
+  return {
+    packBytes: () => bytes,
+    http: {
+      async request(request) {
+        const response = await httpNode.request(request);
+        if (request.method !== 'POST' || !response.body) return response;
+        const body = response.body;
+        async function* counted(): AsyncIterableIterator<Uint8Array> {
+          for await (const chunk of body) {
+            bytes += chunk.length;
+            yield chunk;
+          }
+        }
+        return { ...response, body: counted() };
+      },
+    },
+  };
+}
+
+/** Commits symlinks (path -> target) on main and pushes them, with the git CLI. */
+async function pushSymlinks(
+  repository: GitRepository,
+  links: Readonly<Record<string, string>>,
+): Promise<string> {
+  const work = scratchDir('symlinks');
+  const credentials = repository;
+  await runGit(['clone', '--quiet', repository.url, work], { credentials });
+  for (const [path, target] of Object.entries(links)) {
+    await mkdir(dirname(join(work, path)), { recursive: true });
+    await symlink(target, join(work, path));
+  }
+  await runGit(['add', '--all'], { cwd: work });
+  await runGit(['commit', '--quiet', '--message', 'Add symlinks'], { cwd: work });
+  await runGit(['push', '--quiet', 'origin', 'HEAD:refs/heads/main'], { cwd: work, credentials });
+  return (await runGit(['rev-parse', 'HEAD'], { cwd: work })).trim();
+}
+
+/** Replaces main with a new root commit holding only `files` (a force-push of unrelated history). */
+async function forcePushUnrelated(
+  repository: GitRepository,
+  files: Readonly<Record<string, string>>,
+): Promise<string> {
+  const work = scratchDir('force');
+  await runGit(['init', '--quiet', '--initial-branch=main', work]);
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(work, path)), { recursive: true });
+    await writeFile(join(work, path), content);
+  }
+  await runGit(['add', '--all'], { cwd: work });
+  await runGit(['commit', '--quiet', '--message', 'Start over'], { cwd: work });
+  await runGit(['push', '--quiet', '--force', repository.url, 'HEAD:refs/heads/main'], {
+    cwd: work,
+    credentials: repository,
+  });
+  return (await runGit(['rev-parse', 'HEAD'], { cwd: work })).trim();
+}
+
+/** A work tree made with the git CLI: two commits on main, the first tagged v1.0.0. */
+async function localRepository(): Promise<{ dir: string; first: string; second: string }> {
+  const dir = scratchDir('local');
+  await runGit(['init', '--quiet', '--initial-branch=main', dir]);
+  const commit = async (files: Record<string, string>, message: string): Promise<string> => {
+    for (const [path, content] of Object.entries(files)) {
+      await mkdir(dirname(join(dir, path)), { recursive: true });
+      await writeFile(join(dir, path), content);
+    }
+    await runGit(['add', '--all'], { cwd: dir });
+    await runGit(['commit', '--quiet', '--message', message], { cwd: dir });
+    return (await runGit(['rev-parse', 'HEAD'], { cwd: dir })).trim();
+  };
+  const first = await commit({ 'deploy/web.yaml': 'version: 1\n', 'README.md': '#\n' }, 'One');
+  await runGit(['tag', '--annotate', '--message', 'v1.0.0', 'v1.0.0'], { cwd: dir });
+  const second = await commit({ 'deploy/web.yaml': 'version: 2\n' }, 'Two');
+  // Packed refs and packed objects, as a repository that has seen `git gc` has them.
+  await runGit(['gc', '--quiet'], { cwd: dir });
+  return { dir, first, second };
+}
+
+before(async () => {
+  server = await startGitServer();
+  workDir = await mkdtemp(join(tmpdir(), 'driftless-source-'));
+});
+
+after(async () => {
+  await server?.stop();
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+describe('the Git source over HTTP', () => {
+  it('resolves a branch and reads its manifests with basic auth', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const sha = await pushFiles(repository, {
+      'deploy/web.yaml': 'kind: ConfigMap\n',
+      'deploy/data.json': '{}',
+      'deploy/notes.txt': 'not a manifest',
+      'other/x.yaml': 'x: 1\n',
+    });
+    const { source, reads } = sourceFor(basicSecret(repository));
+    const track = trackOf(repository, { subPath: 'deploy' });
+
+    // Act
+    const resolved = await source.resolve(track);
+    const files = await source.readFiles(track, resolved.revision);
+
+    // Assess
+    assert.deepEqual(resolved, { revision: sha, ref: 'refs/heads/main' });
+    assert.deepEqual(contents(files), {
+      'deploy/data.json': '{}',
+      'deploy/web.yaml': 'kind: ConfigMap\n',
+    });
+    assert.deepEqual(reads[0], CREDENTIALS_REF);
+  });
+
+  it('authenticates a token as x-access-token', async () => {
+    // Prepare
+    const token = randomBytes(12).toString('hex');
+    const tokenServer = await startGitServer({ username: 'x-access-token', password: token });
+    try {
+      const repository = await tokenServer.createRepository('org/token');
+      const sha = await pushFiles(repository, { 'a.yaml': 'a: 1\n' });
+      const { source } = sourceFor(`${token}\n`);
+
+      // Act
+      const resolved = await source.resolve(
+        trackOf(repository, { auth: { type: 'token', secret: CREDENTIALS_REF } }),
+      );
+
+      // Assess
+      assert.equal(resolved.revision, sha);
+    } finally {
+      await tokenServer.stop();
+    }
+  });
+
+  it('fails with GitAuthError naming the URL, without credentials or with a wrong password', async () => {
+    // Prepare
+    const repository = await newRepository();
+    await pushFiles(repository, { 'a.yaml': 'a: 1\n' });
+    const wrongPassword = `wrong-${randomBytes(8).toString('hex')}`;
+    const anonymous = sourceFor(undefined).source;
+    const wrong = sourceFor(`${repository.username}:${wrongPassword}`).source;
+
+    // Act
+    const withoutAuth = anonymous.resolve(trackOf(repository, { auth: undefined }));
+    const withWrongAuth = wrong.readFiles(trackOf(repository), 'a'.repeat(40));
+
+    // Assess
+    await assert.rejects(withoutAuth, (error: unknown) => {
+      assert.ok(error instanceof GitAuthError, String(error));
+      assert.equal(error.code, 'GIT_AUTH_FAILED');
+      assert.equal(
+        error.message,
+        `track "webapp": authentication required by ${repository.url}, and the track has no auth (add auth: {type: token, secret: ...})`,
+      );
+      return true;
+    });
+    await assert.rejects(withWrongAuth, (error: unknown) => {
+      assert.ok(error instanceof GitAuthError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": authentication failed for ${repository.url} (check the track's auth secret)`,
+      );
+      assert.ok(!`${error.stack} ${JSON.stringify(error)}`.includes(wrongPassword));
+      return true;
+    });
+  });
+
+  it('follows a branch force-pushed to an unrelated commit', async () => {
+    // Prepare
+    const repository = await newRepository();
+    await pushFiles(repository, { 'deploy/web.yaml': 'version: 1\n' });
+    const { source } = sourceFor(basicSecret(repository));
+    const track = trackOf(repository, { subPath: 'deploy' });
+    await source.readFiles(track, (await source.resolve(track)).revision);
+    const moved = await forcePushUnrelated(repository, { 'deploy/api.yaml': 'version: 9\n' });
+
+    // Act
+    const resolved = await source.resolve(track);
+    const files = await source.readFiles(track, resolved.revision);
+
+    // Assess
+    assert.equal(resolved.revision, moved);
+    assert.deepEqual(contents(files), { 'deploy/api.yaml': 'version: 9\n' });
+  });
+
+  it('resolves tags (annotated tags peeled) and picks the newest tag of a semver range', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const v120 = await pushFiles(repository, { 'v.yaml': 'v: 1.2.0\n' }, { tag: 'v1.2.0' });
+    const v140 = await pushFiles(repository, { 'v.yaml': 'v: 1.4.0\n' }, { tag: 'v1.4.0' });
+    await pushFiles(repository, { 'v.yaml': 'v: 2.0.0\n' }, { tag: 'v2.0.0' });
+    await pushFiles(repository, { 'v.yaml': 'v: release\n' }, { tag: 'release-9' });
+    const { source } = sourceFor(basicSecret(repository));
+    const ranged = trackOf(repository, { reference: undefined, semver: '>=1.0.0 <2' });
+
+    // Act
+    const byRange = await source.resolve(ranged);
+    const byTag = await source.resolve(trackOf(repository, { reference: 'v1.2.0' }));
+    const byFullRef = await source.resolve(trackOf(repository, { reference: 'refs/tags/v1.2.0' }));
+    const files = await source.readFiles(ranged, byRange.revision);
+    const noMatch = source.resolve(trackOf(repository, { reference: undefined, semver: '>=3' }));
+
+    // Assess
+    assert.deepEqual(byRange, { revision: v140, ref: 'refs/tags/v1.4.0' });
+    assert.deepEqual(byTag, { revision: v120, ref: 'refs/tags/v1.2.0' });
+    assert.deepEqual(byFullRef, byTag);
+    assert.deepEqual(contents(files), { 'v.yaml': 'v: 1.4.0\n' });
+    await assert.rejects(noMatch, (error: unknown) => {
+      assert.ok(error instanceof GitRefNotFoundError, String(error));
+      assert.match(
+        error.message,
+        /no tag matching semver range ">=3" in .* \(semver tags: v2\.0\.0, v1\.4\.0, v1\.2\.0\)/,
+      );
+      return true;
+    });
+  });
+
+  it('refuses a name that is both a branch and a tag, and names a missing one', async () => {
+    // Prepare
+    const repository = await newRepository();
+    await pushFiles(repository, { 'a.yaml': 'a: 1\n' }, { tag: 'stable' });
+    await pushFiles(repository, { 'a.yaml': 'a: 2\n' }, { branch: 'stable' });
+    const { source } = sourceFor(basicSecret(repository));
+
+    // Act
+    const ambiguous = source.resolve(trackOf(repository, { reference: 'stable' }));
+    const missing = source.resolve(trackOf(repository, { reference: 'production' }));
+
+    // Assess
+    await assert.rejects(ambiguous, GitRefAmbiguousError);
+    await assert.rejects(missing, (error: unknown) => {
+      assert.ok(error instanceof GitRefNotFoundError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": reference "production" is neither a branch nor a tag in ${repository.url} (available: main, stable, stable)`,
+      );
+      return true;
+    });
+  });
+
+  it('resolves and reads an older commit by full sha, and refuses an unknown sha', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const older = await pushFiles(repository, { 'a.yaml': 'a: 1\n' });
+    await pushFiles(repository, { 'a.yaml': 'a: 2\n' });
+    const { source } = sourceFor(basicSecret(repository));
+    const track = trackOf(repository, { reference: older.toUpperCase() });
+    const unknown = 'f'.repeat(40);
+
+    // Act
+    const resolved = await source.resolve(track);
+    const files = await source.readFiles(track, resolved.revision);
+    const missing = source.resolve(trackOf(repository, { reference: unknown }));
+
+    // Assess
+    assert.deepEqual(resolved, { revision: older, ref: older });
+    assert.deepEqual(contents(files), { 'a.yaml': 'a: 1\n' });
+    await assert.rejects(missing, (error: unknown) => {
+      assert.ok(error instanceof GitRefNotFoundError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": commit ${unknown} not found in ${repository.url}`,
+      );
+      return true;
+    });
+  });
+
+  it('reads only the subPath and refuses subPaths and symlinks that leave the repository', async () => {
+    // Prepare
+    const repository = await newRepository();
+    await pushFiles(repository, {
+      'deploy/prod/web.yaml': 'env: prod\n',
+      'deploy/prod/nested/db.yml': 'db: 1\n',
+      'deploy/staging/web.yaml': 'env: staging\n',
+      'common/labels.yaml': 'labels: 1\n',
+    });
+    const inside = await pushSymlinks(repository, {
+      'deploy/prod/labels.yaml': '../../common/labels.yaml',
+    });
+    const outside = await pushSymlinks(repository, { 'deploy/prod/passwd.yaml': '/etc/passwd' });
+    const { source } = sourceFor(basicSecret(repository));
+    const prod = trackOf(repository, { subPath: 'deploy/prod' });
+
+    // Act
+    const files = await source.readFiles(prod, inside);
+    const escaping = source.readFiles(prod, outside);
+    const dotDot = source.readFiles(trackOf(repository, { subPath: 'deploy/../..' }), inside);
+    const missing = source.readFiles(trackOf(repository, { subPath: 'deploy/dev' }), inside);
+
+    // Assess
+    assert.deepEqual(contents(files), {
+      'deploy/prod/labels.yaml': 'labels: 1\n',
+      'deploy/prod/nested/db.yml': 'db: 1\n',
+      'deploy/prod/web.yaml': 'env: prod\n',
+    });
+    await assert.rejects(escaping, (error: unknown) => {
+      assert.ok(error instanceof SubPathError, String(error));
+      assert.match(
+        error.message,
+        /symlink "deploy\/prod\/passwd\.yaml" points outside the repository \("\/etc\/passwd"\)/,
+      );
+      return true;
+    });
+    await assert.rejects(dotDot, SubPathError);
+    await assert.rejects(missing, (error: unknown) => {
+      assert.ok(error instanceof SubPathError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": subPath "deploy/dev" does not exist at revision ${inside}`,
+      );
+      return true;
+    });
+  });
+
+  it('reuses its cache: the next commit is an incremental fetch', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 200; i++) {
+      files[`deploy/config-${i}.yaml`] = `data: ${randomBytes(200).toString('base64')}\n`;
+    }
+    await pushFiles(repository, files);
+    const counter = countingHttp();
+    const cacheDir = scratchDir('cache');
+    const track = trackOf(repository, { subPath: 'deploy' });
+    const first = sourceFor(basicSecret(repository), { cacheDir, http: counter.http }).source;
+    await first.readFiles(track, (await first.resolve(track)).revision);
+    const cloneBytes = counter.packBytes();
+    await pushFiles(repository, { 'deploy/config-7.yaml': 'data: changed\n' });
+    // A new source, as the next run (or Lambda invocation) would make.
+    const next = sourceFor(basicSecret(repository), { cacheDir, http: counter.http }).source;
+
+    // Act
+    const read = await next.readFiles(track, (await next.resolve(track)).revision);
+    const incrementalBytes = counter.packBytes() - cloneBytes;
+
+    // Assess
+    assert.equal(read.length, 200);
+    assert.equal(contents(read)['deploy/config-7.yaml'], 'data: changed\n');
+    const caches = await readdir(cacheDir);
+    assert.equal(caches.length, 1);
+    assert.match(caches[0]!, /^manifests-\d+-[0-9a-f]{32}$/);
+    const packs = (await readdir(join(cacheDir, caches[0]!, 'objects', 'pack'))).filter((name) =>
+      name.endsWith('.pack'),
+    );
+    assert.equal(packs.length, 2);
+    assert.ok(
+      incrementalBytes * 20 < cloneBytes,
+      `incremental fetch moved ${incrementalBytes} bytes, the first ${cloneBytes}`,
+    );
+  });
+
+  it('serves several tracks of one repository at once from one cache', async () => {
+    // Prepare
+    const repository = await newRepository();
+    // isomorphic-git's fetch fails on a server whose HEAD names no branch, so main must exist.
+    await pushFiles(repository, { 'README.md': '#\n' });
+    for (const env of ['a', 'b', 'c', 'd']) {
+      await pushFiles(repository, { [`${env}/x.yaml`]: `env: ${env}\n` }, { branch: env });
+    }
+    const { source, cacheDir } = sourceFor(basicSecret(repository));
+
+    // Act
+    const results = await Promise.all(
+      ['a', 'b', 'c', 'd'].map(async (env) => {
+        const track = trackOf(repository, { name: `track-${env}`, reference: env, subPath: env });
+        return contents(await source.readFiles(track, (await source.resolve(track)).revision));
+      }),
+    );
+
+    // Assess
+    assert.deepEqual(results, [
+      { 'a/x.yaml': 'env: a\n' },
+      { 'b/x.yaml': 'env: b\n' },
+      { 'c/x.yaml': 'env: c\n' },
+      { 'd/x.yaml': 'env: d\n' },
+    ]);
+    assert.equal((await readdir(cacheDir)).length, 1);
+  });
+
+  it('refuses SSH URLs with advice, without touching the network', async () => {
+    // Prepare
+    const { source } = sourceFor(undefined);
+
+    // Act
+    const attempt = source.resolve(trackOf('git@github.com:org/repo.git', { auth: undefined }));
+
+    // Assess
+    await assert.rejects(attempt, (error: unknown) => {
+      assert.ok(error instanceof GitRepositoryError, String(error));
+      assert.match(error.message, /SSH is not supported yet; use HTTPS with a token/);
+      return true;
+    });
+  });
+});
+
+describe('the Git source on local repositories', () => {
+  it('reads a work tree in place by path and by file:// URL, committed content only', async () => {
+    // Prepare
+    const { dir, first, second } = await localRepository();
+    await writeFile(join(dir, 'deploy', 'web.yaml'), 'version: uncommitted\n');
+    const { source, cacheDir } = sourceFor(undefined);
+    const byPath = trackOf(dir, { auth: undefined, subPath: 'deploy' });
+    const byUrl = trackOf(pathToFileURL(dir).href, { auth: undefined, subPath: 'deploy' });
+
+    // Act
+    const main = await source.resolve(byPath);
+    const tag = await source.resolve({ ...byUrl, reference: 'v1.0.0' });
+    const ranged = await source.resolve({ ...byUrl, reference: undefined, semver: '^1' });
+    const files = await source.readFiles(byUrl, main.revision);
+    const older = await source.readFiles(byPath, first);
+
+    // Assess
+    assert.deepEqual(main, { revision: second, ref: 'refs/heads/main' });
+    assert.deepEqual(tag, { revision: first, ref: 'refs/tags/v1.0.0' });
+    assert.deepEqual(ranged, tag);
+    assert.deepEqual(contents(files), { 'deploy/web.yaml': 'version: 2\n' });
+    assert.deepEqual(contents(older), { 'deploy/web.yaml': 'version: 1\n' });
+    assert.equal(existsSync(cacheDir), false, 'a local repository needs no cache');
+  });
+
+  it('reads a bare repository, and refuses a directory that is not a repository', async () => {
+    // Prepare
+    const { dir, second } = await localRepository();
+    const bare = scratchDir('bare.git');
+    await runGit(['clone', '--quiet', '--bare', dir, bare]);
+    const plain = scratchDir('plain');
+    await mkdir(plain);
+    const { source } = sourceFor(undefined);
+
+    // Act
+    const resolved = await source.resolve(trackOf(bare, { auth: undefined, reference: 'HEAD' }));
+    const notRepository = source.resolve(trackOf(plain, { auth: undefined }));
+
+    // Assess
+    assert.deepEqual(resolved, { revision: second, ref: 'refs/heads/main' });
+    await assert.rejects(notRepository, (error: unknown) => {
+      assert.ok(error instanceof GitRepositoryError, String(error));
+      assert.match(error.message, /is not a Git repository/);
+      return true;
+    });
+    assert.ok((await stat(bare)).isDirectory());
+  });
+});

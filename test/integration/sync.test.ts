@@ -1,0 +1,311 @@
+/**
+ * syncTrack end to end on real parts: the test Git server (basic auth), the
+ * real test cluster and the filesystem store.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { SecretRef } from '../../src/config/secret-ref.ts';
+import type { Track } from '../../src/config/types.ts';
+import { createGitSource } from '../../src/source/git-source.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
+import { conditionOf } from '../../src/sync/track-state.ts';
+import {
+  pushFiles,
+  startGitServer,
+  type GitRepository,
+  type GitServer,
+} from '../harness/git-server.ts';
+import { sharedKubeConfig } from '../harness/shared-cluster.ts';
+
+const configMap = (name: string, value: string, extra = ''): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${extra}data:\n  value: "${value}"\n`;
+
+describe('syncTrack', () => {
+  let kc: KubeConfig;
+  let core: CoreV1Api;
+  let git: GitServer;
+  let workDir: string;
+  let deps: SyncDeps;
+  let readFilesCalls = 0;
+  const namespaces: string[] = [];
+
+  /** A track over a new repository and namespace, from driftless.yaml text like a user's. */
+  async function newTrack(
+    name: string,
+    extra = '',
+  ): Promise<{ track: Track; repo: GitRepository; ns: string }> {
+    const repo = await git.createRepository(name);
+    const ns = `sync-${name}-${Date.now().toString(36)}`;
+    namespaces.push(ns);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    const config = parseConfig(
+      [
+        'tracks:',
+        `  - name: ${name}`,
+        `    repository: ${repo.url}`,
+        `    namespace: ${ns}`,
+        '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
+        ...extra
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => `    ${line}`),
+      ].join('\n'),
+      'driftless.yaml',
+    );
+    return { track: config.tracks[0]!, repo, ns };
+  }
+
+  async function configMapValue(ns: string, name: string): Promise<string | undefined> {
+    try {
+      return (await core.readNamespacedConfigMap({ name, namespace: ns })).data?.value;
+    } catch {
+      return undefined;
+    }
+  }
+
+  before(async () => {
+    kc = sharedKubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    git = await startGitServer();
+    workDir = await mkdtemp(join(tmpdir(), 'driftless-sync-'));
+    const store = new FsStore({ path: join(workDir, 'store') });
+    const credentials = `${git.username}:${git.password}`;
+    const readSecret = async (ref: SecretRef): Promise<string> => {
+      assert.deepEqual(ref, { scheme: 'env', name: 'TEST_GIT_CREDENTIALS' });
+      return credentials;
+    };
+    const real = createGitSource({ cacheDir: join(workDir, 'git'), readSecret });
+    const source: GitSource = {
+      resolve: (track) => real.resolve(track),
+      readFiles: (track, revision) => {
+        readFilesCalls++;
+        return real.readFiles(track, revision);
+      },
+    };
+    deps = {
+      cluster: await KubeApiCluster.fromKubeConfig(kc),
+      source,
+      artifacts: store,
+      state: store,
+    };
+  });
+
+  after(async () => {
+    for (const ns of namespaces) await core.deleteNamespace({ name: ns }).catch(() => undefined);
+    await git.stop();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('applies a revision, then finds it unchanged without rendering it again', async () => {
+    // Prepare
+    const { track, repo, ns } = await newTrack('basic');
+    const sha = await pushFiles(repo, {
+      'settings.yaml': configMap('settings', 'one'),
+      'README.md': '# not a manifest',
+    });
+
+    // Act
+    const first = await syncTrack(track, { trigger: 'manual' }, deps);
+    const callsAfterFirst = readFilesCalls;
+    const second = await syncTrack(track, { trigger: 'manual' }, deps);
+
+    // Assess
+    assert.equal(first.result, 'applied', first.error);
+    assert.equal(first.revision, sha);
+    assert.deepEqual(first.changeset, [{ subject: `ConfigMap/${ns}/settings`, action: 'created' }]);
+    assert.equal(await configMapValue(ns, 'settings'), 'one');
+    assert.equal(second.result, 'unchanged');
+    assert.equal(
+      readFilesCalls,
+      callsAfterFirst,
+      'the stored artifact is reused, not rendered again',
+    );
+    assert.equal(second.state.appliedRevision, sha);
+    assert.equal(conditionOf(second.state, 'Ready')?.status, 'True');
+    assert.deepEqual(second.state.inventory, [
+      { subject: `ConfigMap/${ns}/settings`, apiVersion: 'v1' },
+    ]);
+    const history = await deps.state.listHistory(track.name);
+    assert.deepEqual(
+      history.map((h) => [h.revision, h.result, h.trigger]),
+      [
+        [sha, 'unchanged', 'manual'],
+        [sha, 'applied', 'manual'],
+      ],
+    );
+  });
+
+  it('updates changed objects and prunes removed ones, keeping prune-disabled ones', async () => {
+    // Prepare
+    const { track, repo, ns } = await newTrack('prune');
+    const keepAnnotation = '  annotations:\n    driftless.dev/prune: disabled\n';
+    await pushFiles(repo, {
+      'a.yaml': configMap('a', 'one'),
+      'b.yaml': configMap('b', 'one'),
+      'kept.yaml': configMap('kept', 'one', keepAnnotation),
+    });
+    await syncTrack(track, { trigger: 'manual' }, deps);
+    await pushFiles(repo, { 'a.yaml': configMap('a', 'two'), 'b.yaml': null, 'kept.yaml': null });
+
+    // Act
+    const result = await syncTrack(track, { trigger: 'webhook' }, deps);
+
+    // Assess
+    assert.equal(result.result, 'applied', result.error);
+    const actions = Object.fromEntries(result.changeset.map((e) => [e.subject, e.action]));
+    assert.deepEqual(actions, {
+      [`ConfigMap/${ns}/a`]: 'configured',
+      [`ConfigMap/${ns}/b`]: 'deleted',
+      [`ConfigMap/${ns}/kept`]: 'skipped',
+    });
+    assert.equal(await configMapValue(ns, 'a'), 'two');
+    assert.equal(await configMapValue(ns, 'b'), undefined);
+    assert.equal(await configMapValue(ns, 'kept'), 'one');
+    assert.equal(conditionOf(result.state, 'ChildrenGarbageCollected')?.status, 'True');
+  });
+
+  it('fails a revision that does not parse, changes nothing and prunes nothing', async () => {
+    // Prepare
+    const { track, repo, ns } = await newTrack('broken');
+    const good = await pushFiles(repo, {
+      'a.yaml': configMap('a', 'one'),
+      'b.yaml': configMap('b', 'one'),
+    });
+    await syncTrack(track, { trigger: 'manual' }, deps);
+    await pushFiles(repo, {
+      'a.yaml': configMap('a', 'two'),
+      'b.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n',
+    });
+
+    // Act
+    const result = await syncTrack(track, { trigger: 'webhook' }, deps);
+
+    // Assess
+    assert.equal(result.result, 'failed');
+    assert.match(result.error ?? '', /b\.yaml:\d+/);
+    assert.deepEqual(result.changeset, []);
+    assert.equal(await configMapValue(ns, 'a'), 'one');
+    assert.equal(await configMapValue(ns, 'b'), 'one');
+    assert.equal(result.state.appliedRevision, good);
+    const parsed = conditionOf(result.state, 'FilesParsed');
+    assert.equal(parsed?.status, 'False');
+    assert.match(parsed?.message ?? '', /b\.yaml/);
+    assert.equal(conditionOf(result.state, 'Ready')?.status, 'False');
+  });
+
+  it('refuses an empty revision unless allowEmpty is set', async () => {
+    // Prepare
+    const { track, repo, ns } = await newTrack('empty');
+    await pushFiles(repo, { 'a.yaml': configMap('a', 'one') });
+    await syncTrack(track, { trigger: 'manual' }, deps);
+    await pushFiles(repo, { 'a.yaml': null, 'README.md': 'nothing here' });
+
+    // Act
+    const refused = await syncTrack(track, { trigger: 'manual' }, deps);
+    const allowed = await syncTrack({ ...track, allowEmpty: true }, { trigger: 'manual' }, deps);
+
+    // Assess
+    assert.equal(refused.result, 'failed');
+    assert.match(refused.error ?? '', /renders no objects.*allowEmpty/);
+    assert.equal(allowed.result, 'applied', allowed.error);
+    assert.deepEqual(allowed.changeset, [{ subject: `ConfigMap/${ns}/a`, action: 'deleted' }]);
+  });
+
+  it('ignores objects outside the restricted namespace and of ignored resource types', async () => {
+    // Prepare
+    const { track, repo, ns } = await newTrack(
+      'filters',
+      'restrictNamespace: true\nignoreResources: [secrets/v1]',
+    );
+    await pushFiles(repo, {
+      'a.yaml': configMap('a', 'one'),
+      'other.yaml': configMap('elsewhere', 'one').replace(
+        'metadata:\n',
+        'metadata:\n  namespace: kube-public\n',
+      ),
+      'secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: v\n',
+    });
+
+    // Act
+    const result = await syncTrack(track, { trigger: 'manual' }, deps);
+
+    // Assess
+    assert.equal(result.result, 'applied', result.error);
+    assert.deepEqual(
+      result.changeset.map((e) => e.subject),
+      [`ConfigMap/${ns}/a`],
+    );
+    assert.equal(result.state.objectsDiscovered, 3);
+    assert.equal(result.state.objectsIgnored, 2);
+    assert.match(result.state.ignoredObjects[`Secret/${ns}/s`] ?? '', /secrets\/v1 is ignored/);
+    assert.match(result.state.ignoredObjects['ConfigMap/kube-public/elsewhere'] ?? '', /outside/);
+  });
+
+  it('follows a force-pushed branch', async () => {
+    // Prepare
+    const { track, repo, ns } = await newTrack('moved');
+    await pushFiles(repo, { 'a.yaml': configMap('a', 'one') });
+    await syncTrack(track, { trigger: 'manual' }, deps);
+    const moved = await pushFiles(
+      repo,
+      { 'a.yaml': configMap('a', 'rewritten') },
+      { branch: 'rewrite' },
+    );
+    await import('../harness/git-server.ts').then(({ runGit }) =>
+      runGit(['push', '--force', repo.authUrl, `${moved}:refs/heads/main`], { cwd: repo.bareDir }),
+    );
+
+    // Act
+    const result = await syncTrack(track, { trigger: 'webhook' }, deps);
+
+    // Assess
+    assert.equal(result.revision, moved);
+    assert.equal(await configMapValue(ns, 'a'), 'rewritten');
+  });
+
+  it('fails to fetch with wrong credentials and changes nothing', async () => {
+    // Prepare
+    const { track, repo, ns } = await newTrack('noauth');
+    await pushFiles(repo, { 'a.yaml': configMap('a', 'one') });
+    const noAuth: Track = { ...track, auth: undefined };
+
+    // Act
+    const result = await syncTrack(noAuth, { trigger: 'manual' }, deps);
+
+    // Assess
+    assert.equal(result.result, 'failed');
+    assert.equal(conditionOf(result.state, 'FilesFetched')?.status, 'False');
+    assert.doesNotMatch(result.error ?? '', new RegExp(git.password));
+    assert.equal(await configMapValue(ns, 'a'), undefined);
+  });
+
+  it('syncs a track only after the tracks it depends on are ready', async () => {
+    // Prepare
+    const base = await newTrack('base');
+    const app = await newTrack('app');
+    const dependent: Track = { ...app.track, dependsOn: ['base'] };
+    await pushFiles(base.repo, { 'a.yaml': configMap('a', 'base') });
+    await pushFiles(app.repo, { 'a.yaml': configMap('a', 'app') });
+
+    // Act
+    const early = await syncTrack(dependent, { trigger: 'manual' }, deps);
+    const valueAfterEarly = await configMapValue(app.ns, 'a');
+    await syncTrack(base.track, { trigger: 'manual' }, deps);
+    const later = await syncTrack(dependent, { trigger: 'manual' }, deps);
+
+    // Assess
+    assert.equal(early.result, 'failed');
+    assert.match(early.error ?? '', /dependency "base" is not Ready/);
+    assert.equal(valueAfterEarly, undefined);
+    assert.equal(await configMapValue(app.ns, 'a'), 'app');
+    assert.equal(later.result, 'applied', later.error);
+  });
+});

@@ -1,0 +1,379 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { NotImplementedError } from '../../src/errors.ts';
+import { credentialsFor, TOKEN_USERNAME } from '../../src/source/credentials.ts';
+import { GitAuthError } from '../../src/source/errors.ts';
+import { KeyQueue } from '../../src/source/key-queue.ts';
+import {
+  cacheKeyOf,
+  displayUrl,
+  locateRepository,
+  cacheIdentity,
+} from '../../src/source/repository-location.ts';
+import { classifyReference, selectRef, type RefEntry } from '../../src/source/select-ref.ts';
+import { addThinPack, v1Capabilities } from '../../src/source/thin-pack.ts';
+
+const CONTEXT = { track: 'web', repository: 'https://git.example.com/org/repo.git' };
+const SHA = (digit: string): string => digit.repeat(40);
+
+describe('repository locations', () => {
+  it('normalises scheme, host, default port and trailing slashes', () => {
+    // Prepare
+    const written = 'HTTPS://Git.Example.COM:443/org/repo.git/';
+
+    // Act
+    const normalized = cacheIdentity(written);
+
+    // Assess
+    assert.equal(normalized, 'https://git.example.com/org/repo.git');
+  });
+
+  it('gives equal URLs one cache key and different repositories different keys', () => {
+    // Act
+    const a = cacheKeyOf('https://git.example.com/org/repo.git');
+    const b = cacheKeyOf('https://GIT.example.com:443/org/repo.git/#frag');
+    const other = cacheKeyOf('https://git.example.com/org/other.git');
+    const withoutSuffix = cacheKeyOf('https://git.example.com/org/repo');
+
+    // Assess
+    assert.equal(a, b);
+    assert.notEqual(a, other);
+    assert.notEqual(a, withoutSuffix);
+    assert.match(a, /^repo-[0-9a-f]{32}$/);
+  });
+
+  it('keeps credentials out of the cache key', () => {
+    // Act
+    const plain = cacheKeyOf('https://git.example.com/org/repo.git');
+    const withCredentials = cacheKeyOf('https://user:s3cret@git.example.com/org/repo.git');
+
+    // Assess
+    assert.equal(withCredentials, plain);
+    assert.doesNotMatch(withCredentials, /s3cret|user/);
+  });
+
+  it('classifies https URLs as remote, file URLs and paths as local', () => {
+    // Act
+    const remote = locateRepository('https://git.example.com/org/repo.git#x', '/work');
+    const fileUrl = locateRepository('file:///srv/git/repo.git', '/work');
+    const relative = locateRepository('../manifests', '/work/app');
+
+    // Assess
+    assert.deepEqual(remote, {
+      kind: 'remote',
+      url: 'https://git.example.com/org/repo.git',
+      display: 'https://git.example.com/org/repo.git#x',
+      cacheKey: cacheKeyOf('https://git.example.com/org/repo.git'),
+    });
+    assert.deepEqual(fileUrl, {
+      kind: 'local',
+      path: '/srv/git/repo.git',
+      display: 'file:///srv/git/repo.git',
+    });
+    assert.deepEqual(relative, { kind: 'local', path: '/work/manifests', display: '../manifests' });
+  });
+
+  it('refuses SSH URLs in both forms with advice', () => {
+    for (const url of ['ssh://git@github.com/org/repo.git', 'git@github.com:org/repo.git']) {
+      // Act
+      const located = locateRepository(url, '/work');
+
+      // Assess
+      assert.ok('error' in located, url);
+      assert.match(located.error, /SSH is not supported yet; use HTTPS with a token/);
+    }
+  });
+
+  it('refuses credentials in the URL without repeating them', () => {
+    // Act
+    const located = locateRepository('https://deploy:hunter2@git.example.com/org/repo.git', '/w');
+
+    // Assess
+    assert.ok('error' in located);
+    assert.doesNotMatch(located.error, /hunter2/);
+    assert.equal(displayUrl('https://deploy:hunter2@h/r.git'), 'https://h/r.git');
+  });
+});
+
+describe('reference classification', () => {
+  it('reads a full sha, refs/..., HEAD, a short name, and a semver range', () => {
+    // Act
+    const results = [
+      classifyReference({ reference: SHA('A') }),
+      classifyReference({ reference: 'refs/pull/7/head' }),
+      classifyReference({ reference: 'HEAD' }),
+      classifyReference({ reference: 'release-1' }),
+      classifyReference({ reference: 'abc1234' }),
+      classifyReference({}),
+      classifyReference({ reference: 'main', semver: '^1' }),
+    ];
+
+    // Assess
+    assert.deepEqual(results, [
+      { kind: 'commit', sha: SHA('a') },
+      { kind: 'full', ref: 'refs/pull/7/head' },
+      { kind: 'full', ref: 'HEAD' },
+      { kind: 'name', name: 'release-1' },
+      { kind: 'name', name: 'abc1234' },
+      { kind: 'name', name: 'main' },
+      { kind: 'semver', range: '^1' },
+    ]);
+  });
+});
+
+describe('ref selection', () => {
+  const refs: RefEntry[] = [
+    { ref: 'HEAD', oid: SHA('1'), target: 'refs/heads/main' },
+    { ref: 'refs/heads/main', oid: SHA('1') },
+    { ref: 'refs/heads/both', oid: SHA('2') },
+    { ref: 'refs/tags/both', oid: SHA('3') },
+    { ref: 'refs/tags/v1.2.0', oid: SHA('4'), peeled: SHA('5') },
+    { ref: 'refs/tags/1.4.0', oid: SHA('6') },
+    { ref: 'refs/tags/v1.4.0', oid: SHA('7') },
+    { ref: 'refs/tags/v1.5.0-rc.1', oid: SHA('8') },
+    { ref: 'refs/tags/v2.0.0', oid: SHA('9') },
+    { ref: 'refs/tags/release-3', oid: SHA('a') },
+  ];
+  const repo = 'https://h/r.git';
+
+  it('finds a branch and an annotated tag by short name', () => {
+    // Act
+    const branch = selectRef(refs, { kind: 'name', name: 'main' }, repo);
+    const tag = selectRef(refs, { kind: 'name', name: 'v1.2.0' }, repo);
+
+    // Assess
+    assert.deepEqual(branch, { entry: { ref: 'refs/heads/main', oid: SHA('1') } });
+    assert.deepEqual(tag, { entry: refs[4] });
+  });
+
+  it('refuses a name that is both a branch and a tag', () => {
+    // Act
+    const selection = selectRef(refs, { kind: 'name', name: 'both' }, repo);
+
+    // Assess
+    assert.ok('error' in selection);
+    assert.equal(selection.error, 'ambiguous');
+    assert.match(selection.message, /refs\/heads\/both or refs\/tags\/both/);
+  });
+
+  it('names the missing reference and lists available refs', () => {
+    // Act
+    const selection = selectRef(refs, { kind: 'name', name: 'nope' }, repo);
+
+    // Assess
+    assert.ok('error' in selection);
+    assert.equal(selection.error, 'not-found');
+    assert.match(selection.message, /"nope" is neither a branch nor a tag in https:\/\/h\/r\.git/);
+    assert.match(
+      selection.message,
+      /\(available: both, main, 1\.4\.0, both, release-3, v1\.2\.0, v1\.4\.0, v1\.5\.0-rc\.1 and 1 more\)$/,
+    );
+  });
+
+  it('hints at full shas for an abbreviated sha', () => {
+    // Act
+    const selection = selectRef(refs, { kind: 'name', name: 'abc1234' }, repo);
+
+    // Assess
+    assert.ok('error' in selection);
+    assert.match(selection.message, /use the full 40-hex sha/);
+  });
+
+  it('takes refs/... and HEAD literally', () => {
+    // Act
+    const head = selectRef(refs, { kind: 'full', ref: 'HEAD' }, repo);
+    const missing = selectRef(refs, { kind: 'full', ref: 'refs/heads/nope' }, repo);
+
+    // Assess
+    assert.deepEqual(head, { entry: refs[0] });
+    assert.ok('error' in missing);
+  });
+
+  it('picks the newest tag in a semver range, ignoring prereleases, v2 and non-semver tags', () => {
+    // Act
+    const selection = selectRef(refs, { kind: 'semver', range: '>=1.0.0 <2' }, repo);
+
+    // Assess: 1.4.0 and v1.4.0 tie; the name decides, so the choice is stable.
+    assert.deepEqual(selection, { entry: refs[5] });
+  });
+
+  it('includes a prerelease when the range names one', () => {
+    // Act
+    const selection = selectRef(refs, { kind: 'semver', range: '>=1.5.0-rc.0 <2' }, repo);
+
+    // Assess
+    assert.deepEqual(selection, { entry: refs[7] });
+  });
+
+  it('lists the semver tags when no tag matches', () => {
+    // Act
+    const selection = selectRef(refs, { kind: 'semver', range: '>=3' }, repo);
+
+    // Assess
+    assert.ok('error' in selection);
+    assert.match(selection.message, /no tag matching semver range ">=3"/);
+    assert.match(selection.message, /semver tags: v2\.0\.0, v1\.5\.0-rc\.1, /);
+    assert.doesNotMatch(selection.message, /release-3/);
+  });
+});
+
+describe('credentials', () => {
+  const secret = { scheme: 'env', name: 'GIT_CREDENTIALS' } as const;
+
+  it('splits a basic secret at the first colon and drops a trailing newline', async () => {
+    // Act
+    const credentials = await credentialsFor(
+      { type: 'basic', secret },
+      async () => 'deploy:pa:ss\n',
+      CONTEXT,
+    );
+
+    // Assess
+    assert.deepEqual(credentials, { username: 'deploy', password: 'pa:ss' });
+  });
+
+  it('refuses a basic secret without a user name, naming the reference and not the value', async () => {
+    // Act
+    const attempt = credentialsFor({ type: 'basic', secret }, async () => 'hunter2', CONTEXT);
+
+    // Assess
+    await assert.rejects(attempt, (error: unknown) => {
+      assert.ok(error instanceof GitAuthError);
+      assert.equal(error.code, 'GIT_AUTH_FAILED');
+      assert.match(error.message, /^track "web": the auth secret env:GIT_CREDENTIALS/);
+      assert.doesNotMatch(error.message, /hunter2/);
+      return true;
+    });
+  });
+
+  it('sends a token as the password of x-access-token', async () => {
+    // Act
+    const credentials = await credentialsFor(
+      { type: 'token', secret },
+      async () => ' ghp_abc \n',
+      CONTEXT,
+    );
+
+    // Assess
+    assert.deepEqual(credentials, { username: TOKEN_USERNAME, password: 'ghp_abc' });
+    assert.equal(TOKEN_USERNAME, 'x-access-token');
+  });
+
+  it('refuses githubApp as not implemented', async () => {
+    // Act
+    const attempt = credentialsFor(
+      { type: 'githubApp', appId: '1', installationId: '2', privateKey: secret },
+      async () => 'key',
+      CONTEXT,
+    );
+
+    // Assess
+    await assert.rejects(attempt, NotImplementedError);
+  });
+
+  it('reads no secret for a track without auth', async () => {
+    // Prepare
+    let reads = 0;
+
+    // Act
+    const credentials = await credentialsFor(undefined, async () => `${++reads}`, CONTEXT);
+
+    // Assess
+    assert.equal(credentials, undefined);
+    assert.equal(reads, 0);
+  });
+});
+
+describe('the per-directory queue', () => {
+  it('runs tasks of one key one at a time, in order, past failures', async () => {
+    // Prepare
+    const queue = new KeyQueue();
+    const events: string[] = [];
+    const task =
+      (name: string, fail = false) =>
+      async () => {
+        events.push(`start ${name}`);
+        await sleep(10);
+        events.push(`end ${name}`);
+        if (fail) throw new Error(name);
+        return name;
+      };
+
+    // Act
+    const results = await Promise.allSettled([
+      queue.run('dir', task('a')),
+      queue.run('dir', task('b', true)),
+      queue.run('dir', task('c')),
+    ]);
+
+    // Assess
+    assert.deepEqual(events, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+  });
+
+  it('runs tasks of different keys concurrently', async () => {
+    // Prepare
+    const queue = new KeyQueue();
+    const events: string[] = [];
+    const task = (name: string) => async () => {
+      events.push(`start ${name}`);
+      await sleep(10);
+      events.push(`end ${name}`);
+    };
+
+    // Act
+    await Promise.all([queue.run('one', task('a')), queue.run('two', task('b'))]);
+
+    // Assess
+    assert.deepEqual(events.slice(0, 2), ['start a', 'start b']);
+  });
+});
+
+describe('thin-pack requests', () => {
+  const pkt = (payload: string): string =>
+    (payload.length + 4).toString(16).padStart(4, '0') + payload;
+
+  it('adds thin-pack to the first want line and fixes its length', () => {
+    // Prepare
+    const want = pkt(`want ${SHA('a')} multi_ack_detailed side-band-64k ofs-delta\n`);
+    const rest = `${pkt('deepen 1\n')}0000${pkt('done\n')}`;
+
+    // Act
+    const body = Buffer.from(addThinPack(Buffer.from(want + rest, 'latin1'))).toString('latin1');
+
+    // Assess
+    assert.equal(
+      body,
+      pkt(`want ${SHA('a')} multi_ack_detailed side-band-64k ofs-delta thin-pack\n`) + rest,
+    );
+  });
+
+  it('leaves other bodies alone', () => {
+    // Prepare
+    const lsRefs = Buffer.from(`${pkt('command=ls-refs\n')}0000`, 'latin1');
+
+    // Act
+    const body = addThinPack(lsRefs);
+
+    // Assess
+    assert.deepEqual(Buffer.from(body), lsRefs);
+  });
+
+  it('reads capabilities from a v1 advertisement and none from v2', () => {
+    // Prepare
+    const v1 = `${pkt('# service=git-upload-pack\n')}0000${pkt(`${SHA('1')} HEAD\0multi_ack thin-pack side-band\n`)}0000`;
+    const v2 = `${pkt('# service=git-upload-pack\n')}0000${pkt('version 2\n')}${pkt('ls-refs\n')}0000`;
+
+    // Act
+    const fromV1 = v1Capabilities(Buffer.from(v1, 'latin1'));
+    const fromV2 = v1Capabilities(Buffer.from(v2, 'latin1'));
+
+    // Assess
+    assert.deepEqual(fromV1, ['multi_ack', 'thin-pack', 'side-band']);
+    assert.equal(fromV2, undefined);
+  });
+});
