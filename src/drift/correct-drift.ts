@@ -1,0 +1,56 @@
+/**
+ * Drift correction: re-apply only what drifted, recreate what is missing.
+ * Goes through the sync's own apply (staged SSA, force, field manager
+ * `driftless`, ownership label, update strategies), so a correction is
+ * exactly a partial sync of the applied revision.
+ */
+import { applyObjects } from '../apply/apply-objects.ts';
+import type { ChangeSetEntry } from '../apply/changeset.ts';
+import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { Track } from '../config/types.ts';
+import { desiredObject, type DesiredObject } from './desired-objects.ts';
+import { plannedApply, type DriftReport } from './detect-drift.ts';
+import { ignoredPointers } from './ignore-rules.ts';
+import { planApply } from './plan-apply.ts';
+
+export interface CorrectDriftOptions {
+  readonly concurrency?: number;
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Re-applies the drifted objects of `report` (ignored fields that others own
+ * left out, as detection dry-ran them) and recreates the missing ones.
+ * Returns one changeset entry per object touched: `configured`, `created`,
+ * `recreated`, `skipped` or `failed`.
+ */
+export async function correctDrift(
+  cluster: KubernetesPort,
+  track: Pick<Track, 'name' | 'ignore'>,
+  report: Pick<DriftReport, 'drifted' | 'missing'>,
+  desired: readonly DesiredObject[],
+  options: CorrectDriftOptions = {},
+): Promise<ChangeSetEntry[]> {
+  const objects = desired.map((object) => desiredObject(object, track.name));
+  const byKey = new Map(objects.map((object) => [objectKey(refOf(object)), object]));
+  const toApply: KubeObject[] = [];
+  for (const drifted of report.drifted) {
+    const object = byKey.get(objectKey(drifted.ref));
+    if (!object) continue; // no longer desired: pruning's business, not drift's
+    // A report from elsewhere (or copied) has no plan: work it out from the live object again.
+    toApply.push(
+      plannedApply(drifted) ??
+        planApply(object, await cluster.get(drifted.ref), ignoredPointers(track.ignore, object)),
+    );
+  }
+  const missing = new Set(report.missing);
+  toApply.push(...objects.filter((object) => missing.has(subjectOf(refOf(object)))));
+  if (toApply.length === 0) return [];
+  const { changeset } = await applyObjects(cluster, toApply, {
+    track: track.name,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
+  return changeset;
+}
