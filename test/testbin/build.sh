@@ -17,7 +17,11 @@ cache_root=${DRIFTLESS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/driftless}/tes
 
 # The Kubernetes version the wrapper pins; the ldflags make the servers report
 # it (without them they say v0.0.0-master+$Format...).
-k8s_version=$(awk '$1 == "k8s.io/kubernetes" {print $2}' "$here/kubernetes/go.mod")
+k8s_version=$(cd "$here/kubernetes" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+case $k8s_version in
+  v1.*) ;;
+  *) echo "build.sh: cannot read the pinned k8s.io/kubernetes version from kubernetes/go.mod (got '$k8s_version')" >&2; exit 1 ;;
+esac
 k8s_minor=$(echo "$k8s_version" | cut -d. -f2)
 
 binaries_of() {
