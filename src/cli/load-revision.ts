@@ -4,7 +4,7 @@
  * rendered on the spot without storing it — these commands only look.
  */
 import type { Track } from '../config/types.ts';
-import { parseBundle, renderManifests } from '../render/index.ts';
+import { parseBundle, parseRevision, placeBundle } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { CliContext } from './context.ts';
 
@@ -38,20 +38,21 @@ export async function targetRevision(
   return { revision: resolved.revision, origin: resolved.ref };
 }
 
-/** The bundle of `revision`: the stored artifact, or the revision fetched and rendered now. */
+/** The bundle of `revision` placed in the track's cluster: from the stored artifact, or fetched and parsed now. */
 export async function loadRevisionBundle(
   track: Track,
   revision: string,
   ctx: CliContext,
 ): Promise<RenderedBundle> {
-  if (await ctx.artifacts.has(track.name, revision)) {
-    return parseBundle(await ctx.artifacts.get(track.name, revision));
-  }
-  const files = await (await ctx.source()).readFiles(track, revision);
-  // Rendering needs the cluster's discovery to know which kinds are namespaced.
+  const parsed = (await ctx.artifacts.has(track.name, revision))
+    ? parseBundle(await ctx.artifacts.get(track.name, revision))
+    : parseRevision(
+        await (await ctx.source()).readFiles(track, revision),
+        track.subPath ? { subPath: track.subPath } : {},
+      );
+  // Placing needs the cluster's discovery to know which kinds are namespaced.
   const catalog = await (await ctx.cluster(track)).discover();
-  return renderManifests(files, {
-    ...(track.subPath ? { subPath: track.subPath } : {}),
+  return placeBundle(parsed, {
     ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
     scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
   });

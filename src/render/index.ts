@@ -2,7 +2,7 @@
  * Render: the files of a Git revision -> a validated {@link RenderedBundle},
  * and the bundle's canonical bytes and digest (the stored artifact).
  */
-export { renderManifests } from './render-manifests.ts';
+export { parseRevision, placeBundle, renderManifests } from './render-manifests.ts';
 export { serializeBundle, BUNDLE_FORMAT } from './serialize-bundle.ts';
 export { parseBundle } from './parse-bundle.ts';
 export { bundleDigest } from './bundle-digest.ts';

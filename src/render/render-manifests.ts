@@ -9,7 +9,10 @@ import { selectManifestFiles } from './select-manifest-files.ts';
 import { formatSubject } from './subject.ts';
 import type { RenderedBundle, RenderedObject, RenderOptions, RevisionFile } from './types.ts';
 
-function readObjects(files: readonly RevisionFile[], options: RenderOptions): CollectedObject[] {
+function readObjects(
+  files: readonly RevisionFile[],
+  options: Pick<RenderOptions, 'subPath' | 'limits'>,
+): CollectedObject[] {
   const limits = resolveLimits(options.limits);
   const budget = { used: 0, limit: limits.maxAliasExpansion };
   const objects: CollectedObject[] = [];
@@ -60,29 +63,80 @@ function placeObject(
   return { manifest, group, version, kind, name, namespace, subject, source };
 }
 
+/** Refuses two objects with the same identity, naming both places; returns them in canonical order. */
+function unique(objects: readonly RenderedObject[]): RenderedBundle {
+  const seen = new Map<string, RenderedObject>();
+  for (const object of objects) {
+    const identity = objectIdentity(object);
+    const first = seen.get(identity);
+    if (first !== undefined) {
+      throw new DuplicateObjectError(object.subject, first.source, object.source);
+    }
+    seen.set(identity, object);
+  }
+  return { objects: [...seen.values()].sort(compareObjectKeys) };
+}
+
 /**
- * Renders the plain manifests of one revision: reads every `.yaml`, `.yml`
- * and `.json` file under `subPath` in path order, flattens lists, checks each
- * object, decides its scope (the revision's CRDs first, then `scopeOf`), fills
- * in or drops its namespace, and refuses duplicates. The first problem found
- * throws a render error naming the file and line; nothing partial is returned.
+ * Parses the plain manifests of one revision without asking any cluster: reads
+ * every `.yaml`, `.yml` and `.json` file under `subPath` in path order,
+ * flattens lists, checks each object and the revision's CRDs. Objects keep
+ * the namespace as written (the fetch side has no cluster to ask which kinds
+ * are namespaced); {@link placeBundle} completes them on the apply side.
+ * The first problem found throws a render error naming the file and line.
+ */
+export function parseRevision(
+  files: readonly RevisionFile[],
+  options: Pick<RenderOptions, 'subPath' | 'limits'> = {},
+): RenderedBundle {
+  const collected = readObjects(files, options);
+  indexCrdScopes(collected); // refuses malformed or conflicting CRDs now, not at apply time
+  return unique(
+    collected.map((object) => {
+      const { manifest, group, version, kind, name, source } = object;
+      const namespace = object.writtenNamespace;
+      if (namespace === undefined) delete manifest.metadata.namespace;
+      const subject = formatSubject(kind, name, namespace);
+      return namespace === undefined
+        ? { manifest, group, version, kind, name, subject, source }
+        : { manifest, group, version, kind, name, namespace, subject, source };
+    }),
+  );
+}
+
+/**
+ * Places a parsed revision in a cluster: decides each object's scope (the
+ * revision's CRDs first, then `scopeOf`), fills in or drops its namespace, and
+ * refuses duplicates that placement reveals.
+ */
+export function placeBundle(
+  bundle: RenderedBundle,
+  options: Pick<RenderOptions, 'scopeOf' | 'defaultNamespace'>,
+): RenderedBundle {
+  const collected: CollectedObject[] = bundle.objects.map((object) => ({
+    manifest: structuredClone(object.manifest) as CollectedObject['manifest'],
+    group: object.group,
+    version: object.version,
+    kind: object.kind,
+    name: object.name,
+    writtenNamespace: object.namespace,
+    source: object.source,
+  }));
+  const crds = indexCrdScopes(collected);
+  return unique(
+    collected.map((object) =>
+      placeObject(object, resolveScope(object, crds, options.scopeOf), options.defaultNamespace),
+    ),
+  );
+}
+
+/**
+ * Renders the plain manifests of one revision for a cluster: {@link parseRevision}
+ * then {@link placeBundle}. Nothing partial is returned.
  */
 export function renderManifests(
   files: readonly RevisionFile[],
   options: RenderOptions,
 ): RenderedBundle {
-  const collected = readObjects(files, options);
-  const crds = indexCrdScopes(collected);
-  const seen = new Map<string, RenderedObject>();
-  for (const object of collected) {
-    const scope = resolveScope(object, crds, options.scopeOf);
-    const rendered = placeObject(object, scope, options.defaultNamespace);
-    const identity = objectIdentity(rendered);
-    const first = seen.get(identity);
-    if (first !== undefined) {
-      throw new DuplicateObjectError(rendered.subject, first.source, rendered.source);
-    }
-    seen.set(identity, rendered);
-  }
-  return { objects: [...seen.values()].sort(compareObjectKeys) };
+  return placeBundle(parseRevision(files, options), options);
 }

@@ -5,6 +5,7 @@
  */
 import type { InventoryEntry } from '../apply/inventory.ts';
 import type { StateStore } from '../store/ports.ts';
+import { DriftlessError } from '../errors.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
 
 export type ConditionType =
@@ -39,6 +40,10 @@ export interface TrackState {
   objectsInSync: number;
   ignoredObjects: Record<string, string>;
   inventory: InventoryEntry[];
+  /** When drift was last checked (ISO): the schedule uses it to find due tracks. */
+  driftCheckedAt?: string | null;
+  /** Held while an apply job runs: at most one per track, across processes and functions. */
+  applyLease?: { holder: string; until: string } | null;
 }
 
 /** The state of a track never synced. */
@@ -103,6 +108,36 @@ export async function updateTrackState(
       if (!(error instanceof ConcurrentUpdateError) || attempt >= attempts) throw error;
     }
   }
+}
+
+/** Another apply job holds the track: the caller should retry later (the queue does). */
+export class TrackBusyError extends DriftlessError {
+  readonly code = 'TRACK_BUSY';
+}
+
+/**
+ * Takes the track's apply lease for `ms`, or throws TrackBusyError while
+ * another live holder has it. Expired leases (a crashed holder) are taken over.
+ */
+export async function acquireApplyLease(
+  store: StateStore,
+  track: string,
+  holder: string,
+  ms: number,
+  now: Date,
+): Promise<void> {
+  await updateTrackState(store, track, (state) => {
+    const lease = state.applyLease;
+    if (lease && lease.holder !== holder && Date.parse(lease.until) > now.getTime()) {
+      throw new TrackBusyError(`track "${track}": another apply job runs until ${lease.until}`);
+    }
+    state.applyLease = { holder, until: new Date(now.getTime() + ms).toISOString() };
+  });
+}
+
+/** Gives the lease back if `holder` still has it. */
+export function releaseApplyLease(state: TrackState, holder: string): void {
+  if (state.applyLease?.holder === holder) state.applyLease = null;
 }
 
 /** A track's state, or the empty state when it was never synced. */

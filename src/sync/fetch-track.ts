@@ -1,0 +1,149 @@
+/**
+ * The fetch job: resolve the track's reference, parse and validate the
+ * revision, store it as an immutable artifact, and ask for a sync. Runs where
+ * Git credentials are and cluster credentials are not, so it parses without
+ * asking the cluster anything (scopes are placed by the apply side).
+ *
+ * "Newer" means resolved later: a fetch that resolved its revision before the
+ * track's current desired revision was resolved changes nothing.
+ */
+import type { Track } from '../config/types.ts';
+import { DriftlessError } from '../errors.ts';
+import { parseRevision, serializeBundle } from '../render/index.ts';
+import type { GitSource } from '../source/ports.ts';
+import type { ArtifactStore, StateStore } from '../store/ports.ts';
+import type { FetchJob, SyncJob } from './jobs.ts';
+import { setCondition, updateTrackState } from './track-state.ts';
+
+export interface FetchDeps {
+  readonly source: GitSource;
+  readonly artifacts: ArtifactStore;
+  readonly state: StateStore;
+  readonly now?: () => Date;
+}
+
+export interface FetchResult {
+  readonly track: string;
+  /** The resolved commit, or null when resolving failed. */
+  readonly revision: string | null;
+  readonly resolvedAt: string;
+  /** 'fetched': stored (or already stored) and a sync is due; 'stale': a later resolution exists; 'failed'. */
+  readonly outcome: 'fetched' | 'stale' | 'failed';
+  readonly error?: string;
+}
+
+const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function reasonOf(error: unknown, fallback: string): string {
+  return error instanceof DriftlessError ? error.code : fallback;
+}
+
+async function resolve(track: Track, job: FetchJob, source: GitSource): Promise<string> {
+  if (job.revision && FULL_SHA.test(job.revision)) return job.revision;
+  const target = job.revision ? { ...track, reference: job.revision, semver: undefined } : track;
+  return (await source.resolve(target)).revision;
+}
+
+/** Fetches, validates and stores the track's newest revision; `next` is the sync job to enqueue. */
+export async function fetchTrack(
+  track: Track,
+  job: FetchJob,
+  deps: FetchDeps,
+): Promise<{ result: FetchResult; next?: SyncJob }> {
+  const now = deps.now ?? (() => new Date());
+  // Stamped when the answer arrived: the ref's state it reflects is at least that recent.
+  let resolvedAt = now().toISOString();
+  const fail = async (
+    revision: string | null,
+    condition: 'FilesFetched' | 'FilesParsed',
+    error: unknown,
+  ): Promise<{ result: FetchResult }> => {
+    const message = messageOf(error);
+    const reason = reasonOf(error, condition === 'FilesFetched' ? 'FetchFailed' : 'RenderFailed');
+    // Nothing is applied: the last good revision stays, the reason goes into status.
+    await updateTrackState(deps.state, track.name, (state) => {
+      if (revision)
+        setCondition(
+          state,
+          'FilesFetched',
+          'True',
+          'Fetched',
+          `fetched revision ${revision}`,
+          now(),
+        );
+      setCondition(state, condition, 'False', reason, message, now());
+      setCondition(state, 'Ready', 'False', reason, message, now());
+    });
+    if (revision) {
+      await deps.state.appendHistory(track.name, {
+        revision,
+        appliedAt: now().toISOString(),
+        result: 'failed',
+        trigger: job.trigger,
+        error: message,
+      });
+    }
+    return {
+      result: { track: track.name, revision, resolvedAt, outcome: 'failed', error: message },
+    };
+  };
+
+  let revision: string;
+  try {
+    revision = await resolve(track, job, deps.source);
+    resolvedAt = now().toISOString();
+  } catch (error) {
+    return fail(null, 'FilesFetched', error);
+  }
+
+  if (!(await deps.artifacts.has(track.name, revision))) {
+    let bytes: Uint8Array;
+    try {
+      const files = await deps.source.readFiles(track, revision);
+      bytes = serializeBundle(
+        parseRevision(files, track.subPath ? { subPath: track.subPath } : {}),
+      );
+    } catch (error) {
+      return fail(
+        revision,
+        error instanceof DriftlessError && error.code.startsWith('RENDER')
+          ? 'FilesParsed'
+          : 'FilesFetched',
+        error,
+      );
+    }
+    await deps.artifacts.put(track.name, revision, bytes);
+  }
+
+  let stale = false;
+  await updateTrackState(deps.state, track.name, (state) => {
+    stale = state.desiredResolvedAt !== null && state.desiredResolvedAt > resolvedAt;
+    if (stale) return;
+    state.desiredRevision = revision;
+    state.desiredResolvedAt = resolvedAt;
+    setCondition(state, 'FilesFetched', 'True', 'Fetched', `fetched revision ${revision}`, now());
+    setCondition(
+      state,
+      'FilesParsed',
+      'True',
+      'Parsed',
+      `revision ${revision} parsed and stored`,
+      now(),
+    );
+  });
+  if (stale) return { result: { track: track.name, revision, resolvedAt, outcome: 'stale' } };
+  return {
+    result: { track: track.name, revision, resolvedAt, outcome: 'fetched' },
+    next: {
+      type: 'sync',
+      track: track.name,
+      revision,
+      resolvedAt,
+      trigger: job.trigger,
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The jobs that flow between the functions (DESIGN.md "Data flow"). A job is
+ * plain JSON: it travels through a queue (SQS FIFO grouped by track in AWS,
+ * an in-process per-track queue locally) and carries no secret.
+ */
+import type { HistoryTrigger } from '../store/ports.ts';
+
+/** Resolve the track's ref, render and store the revision, then ask for a sync. Runs in `fetch`. */
+export interface FetchJob {
+  readonly type: 'fetch';
+  readonly track: string;
+  readonly trigger: Exclude<HistoryTrigger, 'rollback'>;
+  /** The sha a webhook named: only a hint, the fetch resolves the ref itself. */
+  readonly hint?: { readonly revision: string; readonly ref: string };
+  /** The webhook delivery that caused it, for logs. */
+  readonly deliveryId?: string;
+  /** A sha or reference to fetch instead of the track's own (`driftless sync --revision`). */
+  readonly revision?: string;
+}
+
+/** Apply a stored revision. Runs in `apply`, one per track at a time. */
+export interface SyncJob {
+  readonly type: 'sync';
+  readonly track: string;
+  readonly revision: string;
+  /** When the fetch resolved the revision (ISO): a revision resolved earlier never replaces a later one. */
+  readonly resolvedAt: string;
+  readonly trigger: Exclude<HistoryTrigger, 'rollback'>;
+}
+
+/** Detect drift against the applied revision and correct it (or only report it). Runs in `apply`. */
+export interface DriftJob {
+  readonly type: 'drift';
+  readonly track: string;
+  readonly detectOnly?: boolean;
+}
+
+/** Apply a stored revision and pin the track there. Runs in `apply`. */
+export interface RollbackJob {
+  readonly type: 'rollback';
+  readonly track: string;
+  readonly revision: string;
+}
+
+export type Job = FetchJob | SyncJob | DriftJob | RollbackJob;
+
+/** Jobs for the apply function: everything that touches the cluster. */
+export type ApplyJob = SyncJob | DriftJob | RollbackJob;
+
+/** Where jobs go: the fetch queue or the apply queue, by type. */
+export interface JobQueue {
+  enqueue(job: Job): Promise<void>;
+}
