@@ -33,6 +33,8 @@ export interface DriftJob {
   readonly type: 'drift';
   readonly track: string;
   readonly detectOnly?: boolean;
+  /** Who asked: the schedule (default) or a person (`driftless drift`). */
+  readonly trigger?: 'schedule' | 'manual';
 }
 
 /** Apply a stored revision and pin the track there. Runs in `apply`. */

@@ -1,0 +1,95 @@
+/**
+ * The drift job: compare the cluster with the revision the track last applied
+ * (its pin, after a rollback) and put back what was changed by hand — or, with
+ * `drift: detect` or `--detect-only`, only report it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChangeSetEntry } from '../apply/changeset.ts';
+import type { Track } from '../config/types.ts';
+import { correctDrift, detectDrift, type DriftReport } from '../drift/index.ts';
+import { parseBundle, placeBundle } from '../render/index.ts';
+import type { ApplyDeps } from './apply-revision.ts';
+import type { DriftJob } from './jobs.ts';
+import { selectObjects } from './select-objects.ts';
+import {
+  acquireApplyLease,
+  readTrackState,
+  releaseApplyLease,
+  updateTrackState,
+} from './track-state.ts';
+
+export interface DriftResult {
+  readonly track: string;
+  /** The revision compared against; null when the track never applied one. */
+  readonly revision: string | null;
+  readonly drifted: DriftReport['drifted'];
+  readonly missing: string[];
+  readonly errors: DriftReport['errors'];
+  /** True when drift was found and put back. */
+  readonly corrected: boolean;
+  readonly changeset: ChangeSetEntry[];
+}
+
+/** Checks (and unless told not to, corrects) drift of the track's applied revision. */
+export async function reconcileDrift(
+  track: Track,
+  job: DriftJob,
+  deps: ApplyDeps,
+): Promise<DriftResult> {
+  const now = deps.now ?? (() => new Date());
+  const before = await readTrackState(deps.state, track.name);
+  const revision = before.pinned ?? before.appliedRevision;
+  const empty: DriftResult = {
+    track: track.name,
+    revision,
+    drifted: [],
+    missing: [],
+    errors: [],
+    corrected: false,
+    changeset: [],
+  };
+  if (!revision) return empty;
+
+  const holder = randomUUID();
+  await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
+  let result = empty;
+  try {
+    const catalog = await deps.cluster.discover();
+    const bundle = placeBundle(parseBundle(await deps.artifacts.get(track.name, revision)), {
+      ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
+      scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
+    });
+    const { selected } = selectObjects(track, bundle.objects, catalog);
+    const report = await detectDrift(deps.cluster, track, selected);
+    const found = report.drifted.length > 0 || report.missing.length > 0;
+    const correct = found && track.drift === 'correct' && !job.detectOnly;
+    const changeset = correct
+      ? await correctDrift(deps.cluster, track, report, selected, { timeoutMs: track.timeout })
+      : [];
+    result = {
+      track: track.name,
+      revision,
+      drifted: report.drifted,
+      missing: report.missing,
+      errors: report.errors,
+      corrected: correct && !changeset.some((e) => e.action === 'failed'),
+      changeset,
+    };
+    if (correct) {
+      await deps.state.appendHistory(track.name, {
+        revision,
+        appliedAt: now().toISOString(),
+        result: result.corrected ? 'drift-corrected' : 'failed',
+        trigger: job.trigger ?? 'schedule',
+        drifted: report.drifted.map((d) => d.subject),
+        missing: report.missing,
+      });
+    }
+    return result;
+  } finally {
+    await updateTrackState(deps.state, track.name, (state) => {
+      state.driftCheckedAt = now().toISOString();
+      releaseApplyLease(state, holder);
+    });
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Rollback: apply a stored revision — no Git access needed, the Git host may
+ * be down — prune to it, and pin the track there until `unpin`.
+ */
+import type { Track } from '../config/types.ts';
+import { DriftlessError } from '../errors.ts';
+import type { ArtifactStore, StateStore } from '../store/ports.ts';
+import { applyStoredRevision, type ApplyDeps, type SyncResult } from './apply-revision.ts';
+import type { RollbackJob } from './jobs.ts';
+import { readTrackState, setCondition, updateTrackState, type TrackState } from './track-state.ts';
+
+/** The revision asked for is not stored, or there is no previous one. */
+export class RollbackTargetError extends DriftlessError {
+  readonly code = 'ROLLBACK_TARGET';
+}
+
+export type RollbackTarget = { readonly revision: string } | { readonly previous: true };
+
+const SHOWN = 10;
+
+/**
+ * The full sha to roll back to: a stored revision named in full or by a
+ * unique prefix, or the newest successfully applied revision before the
+ * current one. Errors list what is stored.
+ */
+export async function resolveRollbackTarget(
+  track: Pick<Track, 'name'>,
+  target: RollbackTarget,
+  deps: { readonly artifacts: ArtifactStore; readonly state: StateStore },
+): Promise<string> {
+  const stored = await deps.artifacts.list(track.name);
+  const available = (): string =>
+    stored.length === 0
+      ? 'no revision is stored for this track yet'
+      : `stored revisions (newest first): ${stored
+          .slice(0, SHOWN)
+          .map((a) => a.revision.slice(0, 12))
+          .join(', ')}${stored.length > SHOWN ? `, and ${stored.length - SHOWN} more` : ''}`;
+  if ('revision' in target) {
+    const wanted = target.revision.toLowerCase();
+    const matches = stored.filter((a) => a.revision.startsWith(wanted));
+    if (matches.length === 1) return matches[0]!.revision;
+    const why =
+      matches.length === 0
+        ? 'is not stored'
+        : 'matches several stored revisions; give more of the sha';
+    throw new RollbackTargetError(
+      `track "${track.name}": revision ${target.revision} ${why}; ${available()}`,
+    );
+  }
+  const state = await readTrackState(deps.state, track.name);
+  const current = state.pinned ?? state.appliedRevision;
+  const storedSet = new Set(stored.map((a) => a.revision));
+  const history = await deps.state.listHistory(track.name);
+  const previous = history.find(
+    (h) =>
+      (h.result === 'applied' || h.result === 'unchanged') &&
+      h.revision !== current &&
+      storedSet.has(h.revision),
+  );
+  if (!previous) {
+    throw new RollbackTargetError(
+      `track "${track.name}": there is no earlier applied revision to go back to; ${available()}`,
+    );
+  }
+  return previous.revision;
+}
+
+/** The rollback job: applies the stored revision (pruning to it) and pins the track. */
+export function rollbackTrack(
+  track: Track,
+  job: RollbackJob,
+  deps: ApplyDeps,
+): Promise<SyncResult> {
+  return applyStoredRevision(track, job.revision, { trigger: 'rollback', pin: true }, deps);
+}
+
+/** Removes the pin: webhooks and schedules apply the newest revision again. */
+export async function unpinTrack(
+  track: Pick<Track, 'name'>,
+  state: StateStore,
+  now = new Date(),
+): Promise<TrackState> {
+  return updateTrackState(state, track.name, (s) => {
+    const was = s.pinned;
+    s.pinned = null;
+    if (was)
+      setCondition(
+        s,
+        'Ready',
+        'Unknown',
+        'Unpinned',
+        `unpinned from ${was}; the next sync applies the newest revision`,
+        now,
+      );
+  });
+}
