@@ -52,7 +52,6 @@ export async function reconcileDrift(
 
   const holder = randomUUID();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
-  let result = empty;
   try {
     const catalog = await deps.cluster.discover();
     const bundle = placeBundle(parseBundle(await deps.artifacts.get(track.name, revision)), {
@@ -66,7 +65,7 @@ export async function reconcileDrift(
     const changeset = correct
       ? await correctDrift(deps.cluster, track, report, selected, { timeoutMs: track.timeout })
       : [];
-    result = {
+    const result: DriftResult = {
       track: track.name,
       revision,
       drifted: report.drifted,
