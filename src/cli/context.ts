@@ -9,9 +9,15 @@ import { connectCluster } from '../cluster/connect-cluster.ts';
 import type { Environment } from '../config/env.ts';
 import { loadConfig } from '../config/index.ts';
 import type { Cluster, Config, StoreConfig, Track } from '../config/types.ts';
+import type { SecretRef } from '../config/secret-ref.ts';
 import type { GitSource } from '../source/ports.ts';
 import { createStore } from '../store/create-store.ts';
-import type { ArtifactStore, StoreConfig as StorePortConfig, StateStore } from '../store/ports.ts';
+import type {
+  ArtifactStore,
+  DeliveryLog,
+  StoreConfig as StorePortConfig,
+  StateStore,
+} from '../store/ports.ts';
 import { expandHome } from './expand-home.ts';
 import { gitCacheDir } from './git-cache-dir.ts';
 import { readSecret } from './read-secret.ts';
@@ -21,6 +27,10 @@ export interface CliContext {
   readonly config: Config;
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
+  /** Webhook deliveries already handled (`serve`); contexts built for other commands may omit it. */
+  readonly deliveries?: DeliveryLog;
+  /** Resolves a secret reference with the CLI's environment (`serve`'s webhook secrets). */
+  readonly readSecret?: (ref: SecretRef) => Promise<string>;
   /** The Git source, built on first use. */
   source(): Promise<GitSource>;
   /** The cluster of `track`, connected on first use and shared by tracks on the same cluster. */
@@ -66,6 +76,8 @@ export const openContext: OpenContext = async (configFile, env) => {
     config,
     artifacts: store.artifacts,
     state: store.state,
+    deliveries: store.deliveries,
+    readSecret: secrets,
     source() {
       // Imported here: isomorphic-git is only loaded by commands that fetch.
       source ??= import('../source/git-source.ts').then(({ createGitSource }) =>

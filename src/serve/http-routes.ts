@@ -1,0 +1,125 @@
+/**
+ * The HTTP surface of `driftless serve`: `POST /webhook/<provider>`,
+ * `GET /healthz` and `GET /metrics`. Routing and HTTP details only; the work
+ * is in the webhook route and the metrics.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Logger } from './logger.ts';
+import { PROMETHEUS_CONTENT_TYPE } from './prometheus-text.ts';
+import { readBody } from './read-body.ts';
+import { handleWebhook, type WebhookAnswer, type WebhookRouteDeps } from './webhook-route.ts';
+
+export interface HttpRoutesDeps {
+  readonly webhook: WebhookRouteDeps;
+  /** The exposition document for a scrape. */
+  readonly metrics: () => Promise<string>;
+  /** Told the status of each webhook answer, for the deliveries counter. */
+  readonly onWebhookAnswer: (provider: string, status: number) => void;
+  readonly logger: Logger;
+}
+
+const WEBHOOK_PATH = /^\/webhook\/([^/]+)\/?$/;
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+function sendText(res: ServerResponse, status: number, contentType: string, text: string): void {
+  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** Node gives repeated headers as arrays; the receivers expect one string per name. */
+function flatHeaders(request: IncomingMessage): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+async function webhook(
+  provider: string,
+  req: IncomingMessage,
+  deps: HttpRoutesDeps,
+): Promise<WebhookAnswer> {
+  const body = await readBody(req, deps.webhook.maxBytes);
+  if (body.tooLarge) {
+    return {
+      status: 413,
+      body: { error: `payload is larger than ${deps.webhook.maxBytes} bytes` },
+    };
+  }
+  // Base64 carries the bytes through unchanged: a UTF-8 round trip would alter invalid sequences
+  // and break the signature check.
+  return handleWebhook(
+    provider,
+    { headers: flatHeaders(req), body: body.bytes.toString('base64'), isBase64Encoded: true },
+    deps.webhook,
+  );
+}
+
+/** The request listener of the server. */
+export function httpRoutes(deps: HttpRoutesDeps): RequestListener {
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const hook = WEBHOOK_PATH.exec(path);
+    if (hook) {
+      if (req.method !== 'POST') {
+        res.setHeader('Allow', 'POST');
+        sendJson(res, 405, { error: 'webhooks are delivered with POST' });
+        req.resume();
+        return;
+      }
+      // Undecodable (`%zz`) names no provider; handleWebhook answers 404 for it.
+      const provider = safeDecode(hook[1]!);
+      const answer = await webhook(provider, req, deps);
+      deps.onWebhookAnswer(provider, answer.status);
+      if (answer.status === 413) res.setHeader('Connection', 'close');
+      sendJson(res, answer.status, answer.body);
+      return;
+    }
+    req.resume();
+    if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+      const healthy = deps.webhook.accepting();
+      sendText(
+        res,
+        healthy ? 200 : 503,
+        'text/plain; charset=utf-8',
+        healthy ? 'ok\n' : 'shutting down\n',
+      );
+      return;
+    }
+    if (path === '/metrics' && req.method === 'GET') {
+      sendText(res, 200, PROMETHEUS_CONTENT_TYPE, await deps.metrics());
+      return;
+    }
+    sendJson(res, 404, { error: `no route for ${req.method ?? 'GET'} ${path}` });
+  };
+
+  return (req, res) => {
+    route(req, res).catch((error: unknown) => {
+      // A store or bug failure: 500 makes a Git host retry the delivery later.
+      deps.logger.error('request failed', {
+        method: req.method,
+        path: new URL(req.url ?? '/', 'http://localhost').pathname,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * `driftless serve` as a library: the local stack over a CLI context — the
+ * per-track queue, the job runner, the scheduler and the HTTP server — and
+ * its orderly shutdown.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CliContext } from '../cli/context.ts';
+import { readSecret } from '../cli/read-secret.ts';
+import type { Environment } from '../config/env.ts';
+import type { WebhookHost } from '../config/types.ts';
+import { DEFAULT_MAX_BYTES } from '../source/webhooks/index.ts';
+import type { DeliveryLog } from '../store/ports.ts';
+import { readTrackState, type TrackState } from '../sync/track-state.ts';
+import { httpRoutes } from './http-routes.ts';
+import { createJobRunner, type JobHandlers } from './job-runner.ts';
+import { silentLogger, type Logger } from './logger.ts';
+import { startScheduler, type SchedulerTimers } from './scheduler.ts';
+import { ServeMetrics } from './serve-metrics.ts';
+import { TrackQueue } from './track-queue.ts';
+import { useCaseHandlers } from './use-case-handlers.ts';
+
+export const DEFAULT_PORT = 8080;
+
+export interface ServeOptions {
+  /** TCP port; 0 lets the system pick one (tests). Default 8080. */
+  readonly port?: number;
+  /** Address to listen on; default every interface, since Git hosts deliver from outside. */
+  readonly host?: string;
+  /** For `env:` webhook secrets when the context does not resolve secrets itself. */
+  readonly env?: Environment;
+  readonly logger?: Logger;
+  /** Tracks running a job at once; default 4. */
+  readonly concurrency?: number;
+  /** Largest webhook body, in bytes; default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Default: the `src/sync/` use-cases over the context. Unit tests pass fakes. */
+  readonly handlers?: JobHandlers;
+  /** Poll and drift-check every track at start; default true. */
+  readonly runAtStart?: boolean;
+  readonly timers?: SchedulerTimers;
+}
+
+export interface RunningServe {
+  /** `http://127.0.0.1:<port>` when listening on every interface. */
+  readonly url: string;
+  readonly port: number;
+  readonly queue: TrackQueue;
+  /**
+   * Stops taking webhooks and scheduled work, lets running jobs finish
+   * (waiting jobs are dropped; the next start polls again), closes the server.
+   */
+  close(): Promise<void>;
+}
+
+/** A delivery log in memory, for contexts built without one (tests): a restart forgets it. */
+function memoryDeliveryLog(): DeliveryLog {
+  const seen = new Set<string>();
+  return {
+    async markDelivery(id) {
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    },
+  };
+}
+
+/** Every configured host's secrets, read once at start so a missing one fails now, not on a push. */
+async function webhookSecrets(
+  ctx: CliContext,
+  env: Environment | undefined,
+): Promise<Partial<Record<WebhookHost, readonly string[]>>> {
+  const resolve = ctx.readSecret ?? ((ref) => readSecret(ref, env));
+  const secrets: Partial<Record<WebhookHost, readonly string[]>> = {};
+  for (const [host, config] of Object.entries(ctx.config.webhooks)) {
+    if (config) secrets[host as WebhookHost] = await Promise.all(config.secrets.map(resolve));
+  }
+  return secrets;
+}
+
+/** Starts the local stack; resolves once the server listens. */
+export async function startServe(
+  ctx: CliContext,
+  options: ServeOptions = {},
+): Promise<RunningServe> {
+  const logger = options.logger ?? silentLogger;
+  const tracks = ctx.config.tracks;
+  const secrets = await webhookSecrets(ctx, options.env);
+  const metrics = new ServeMetrics();
+  const queue: TrackQueue = new TrackQueue(
+    createJobRunner({
+      tracks,
+      handlers: options.handlers ?? useCaseHandlers(ctx),
+      enqueue: (job, context) => queue.enqueue(job, context),
+      metrics,
+      logger,
+    }),
+    {
+      concurrency: options.concurrency,
+      onError: (job, error) =>
+        logger.error('job runner failed', { track: job.track, job: job.type, error }),
+    },
+  );
+
+  const scrape = async (): Promise<string> => {
+    const states = new Map<string, TrackState>();
+    await Promise.all(
+      tracks.map(async (track) => {
+        // A store hiccup leaves one track's counters at 0 rather than failing the scrape.
+        const state = await readTrackState(ctx.state, track.name).catch(() => undefined);
+        if (state) states.set(track.name, state);
+      }),
+    );
+    return metrics.render({
+      tracks,
+      states,
+      queueLength: queue.length,
+      jobsRunning: queue.running,
+    });
+  };
+
+  const server = createServer(
+    httpRoutes({
+      webhook: {
+        secrets,
+        deliveries: ctx.deliveries ?? memoryDeliveryLog(),
+        tracks,
+        accepting: () => queue.accepting,
+        enqueue: (job, context) => queue.enqueue(job, context),
+        logger,
+        maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BYTES,
+      },
+      metrics: scrape,
+      onWebhookAnswer: (provider, status) => metrics.countWebhook(provider, status),
+      logger,
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_PORT, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const unspecified = address === '::' || address === '0.0.0.0';
+  const host = unspecified ? '127.0.0.1' : address.includes(':') ? `[${address}]` : address;
+  const url = `http://${host}:${port}`;
+  logger.info('listening', {
+    url,
+    tracks: tracks.length,
+    webhooks: Object.keys(secrets),
+  });
+
+  const scheduler = startScheduler(
+    tracks,
+    (job) => {
+      queue.enqueue(job).catch(() => undefined);
+    },
+    { runAtStart: options.runAtStart, timers: options.timers },
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      logger.info('shutting down', { running: queue.running, waiting: queue.length });
+      scheduler.stop();
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle keep-alive connections would hold close() open until the client drops them.
+      server.closeIdleConnections();
+      const { dropped } = await queue.close();
+      server.closeAllConnections();
+      await serverClosed;
+      logger.info('stopped', { dropped });
+    })();
+    return closing;
+  };
+  return { url, port, queue, close };
+}

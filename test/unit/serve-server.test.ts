@@ -1,0 +1,338 @@
+/**
+ * `driftless serve`'s HTTP surface, queue and runner over fake use-cases:
+ * real HTTP on a loopback port, a real fs store, no Git and no cluster.
+ */
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { CliContext } from '../../src/cli/context.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { Track } from '../../src/config/types.ts';
+import type { FetchOutcome, JobHandlers, JobOutcome } from '../../src/serve/job-runner.ts';
+import { jsonLogger } from '../../src/serve/logger.ts';
+import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
+import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
+import type { DriftJob, FetchJob, Job, RollbackJob, SyncJob } from '../../src/sync/jobs.ts';
+import { updateTrackState } from '../../src/sync/track-state.ts';
+
+const GITHUB_SECRET = 'github secret, never logged';
+const GITLAB_SECRET = 'gitlab token, never logged';
+const REPOSITORY = 'https://git.example.com/org/web.git';
+const SHA = 'c'.repeat(40);
+
+const CONFIG = `
+webhooks:
+  github: {secret: env:GH_SECRET}
+  gitlab: {secret: env:GL_SECRET}
+tracks:
+  - name: web
+    repository: ${REPOSITORY}
+    namespace: apps
+  - name: other
+    repository: https://git.example.com/org/other.git
+`;
+
+function githubPush(ref = 'refs/heads/main', after = SHA): string {
+  return JSON.stringify({
+    ref,
+    before: '0'.repeat(39) + '1',
+    after,
+    repository: { clone_url: REPOSITORY, default_branch: 'main' },
+  });
+}
+
+function githubHeaders(body: string, delivery: string, secret = GITHUB_SECRET) {
+  return {
+    'content-type': 'application/json',
+    'x-github-event': 'push',
+    'x-github-delivery': delivery,
+    'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+  };
+}
+
+/** Use-cases that record what they were asked and answer like the real ones. */
+class FakeHandlers implements JobHandlers {
+  readonly jobs: Job[] = [];
+  syncResult: JobOutcome = { result: 'applied', revision: SHA };
+  /** Resolves the next job's promise; set to hold jobs running. */
+  hold?: Promise<void>;
+
+  async fetch(_track: Track, job: FetchJob): Promise<FetchOutcome> {
+    this.jobs.push(job);
+    await this.hold;
+    return {
+      result: 'fetched',
+      revision: SHA,
+      next: {
+        type: 'sync',
+        track: job.track,
+        revision: SHA,
+        resolvedAt: new Date().toISOString(),
+        trigger: job.trigger,
+      },
+    };
+  }
+
+  async sync(_track: Track, job: SyncJob): Promise<JobOutcome> {
+    this.jobs.push(job);
+    return this.syncResult;
+  }
+
+  async drift(_track: Track, job: DriftJob): Promise<JobOutcome> {
+    this.jobs.push(job);
+    return { result: 'clean' };
+  }
+
+  async rollback(_track: Track, job: RollbackJob): Promise<JobOutcome> {
+    this.jobs.push(job);
+    return { result: 'applied' };
+  }
+}
+
+describe('driftless serve over fake use-cases', () => {
+  let dir: string;
+  let store: ClosableStore;
+  let handlers: FakeHandlers;
+  let serve: RunningServe;
+  let logs: string[];
+
+  const post = (path: string, body: string, headers: Record<string, string>) =>
+    fetch(`${serve.url}${path}`, { method: 'POST', body, headers });
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-serve-'));
+    store = createStore({ type: 'fs', path: join(dir, 'store') });
+    handlers = new FakeHandlers();
+    logs = [];
+    const ctx: CliContext = {
+      config: parseConfig(CONFIG, 'driftless.yaml'),
+      artifacts: store.artifacts,
+      state: store.state,
+      deliveries: store.deliveries,
+      source: () => Promise.reject(new Error('no Git in unit tests')),
+      cluster: () => Promise.reject(new Error('no cluster in unit tests')),
+      close: () => undefined,
+    };
+    serve = await startServe(ctx, {
+      port: 0,
+      host: '127.0.0.1',
+      env: { GH_SECRET: GITHUB_SECRET, GL_SECRET: GITLAB_SECRET },
+      handlers,
+      runAtStart: false,
+      maxBodyBytes: 4096,
+      logger: jsonLogger((line) => logs.push(line), { level: 'debug' }),
+    });
+  });
+
+  afterEach(async () => {
+    await serve?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers a signed GitHub push with 202, then fetches and syncs the matching track', async () => {
+    // Prepare
+    const body = githubPush();
+
+    // Act
+    const response = await post('/webhook/github', body, githubHeaders(body, 'delivery-1'));
+    const answer = (await response.json()) as Record<string, unknown>;
+    await serve.queue.idle();
+
+    // Assess
+    assert.equal(response.status, 202);
+    assert.deepEqual(answer.tracks, ['web']);
+    assert.equal(answer.deliveryId, 'delivery-1');
+    assert.deepEqual(handlers.jobs[0], {
+      type: 'fetch',
+      track: 'web',
+      trigger: 'webhook',
+      hint: { revision: SHA, ref: 'refs/heads/main' },
+      deliveryId: 'delivery-1',
+    });
+    assert.equal(handlers.jobs[1]?.type, 'sync');
+    assert.equal(handlers.jobs.length, 2);
+    const metrics = await (await fetch(`${serve.url}/metrics`)).text();
+    assert.match(metrics, /^driftless_time_to_deploy_seconds_count\{track="web"\} 1$/m);
+    assert.match(
+      metrics,
+      /^faros_gittrack_time_to_deploy_seconds_count\{name="web",namespace="apps",repository="https:\/\/git\.example\.com\/org\/web\.git"\} 1$/m,
+    );
+    assert.match(
+      metrics,
+      /^driftless_webhook_deliveries_total\{provider="github",status="202"\} 1$/m,
+    );
+  });
+
+  it('accepts a GitLab push carrying the token', async () => {
+    // Prepare
+    const body = JSON.stringify({
+      object_kind: 'push',
+      ref: 'refs/heads/main',
+      after: SHA,
+      project: { git_http_url: REPOSITORY },
+    });
+
+    // Act
+    const response = await post('/webhook/gitlab', body, {
+      'x-gitlab-event': 'Push Hook',
+      'x-gitlab-token': GITLAB_SECRET,
+      'idempotency-key': 'gl-1',
+    });
+    await serve.queue.idle();
+
+    // Assess
+    assert.equal(response.status, 202);
+    assert.deepEqual(
+      handlers.jobs.map((job) => job.type),
+      ['fetch', 'sync'],
+    );
+  });
+
+  it('runs a repeated delivery once', async () => {
+    // Prepare
+    const body = githubPush();
+    await post('/webhook/github', body, githubHeaders(body, 'delivery-2'));
+    await serve.queue.idle();
+
+    // Act
+    const response = await post('/webhook/github', body, githubHeaders(body, 'delivery-2'));
+    const answer = (await response.json()) as Record<string, unknown>;
+    await serve.queue.idle();
+
+    // Assess
+    assert.equal(response.status, 202);
+    assert.equal(answer.kind, 'duplicate');
+    assert.equal(handlers.jobs.filter((job) => job.type === 'fetch').length, 1);
+  });
+
+  it('answers 401 to a forged signature, runs nothing and logs no secret', async () => {
+    // Prepare
+    const body = githubPush();
+
+    // Act
+    const response = await post('/webhook/github', body, githubHeaders(body, 'forged', 'guess'));
+    await serve.queue.idle();
+
+    // Assess
+    assert.equal(response.status, 401);
+    assert.deepEqual(handlers.jobs, []);
+    const text = logs.join('\n');
+    assert.match(text, /webhook rejected/);
+    assert.doesNotMatch(text, /never logged/);
+    assert.doesNotMatch(text, /sha256=/);
+    // The forged delivery's id is not recorded: the genuine one with that id still runs.
+    const genuine = await post('/webhook/github', body, githubHeaders(body, 'forged'));
+    assert.equal(genuine.status, 202);
+  });
+
+  it('answers 404 for an unknown or unconfigured provider and 405 for GET', async () => {
+    // Act
+    const unknown = await post('/webhook/svn', '{}', {});
+    const unconfigured = await post('/webhook/gitea', '{}', {});
+    const get = await fetch(`${serve.url}/webhook/github`);
+    const elsewhere = await fetch(`${serve.url}/nowhere`);
+
+    // Assess
+    assert.equal(unknown.status, 404);
+    assert.equal(unconfigured.status, 404);
+    assert.equal(get.status, 405);
+    assert.equal(elsewhere.status, 404);
+  });
+
+  it('answers 413 to a body over the limit without running anything', async () => {
+    // Prepare
+    const body = JSON.stringify({ padding: 'x'.repeat(8192) });
+
+    // Act
+    const response = await post('/webhook/github', body, githubHeaders(body, 'big'));
+
+    // Assess
+    assert.equal(response.status, 413);
+    assert.deepEqual(handlers.jobs, []);
+  });
+
+  it('reports health and per-track metrics with Faros aliases', async () => {
+    // Prepare
+    await updateTrackState(store.state, 'web', (state) => {
+      state.objectsDiscovered = 3;
+      state.objectsApplied = 2;
+      state.objectsIgnored = 1;
+      state.objectsInSync = 2;
+    });
+    handlers.syncResult = { result: 'failed', error: 'Deployment/apps/web: refused' };
+    const body = githubPush();
+    await post('/webhook/github', body, githubHeaders(body, 'delivery-3'));
+    await serve.queue.idle();
+
+    // Act
+    const health = await fetch(`${serve.url}/healthz`);
+    const response = await fetch(`${serve.url}/metrics`);
+    const metrics = await response.text();
+
+    // Assess
+    assert.equal(health.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    for (const [status, value] of [
+      ['discovered', 3],
+      ['applied', 2],
+      ['ignored', 1],
+      ['inSync', 2],
+    ]) {
+      assert.match(
+        metrics,
+        new RegExp(
+          `^driftless_track_child_status\\{track="web",namespace="apps",status="${status}"\\} ${value}$`,
+          'm',
+        ),
+      );
+      assert.match(
+        metrics,
+        new RegExp(
+          `^faros_gittrack_child_status\\{name="web",namespace="apps",status="${status}"\\} ${value}$`,
+          'm',
+        ),
+      );
+    }
+    assert.match(metrics, /^driftless_track_objects_in_sync\{track="web"\} 2$/m);
+    assert.match(metrics, /^driftless_track_objects_in_sync\{track="other"\} 0$/m);
+    assert.match(metrics, /^driftless_reconcile_errors_total\{track="web",job="sync"\} 1$/m);
+    assert.match(metrics, /^driftless_queue_length 0$/m);
+    assert.match(metrics, /^# TYPE driftless_time_to_deploy_seconds histogram$/m);
+    assert.doesNotMatch(
+      metrics,
+      /driftless_time_to_deploy_seconds_count/,
+      'a failed sync is no deploy',
+    );
+  });
+
+  it('on close stops taking webhooks and lets the running job finish', async () => {
+    // Prepare
+    let release!: () => void;
+    handlers.hold = new Promise((resolve) => (release = resolve));
+    const body = githubPush();
+    await post('/webhook/github', body, githubHeaders(body, 'delivery-4'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    // Act
+    const closing = serve.close();
+    const late: Response | Error = await post(
+      '/webhook/github',
+      body,
+      githubHeaders(body, 'delivery-5'),
+    ).catch((error: unknown) => error as Error);
+    release();
+    await closing;
+
+    // Assess
+    assert.ok(late instanceof Error || late.status === 503, 'a webhook during shutdown is refused');
+    assert.deepEqual(
+      handlers.jobs.map((job) => job.type),
+      ['fetch'],
+      'the running fetch finished; its sync was not started after close',
+    );
+    assert.match(logs.join('\n'), /"msg":"stopped"/);
+  });
+});
