@@ -9,20 +9,28 @@ import type { CommandHandler } from './command-handler.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
 import { openContext as openRealContext, type OpenContext } from './context.ts';
 import { diffCommand } from './diff-command.ts';
+import { driftCommand } from './drift-command.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 import { historyCommand } from './history-command.ts';
 import { Output, type CliIo } from './output.ts';
 import { CommandLineError, parseCommandLine } from './parse-command-line.ts';
 import { renderCommand } from './render-command.ts';
+import { rollbackCommand } from './rollback-command.ts';
+import { serveCommand } from './serve-command.ts';
 import { statusCommand } from './status-command.ts';
 import { syncCommand } from './sync-command.ts';
+import { unpinCommand } from './unpin-command.ts';
 
 const HANDLERS: Partial<Record<CommandName, CommandHandler>> = {
   sync: syncCommand,
   diff: diffCommand,
+  drift: driftCommand,
+  rollback: rollbackCommand,
+  unpin: unpinCommand,
   status: statusCommand,
   history: historyCommand,
   render: renderCommand,
+  serve: serveCommand,
 };
 
 function helpText(): string {

@@ -51,22 +51,35 @@ export async function resolveRollbackTarget(
   const state = await readTrackState(deps.state, track.name);
   const current = state.pinned ?? state.appliedRevision;
   const storedSet = new Set(stored.map((a) => a.revision));
-  const history = await deps.state.listHistory(track.name);
-  const previous = history.find(
-    (h) =>
-      (h.result === 'applied' || h.result === 'unchanged') &&
-      h.revision !== current &&
-      storedSet.has(h.revision),
-  );
+  // Revisions Git brought (rollbacks excluded), newest first, each once: repeating
+  // --previous steps further back instead of swinging between two revisions.
+  const sequence: string[] = [];
+  for (const entry of await deps.state.listHistory(track.name)) {
+    const good = entry.result === 'applied' || entry.result === 'unchanged';
+    if (
+      good &&
+      entry.trigger !== 'rollback' &&
+      storedSet.has(entry.revision) &&
+      !sequence.includes(entry.revision)
+    ) {
+      sequence.push(entry.revision);
+    }
+  }
+  const at = current ? sequence.indexOf(current) : -1;
+  const previous = at >= 0 ? sequence[at + 1] : sequence.find((revision) => revision !== current);
   if (!previous) {
     throw new RollbackTargetError(
       `track "${track.name}": there is no earlier applied revision to go back to; ${available()}`,
     );
   }
-  return previous.revision;
+  return previous;
 }
 
-/** The rollback job: applies the stored revision (pruning to it) and pins the track. */
+/**
+ * The rollback job: applies the stored revision (pruning to it) and pins the
+ * track. A rollback that fails while applying pins all the same: automation
+ * must not fight the person who is handling the incident.
+ */
 export function rollbackTrack(
   track: Track,
   job: RollbackJob,

@@ -68,23 +68,6 @@ describe('driftless command-line flags', () => {
     assert.equal(result.code, 3);
   });
 
-  for (const command of [
-    'drift',
-    'unpin --track web',
-    'rollback --track web --previous',
-    'serve',
-  ]) {
-    it(`reports "${command}" as not implemented yet with exit code 2`, async () => {
-      // Act
-      const result = await driftless(...command.split(' '));
-
-      // Assess
-      assert.equal(result.code, 2);
-      assert.match(result.stderr, /^driftless: "driftless \w+" is not implemented yet$/m);
-      assert.equal(result.opened, false);
-    });
-  }
-
   it('prints a command usage for --help and exits 0', async () => {
     // Act
     const result = await driftless('diff', '--help');

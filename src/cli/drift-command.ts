@@ -1,0 +1,219 @@
+/**
+ * `driftless drift`: compare each track (or one) with the revision it applied
+ * — its pin after a rollback — and put back what was changed by hand, or with
+ * `--detect-only` / `drift: detect` only report it (exit 1 when found).
+ */
+import type { Operation } from 'fast-json-patch';
+import type { Track } from '../config/types.ts';
+import { UsageError } from '../errors.ts';
+import { reconcileDrift, type DriftResult } from '../sync/reconcile-drift.ts';
+import { formatChangeset, formatCounts } from './changeset-summary.ts';
+import type { CommandHandler } from './command-handler.ts';
+import type { CliContext } from './context.ts';
+import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
+import type { Output } from './output.ts';
+import { findTrack, inDependencyOrder } from './select-tracks.ts';
+import { shortRevision } from './status-view.ts';
+import { formatTable } from './table.ts';
+
+/** One track's drift check as the command saw it. */
+export interface DriftRun extends DriftResult {
+  /** Why the check could not run or record its result (cluster or store unreachable, track busy). */
+  readonly error?: string;
+  /** Why found drift was left in place: the track's `drift: detect`, or `--detect-only`. */
+  readonly leftInPlace?: 'drift: detect' | '--detect-only';
+}
+
+/** Values longer than this are cut in the text table; `-o json` carries them whole. */
+const VALUE_WIDTH = 60;
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function found(run: DriftResult): boolean {
+  return run.drifted.length > 0 || run.missing.length > 0;
+}
+
+/** Objects that could not be checked, and corrections the server refused: each starts with its subject. */
+function errorsOf(run: DriftRun): { subject: string; error: string }[] {
+  const refused = run.changeset
+    .filter((entry) => entry.action === 'failed')
+    .map((entry) => ({
+      subject: entry.subject,
+      error: entry.error ?? `${entry.subject}: correction failed`,
+    }));
+  return [...run.errors, ...refused];
+}
+
+function failed(run: DriftRun): boolean {
+  return run.error !== undefined || errorsOf(run).length > 0;
+}
+
+/** 3 when any check or correction failed, else 1 when drift was left in place, else 0. */
+export function driftExitCode(runs: readonly DriftRun[]): number {
+  if (runs.some(failed)) return EXIT_FAILED;
+  if (runs.some((run) => found(run) && !run.corrected)) return EXIT_DIFFERENCES;
+  return EXIT_OK;
+}
+
+/**
+ * DESIGN.md `drift -o json` for one track, extended with who changed each
+ * object (`changedBy`), what could not be checked or corrected (`errors`), and
+ * `error` when the check did not run at all.
+ */
+export function driftJson(run: DriftRun) {
+  return {
+    track: run.track,
+    revision: run.revision,
+    drifted: run.drifted.map((d) => ({
+      subject: d.subject,
+      patch: d.patch,
+      changedBy: d.changedBy,
+    })),
+    missing: run.missing,
+    corrected: run.corrected,
+    errors: errorsOf(run),
+    ...(run.error === undefined ? {} : { error: run.error }),
+  };
+}
+
+/** An operation's value as JSON, cut to {@link VALUE_WIDTH}; `from` for move and copy. */
+function valueOf(op: Operation): string {
+  if ('value' in op) {
+    const text = JSON.stringify(op.value) ?? 'undefined';
+    return text.length > VALUE_WIDTH ? `${text.slice(0, VALUE_WIDTH - 1)}…` : text;
+  }
+  return 'from' in op ? `from ${op.from}` : '';
+}
+
+/** One row per patch operation; the subject and who changed it on the object's first row only. */
+function driftedTable(run: DriftRun): string {
+  const rows = run.drifted.flatMap((object) =>
+    object.patch.map((op, index) => [
+      index === 0 ? object.subject : '',
+      op.op,
+      op.path,
+      valueOf(op),
+      index === 0 ? object.changedBy.join(', ') || '-' : '',
+    ]),
+  );
+  return formatTable(['DRIFTED', 'OP', 'PATH', 'VALUE IN GIT', 'CHANGED BY'], rows);
+}
+
+/** The text report of one track's drift check. */
+export function formatDriftRun(run: DriftRun, output: Output): string {
+  const { colours } = output;
+  const name = colours.bold(run.track);
+  if (run.error !== undefined) return `${name}: ${colours.red('failed')}: ${run.error}`;
+  if (run.revision === null) return `${name}: never applied; no drift to check`;
+  const at = shortRevision(run.revision);
+  if (!found(run)) {
+    const head = `${name}: no drift at ${at}`;
+    if (run.errors.length === 0) return head;
+    return [
+      `${head} in the objects checked; ${colours.red(`${run.errors.length} could not be checked`)}`,
+      ...run.errors.map((e) => colours.red(e.error)),
+    ].join('\n');
+  }
+  const counts = [
+    run.drifted.length > 0 ? `${run.drifted.length} drifted` : '',
+    run.missing.length > 0 ? `${run.missing.length} missing` : '',
+  ].filter(Boolean);
+  const lines = [`${name}: ${colours.yellow('drift')} at ${at}: ${counts.join(', ')}`];
+  if (run.drifted.length > 0) lines.push(driftedTable(run));
+  if (run.missing.length > 0) {
+    lines.push(
+      formatTable(
+        ['MISSING'],
+        run.missing.map((subject) => [subject]),
+      ),
+    );
+  }
+  if (run.corrected) {
+    // The objects are listed above: the counts say what was done to them.
+    lines.push(`${colours.green('corrected')}: ${formatCounts(run.changeset, colours)}`);
+  } else if (run.changeset.length > 0) {
+    lines.push(`${colours.red('correction failed')}:`, formatChangeset(run.changeset, colours));
+  } else {
+    lines.push(colours.yellow(`left in place (${run.leftInPlace ?? 'not corrected'})`));
+  }
+  // Refused corrections are in the changeset table already; these are objects not checked.
+  lines.push(...run.errors.map((e) => colours.red(e.error)));
+  return lines.join('\n');
+}
+
+async function checkOne(ctx: CliContext, track: Track, detectOnly: boolean): Promise<DriftRun> {
+  const leftInPlace =
+    track.drift === 'detect'
+      ? ('drift: detect' as const)
+      : detectOnly
+        ? ('--detect-only' as const)
+        : undefined;
+  try {
+    const cluster = await ctx.cluster(track);
+    const result = await reconcileDrift(
+      track,
+      { type: 'drift', track: track.name, detectOnly, trigger: 'manual' },
+      { cluster, artifacts: ctx.artifacts, state: ctx.state },
+    );
+    return { ...result, ...(leftInPlace === undefined ? {} : { leftInPlace }) };
+  } catch (error) {
+    // The check could not run (cluster unreachable, another job holds the track): report the
+    // track as failed and go on, so one bad cluster does not hide the others' drift.
+    return {
+      track: track.name,
+      revision: null,
+      drifted: [],
+      missing: [],
+      errors: [],
+      corrected: false,
+      changeset: [],
+      error: messageOf(error),
+    };
+  }
+}
+
+/**
+ * The tracks to check. A suspended track is left alone unless only asked to
+ * look (`--detect-only`): correcting it would change a cluster someone froze.
+ */
+function selectTracks(
+  ctx: CliContext,
+  track: string | undefined,
+  configFile: string,
+  detectOnly: boolean,
+  output: Output,
+): Track[] {
+  if (track !== undefined) {
+    const selected = findTrack(ctx.config, track, configFile);
+    if (selected.suspend && !detectOnly) {
+      throw new UsageError(
+        `track "${selected.name}" is suspended (suspend: true in ${configFile}); nothing was checked ` +
+          '(--detect-only checks it without changing anything)',
+      );
+    }
+    return [selected];
+  }
+  return inDependencyOrder(ctx.config.tracks).filter((t) => {
+    if (t.suspend && !detectOnly) output.log(`${t.name}: suspended; skipped`);
+    return !t.suspend || detectOnly;
+  });
+}
+
+export const driftCommand: CommandHandler = async (ctx, line, output) => {
+  const tracks = selectTracks(ctx, line.track, line.config, line.detectOnly, output);
+  const runs: DriftRun[] = [];
+  for (const track of tracks) {
+    const run = await checkOne(ctx, track, line.detectOnly);
+    runs.push(run);
+    if (line.output === 'text') output.print(formatDriftRun(run, output));
+  }
+  if (line.output === 'json') {
+    const documents = runs.map(driftJson);
+    output.json(line.track !== undefined ? documents[0] : documents);
+  } else if (tracks.length === 0) {
+    output.print(`${line.config} has no tracks to check`);
+  }
+  return driftExitCode(runs);
+};

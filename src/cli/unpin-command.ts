@@ -1,0 +1,28 @@
+/**
+ * `driftless unpin`: remove a rollback's pin and sync the track at once, so it
+ * resumes with the newest revision rather than waiting for the next push or
+ * schedule. Reports and exits like `driftless sync --track`.
+ */
+import { unpinTrack } from '../sync/rollback.ts';
+import { readTrackState } from '../sync/track-state.ts';
+import type { CommandHandler } from './command-handler.ts';
+import { EXIT_OK } from './exit-codes.ts';
+import { findTrack } from './select-tracks.ts';
+import { syncCommand } from './sync-command.ts';
+
+export const unpinCommand: CommandHandler = async (ctx, line, output) => {
+  const track = findTrack(ctx.config, line.track ?? '', line.config);
+  const { pinned } = await readTrackState(ctx.state, track.name);
+  await unpinTrack(track, ctx.state);
+  output.print(
+    pinned
+      ? `${output.colours.bold(track.name)}: unpinned (was pinned at ${pinned})`
+      : `${output.colours.bold(track.name)}: was not pinned`,
+  );
+  if (track.suspend) {
+    // Sync refuses a suspended track; the pin is gone all the same, and resuming syncs the newest.
+    output.print(`${track.name}: suspended (suspend: true in ${line.config}); not synced`);
+    return EXIT_OK;
+  }
+  return syncCommand(ctx, { ...line, output: 'text' }, output);
+};
