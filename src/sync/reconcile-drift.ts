@@ -48,7 +48,13 @@ export async function reconcileDrift(
     corrected: false,
     changeset: [],
   };
-  if (!revision) return empty;
+  if (!revision) {
+    // Nothing applied yet, nothing to compare: still a check, so the schedule waits an interval.
+    await updateTrackState(deps.state, track.name, (state) => {
+      state.driftCheckedAt = now().toISOString();
+    });
+    return empty;
+  }
 
   const holder = randomUUID();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());

@@ -1,0 +1,30 @@
+/**
+ * Manual invoke `{"track": "web", "revision": "<sha>"}` or
+ * `{"track": "web", "previous": true}` -> check the revision is stored ->
+ * queue a rollback job (the apply function applies it and pins the track).
+ * Answers `{track, revision, queued: true}`; a bad request or a revision
+ * that is not stored fails the invocation with a message saying why.
+ */
+import { functionLogger } from '../src/aws/function-logger.ts';
+import { parseRollbackRequest, requestRollback } from '../src/aws/request-rollback.ts';
+import { triggerDeps, type TriggerDeps } from '../src/aws/trigger-deps.ts';
+import type { Logger } from '../src/serve/logger.ts';
+
+/** The handler over `deps` (tests pass fakes). */
+export function createRollbackHandler(
+  deps: () => Promise<TriggerDeps> = () => triggerDeps({ fetchQueue: false }),
+  log: Logger = functionLogger('rollback'),
+) {
+  return async (event: unknown): Promise<{ track: string; revision: string; queued: true }> => {
+    try {
+      const queued = await requestRollback(parseRollbackRequest(event), await deps());
+      log.info('rollback queued', queued);
+      return queued;
+    } catch (error) {
+      log.error('rollback refused', { error });
+      throw error;
+    }
+  };
+}
+
+export const handler = createRollbackHandler();

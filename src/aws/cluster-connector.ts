@@ -1,0 +1,74 @@
+/**
+ * Cluster connections of the apply function, the only function that builds
+ * cluster credentials: a kubeconfig from Secrets Manager or SSM
+ * (`kubeconfigSecret`), an EKS cluster through an IAM token (`eks`), or a
+ * kubeconfig file bundled with the function. Each connection is kept for
+ * the container's lifetime (its discovery cache and keep-alive sockets with
+ * it); one built from a secret is rebuilt every few minutes so a rotated
+ * kubeconfig is picked up, and EKS tokens renew themselves before expiry.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeConfigFor } from '../cluster/connect-cluster.ts';
+import { KubeApiCluster } from '../cluster/kube-api-cluster.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { Cluster } from '../config/types.ts';
+import type { EksAccess } from './eks-kubeconfig.ts';
+import type { SecretReader } from './secrets.ts';
+
+/** Connects to a configured cluster. */
+export type ClusterConnector = (cluster: Cluster) => Promise<KubernetesPort>;
+
+export interface ClusterConnectorOptions {
+  /** Reads `kubeconfigSecret` references. */
+  readonly readSecret: SecretReader;
+  /** The AWS calls behind EKS connections; default the AWS SDK. */
+  readonly eks?: EksAccess;
+  /** Turns a KubeConfig into a port; default {@link KubeApiCluster.fromKubeConfig}. */
+  readonly connect?: (kc: KubeConfig) => Promise<KubernetesPort>;
+  readonly now?: () => number;
+  /** How long a connection built from a secret is reused; default 5 minutes. */
+  readonly secretTtlMs?: number;
+}
+
+const DEFAULT_SECRET_TTL_MS = 5 * 60_000;
+
+/** A {@link ClusterConnector} caching one connection per cluster; see the module comment. */
+export function createClusterConnector(options: ClusterConnectorOptions): ClusterConnector {
+  const now = options.now ?? Date.now;
+  const connect = options.connect ?? ((kc: KubeConfig) => KubeApiCluster.fromKubeConfig(kc));
+  const secretTtl = options.secretTtlMs ?? DEFAULT_SECRET_TTL_MS;
+  const cache = new Map<string, { port: Promise<KubernetesPort>; expires: number }>();
+
+  const kubeConfig = async (cluster: Cluster): Promise<KubeConfig> => {
+    const credentials = cluster.credentials;
+    if (credentials.type !== 'eks') return kubeConfigFor(cluster, options.readSecret);
+    const { eksKubeConfig, sdkEksAccess } = await import('./eks-kubeconfig.ts');
+    const eks = options.eks ?? sdkEksAccess();
+    return eksKubeConfig(
+      {
+        name: credentials.name,
+        region: credentials.region,
+        ...(credentials.roleArn === undefined ? {} : { roleArn: credentials.roleArn }),
+      },
+      eks,
+      { now: () => new Date(now()) },
+    );
+  };
+
+  return (cluster) => {
+    const hit = cache.get(cluster.name);
+    if (hit !== undefined && hit.expires > now()) return hit.port;
+    const port = kubeConfig(cluster).then(connect);
+    const expires =
+      cluster.credentials.type === 'kubeconfigSecret'
+        ? now() + secretTtl
+        : Number.POSITIVE_INFINITY;
+    const entry = { port, expires };
+    cache.set(cluster.name, entry);
+    // A failed connection is not kept: the next job tries again.
+    port.catch(() => {
+      if (cache.get(cluster.name) === entry) cache.delete(cluster.name);
+    });
+    return port;
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * A KubeConfig for an EKS cluster: endpoint and CA from `eks:DescribeCluster`,
+ * the bearer token from {@link eksToken}, optionally as an assumed role
+ * (`roleArn`, e.g. a role in the cluster's account that its access entry
+ * names).
+ *
+ * The token is supplied by an authenticator rather than written into the
+ * KubeConfig: the cluster transport re-reads credentials every minute, and
+ * the authenticator signs a new token before the current one gets close to
+ * its 15 minutes, so a connection cached for the container's lifetime keeps
+ * working and a job never starts with a token about to expire.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { ClusterUnreachableError } from '../cluster/errors.ts';
+import type { AwsCredentials } from './aws-credentials.ts';
+import { eksToken, type EksToken } from './eks-token.ts';
+
+/** The `eks:` of a cluster in driftless.yaml. */
+export interface EksClusterRef {
+  readonly name: string;
+  readonly region: string;
+  readonly roleArn?: string;
+}
+
+/** What an EKS cluster looks like from outside. */
+export interface EksEndpoint {
+  /** `https://...` */
+  readonly endpoint: string;
+  /** The cluster CA, base64 PEM, as DescribeCluster returns it. */
+  readonly certificateAuthority: string;
+}
+
+/** The AWS calls behind an EKS connection; {@link sdkEksAccess} makes them with the AWS SDK. */
+export interface EksAccess {
+  /** The function's own credentials, or the role's when `roleArn` is given (cached by the implementation). */
+  credentials(region: string, roleArn?: string): Promise<AwsCredentials>;
+  describeCluster(cluster: EksClusterRef, credentials: AwsCredentials): Promise<EksEndpoint>;
+}
+
+export interface EksKubeConfigOptions {
+  readonly now?: () => Date;
+  /** A token with less than this left is replaced; default 6 minutes (longer than an apply job runs). */
+  readonly refreshMarginMs?: number;
+}
+
+const AUTH_PROVIDER = 'driftless-eks';
+const DEFAULT_REFRESH_MARGIN_MS = 6 * 60_000;
+
+/** The KubeConfig of `cluster`, its token refreshed before expiry; see the module comment. */
+export async function eksKubeConfig(
+  cluster: EksClusterRef,
+  access: EksAccess,
+  options: EksKubeConfigOptions = {},
+): Promise<KubeConfig> {
+  const now = options.now ?? (() => new Date());
+  const margin = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
+  const label = `EKS cluster "${cluster.name}" (${cluster.region})`;
+
+  let current: EksToken | undefined;
+  let pending: Promise<EksToken> | undefined;
+  const sign = async (): Promise<EksToken> => {
+    const credentials = await access.credentials(cluster.region, cluster.roleArn);
+    const signed = await eksToken({
+      clusterName: cluster.name,
+      region: cluster.region,
+      credentials,
+      now: now(),
+    });
+    // A token signed with temporary credentials dies with them.
+    const expiration = credentials.expiration?.getTime();
+    return expiration !== undefined && expiration < signed.expiresAt.getTime()
+      ? { token: signed.token, expiresAt: new Date(expiration) }
+      : signed;
+  };
+  const token = async (): Promise<string> => {
+    if (current === undefined || current.expiresAt.getTime() - now().getTime() < margin) {
+      pending ??= sign().finally(() => (pending = undefined));
+      current = await pending;
+    }
+    return current.token;
+  };
+
+  const credentials = await access.credentials(cluster.region, cluster.roleArn);
+  let endpoint: EksEndpoint;
+  try {
+    endpoint = await access.describeCluster(cluster, credentials);
+  } catch (error) {
+    const name = (error as { name?: unknown } | null)?.name;
+    const reason =
+      name === 'ResourceNotFoundException'
+        ? 'not found'
+        : `cannot be described: ${(error as Error)?.message ?? String(error)}`;
+    throw new ClusterUnreachableError(`${label}: ${reason}`, { cause: error });
+  }
+  // Signed now, so a credential problem shows at connect time rather than as a 401 later.
+  await token();
+
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      {
+        name: cluster.name,
+        server: endpoint.endpoint,
+        caData: endpoint.certificateAuthority,
+        skipTLSVerify: false,
+      },
+    ],
+    users: [{ name: AUTH_PROVIDER, authProvider: { name: AUTH_PROVIDER, config: {} } }],
+    contexts: [{ name: cluster.name, cluster: cluster.name, user: AUTH_PROVIDER }],
+    currentContext: cluster.name,
+  });
+  kc.addAuthenticator({
+    isAuthProvider: (user) =>
+      (user.authProvider as { name?: unknown } | undefined)?.name === AUTH_PROVIDER,
+    applyAuthentication: async (_user, opts) => {
+      const headers = (opts.headers ?? {}) as Record<string, string>;
+      headers.Authorization = `Bearer ${await token()}`;
+      opts.headers = headers;
+    },
+  });
+  return kc;
+}
+
+/** Assumed credentials with less than this left are renewed: a token signed with them must outlive its 14 minutes. */
+const ROLE_RENEW_MARGIN_MS = 20 * 60_000;
+
+/** {@link EksAccess} over the AWS SDK (STS and EKS clients loaded on first use, cached per container). */
+export function sdkEksAccess(now: () => Date = () => new Date()): EksAccess {
+  const sts = new Map<string, Promise<import('@aws-sdk/client-sts').STSClient>>();
+  const assumed = new Map<string, Promise<AwsCredentials>>();
+  const stsClient = (region: string) => {
+    let client = sts.get(region);
+    if (client === undefined) {
+      client = import('@aws-sdk/client-sts').then((sdk) => new sdk.STSClient({ region }));
+      sts.set(region, client);
+    }
+    return client;
+  };
+  const assume = async (region: string, roleArn: string): Promise<AwsCredentials> => {
+    const sdk = await import('@aws-sdk/client-sts');
+    const answer = await (
+      await stsClient(region)
+    ).send(
+      new sdk.AssumeRoleCommand({
+        RoleArn: roleArn,
+        RoleSessionName: 'driftless-apply',
+        DurationSeconds: 3600,
+      }),
+    );
+    const c = answer.Credentials;
+    if (!c?.AccessKeyId || !c.SecretAccessKey) {
+      throw new ClusterUnreachableError(`assuming ${roleArn} returned no credentials`);
+    }
+    return {
+      accessKeyId: c.AccessKeyId,
+      secretAccessKey: c.SecretAccessKey,
+      ...(c.SessionToken === undefined ? {} : { sessionToken: c.SessionToken }),
+      ...(c.Expiration === undefined ? {} : { expiration: c.Expiration }),
+    };
+  };
+
+  return {
+    async credentials(region, roleArn) {
+      if (roleArn === undefined) {
+        // The SDK's default chain (the function's role in Lambda), memoised by the client.
+        const own = await (await stsClient(region)).config.credentials();
+        return own;
+      }
+      const key = `${region} ${roleArn}`;
+      const cached = assumed.get(key);
+      if (cached !== undefined) {
+        const expiration = (await cached.catch(() => undefined))?.expiration?.getTime();
+        if (expiration !== undefined && expiration - now().getTime() > ROLE_RENEW_MARGIN_MS) {
+          return cached;
+        }
+      }
+      const fresh = assume(region, roleArn);
+      assumed.set(key, fresh);
+      fresh.catch(() => {
+        if (assumed.get(key) === fresh) assumed.delete(key);
+      });
+      return fresh;
+    },
+    async describeCluster(cluster, credentials) {
+      const sdk = await import('@aws-sdk/client-eks');
+      const eks = new sdk.EKSClient({ region: cluster.region, credentials });
+      try {
+        const answer = await eks.send(new sdk.DescribeClusterCommand({ name: cluster.name }));
+        const endpoint = answer.cluster?.endpoint;
+        const certificateAuthority = answer.cluster?.certificateAuthority?.data;
+        if (!endpoint || !certificateAuthority) {
+          throw new ClusterUnreachableError(
+            `EKS cluster "${cluster.name}" has no endpoint or CA yet (status ${answer.cluster?.status ?? 'unknown'})`,
+          );
+        }
+        return { endpoint, certificateAuthority };
+      } finally {
+        eks.destroy();
+      }
+    },
+  };
+}

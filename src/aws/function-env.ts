@@ -1,0 +1,25 @@
+/**
+ * The environment variables the Lambda functions read, in one place, so
+ * serverless.yml, the wiring and the docs cannot drift apart. Values are
+ * read only through `readEnv`/`readOptionalEnv` (src/config/env.ts), which
+ * name a missing variable.
+ */
+export const FUNCTION_ENV = {
+  /** Path of the bundled driftless.yaml; default `driftless.yaml` in the working directory (the zip's root). */
+  config: 'DRIFTLESS_CONFIG',
+  /** The deployed artifact bucket; when set it replaces the `store:` of driftless.yaml. */
+  bucket: 'DRIFTLESS_BUCKET',
+  /** KMS key the store encrypts every object with (the bucket's key). */
+  kmsKeyId: 'DRIFTLESS_KMS_KEY_ID',
+  /** URL of the fetch queue (standard or FIFO). */
+  fetchQueueUrl: 'DRIFTLESS_FETCH_QUEUE_URL',
+  /** URL of the apply queue (FIFO, one message group per track). */
+  applyQueueUrl: 'DRIFTLESS_APPLY_QUEUE_URL',
+  /** Git cache of the fetch function; default `<tmpdir>/driftless-git`. */
+  gitCacheDir: 'DRIFTLESS_GIT_CACHE_DIR',
+  /** Log level of the JSON logs: debug, info (default), warn or error. */
+  logLevel: 'DRIFTLESS_LOG_LEVEL',
+} as const;
+
+/** The default config path, relative to the working directory (`/var/task` in Lambda). */
+export const DEFAULT_FUNCTION_CONFIG = 'driftless.yaml';

@@ -1,0 +1,77 @@
+/**
+ * Reading a job back from a queue message. Only our own functions send to
+ * the queues, but a message outlives a deployment: a job written by an older
+ * version, or one typed by hand into the console, is refused by name here
+ * rather than failing somewhere inside a use-case.
+ */
+import { z } from 'zod';
+import { DriftlessError } from '../errors.ts';
+import type { ApplyJob, FetchJob, Job } from '../sync/jobs.ts';
+
+/** A queue message that is not a job this version understands. */
+export class InvalidJobError extends DriftlessError {
+  readonly code = 'JOB_INVALID';
+}
+
+const track = z.string().min(1).max(63);
+const trigger = z.enum(['webhook', 'schedule', 'manual']);
+
+const JOB = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('fetch'),
+    track,
+    trigger,
+    hint: z.object({ revision: z.string(), ref: z.string() }).optional(),
+    deliveryId: z.string().optional(),
+    revision: z.string().min(1).optional(),
+  }),
+  z.object({
+    type: z.literal('sync'),
+    track,
+    revision: z.string().min(1),
+    resolvedAt: z.iso.datetime({ offset: true }),
+    trigger,
+  }),
+  z.object({ type: z.literal('drift'), track, detectOnly: z.boolean().optional() }),
+  z.object({ type: z.literal('rollback'), track, revision: z.string().min(1) }),
+]);
+
+/**
+ * The job in a message body.
+ *
+ * @throws {InvalidJobError} naming what is wrong (never quoting the body).
+ */
+export function parseJob(body: string): Job {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    throw new InvalidJobError('message body is not JSON', { cause: error });
+  }
+  const parsed = JOB.safeParse(value);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(job)'}: ${issue.message}`,
+    );
+    throw new InvalidJobError(`message is not a job: ${problems.join('; ')}`);
+  }
+  return parsed.data as Job;
+}
+
+/** A job the fetch function runs. */
+export function parseFetchJob(body: string): FetchJob {
+  const job = parseJob(body);
+  if (job.type !== 'fetch') {
+    throw new InvalidJobError(`${job.type} job for track "${job.track}" on the fetch queue`);
+  }
+  return job;
+}
+
+/** A job the apply function runs: sync, drift or rollback. */
+export function parseApplyJob(body: string): ApplyJob {
+  const job = parseJob(body);
+  if (job.type === 'fetch') {
+    throw new InvalidJobError(`fetch job for track "${job.track}" on the apply queue`);
+  }
+  return job;
+}

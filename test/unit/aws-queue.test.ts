@@ -1,0 +1,225 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, it } from 'node:test';
+import type { SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  InvalidJobError,
+  parseApplyJob,
+  parseFetchJob,
+  parseJob,
+} from '../../src/aws/parse-job.ts';
+import { processSqsBatch } from '../../src/aws/sqs-batch.ts';
+import {
+  canonicalJson,
+  deduplicationIdOf,
+  QueueNotConfiguredError,
+  SqsJobQueue,
+} from '../../src/aws/sqs-job-queue.ts';
+import type { SqsRecord } from '../../src/aws/lambda-events.ts';
+import type { Job } from '../../src/sync/jobs.ts';
+
+const FETCH_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/driftless-dev-fetch';
+const APPLY_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/driftless-dev-apply.fifo';
+const SHA = 'a'.repeat(40);
+
+function recordingClient() {
+  const sent: SendMessageCommand['input'][] = [];
+  return {
+    sent,
+    client: {
+      send: async (command: SendMessageCommand) => {
+        sent.push(command.input);
+        return {};
+      },
+    } as unknown as ConstructorParameters<typeof SqsJobQueue>[0]['client'],
+  };
+}
+
+describe('SqsJobQueue', () => {
+  it('sends fetch jobs to the standard fetch queue without FIFO fields', async () => {
+    // Prepare
+    const { client, sent } = recordingClient();
+    const queue = new SqsJobQueue({ client, fetchQueueUrl: FETCH_URL, applyQueueUrl: APPLY_URL });
+    const job: Job = {
+      type: 'fetch',
+      track: 'web',
+      trigger: 'webhook',
+      hint: { revision: SHA, ref: 'refs/heads/main' },
+    };
+
+    // Act
+    await queue.enqueue(job);
+
+    // Assess
+    assert.equal(sent.length, 1);
+    assert.equal(sent[0]?.QueueUrl, FETCH_URL);
+    assert.deepEqual(JSON.parse(sent[0]?.MessageBody ?? ''), job);
+    assert.equal(sent[0]?.MessageGroupId, undefined);
+    assert.equal(sent[0]?.MessageDeduplicationId, undefined);
+  });
+
+  it('sends apply jobs to the FIFO queue grouped by track, deduplicated by content', async () => {
+    // Prepare
+    const { client, sent } = recordingClient();
+    const queue = new SqsJobQueue({ client, applyQueueUrl: APPLY_URL });
+    const sync: Job = {
+      type: 'sync',
+      track: 'web',
+      revision: SHA,
+      resolvedAt: '2026-01-02T03:04:05.000Z',
+      trigger: 'webhook',
+    };
+
+    // Act
+    await queue.enqueue(sync);
+    await queue.enqueue({ type: 'drift', track: 'api' });
+    await queue.enqueue({ type: 'rollback', track: 'web', revision: SHA });
+
+    // Assess
+    assert.deepEqual(
+      sent.map((input) => [input.QueueUrl, input.MessageGroupId]),
+      [
+        [APPLY_URL, 'web'],
+        [APPLY_URL, 'api'],
+        [APPLY_URL, 'web'],
+      ],
+    );
+    const expected = createHash('sha256').update(canonicalJson(sync)).digest('hex');
+    assert.equal(sent[0]?.MessageDeduplicationId, expected);
+    assert.equal(new Set(sent.map((input) => input.MessageDeduplicationId)).size, 3);
+  });
+
+  it('derives the same deduplication id whatever the order of the fields', () => {
+    // Prepare
+    const a: Job = { type: 'rollback', track: 'web', revision: SHA };
+    const b = JSON.parse(`{"revision":"${SHA}","track":"web","type":"rollback"}`) as Job;
+
+    // Assess
+    assert.equal(deduplicationIdOf(a), deduplicationIdOf(b));
+    assert.match(deduplicationIdOf(a), /^[0-9a-f]{64}$/);
+  });
+
+  it('groups fetch jobs by track too when the fetch queue is FIFO', async () => {
+    // Prepare
+    const { client, sent } = recordingClient();
+    const queue = new SqsJobQueue({ client, fetchQueueUrl: `${FETCH_URL}.fifo` });
+
+    // Act
+    await queue.enqueue({ type: 'fetch', track: 'web', trigger: 'schedule' });
+
+    // Assess
+    assert.equal(sent[0]?.MessageGroupId, 'web');
+    assert.ok(sent[0]?.MessageDeduplicationId);
+  });
+
+  it('refuses a job for a queue it was not given, and a standard apply queue', async () => {
+    // Prepare
+    const { client, sent } = recordingClient();
+    const webhookQueue = new SqsJobQueue({ client, fetchQueueUrl: FETCH_URL });
+
+    // Act + Assess
+    await assert.rejects(
+      webhookQueue.enqueue({ type: 'drift', track: 'web' }),
+      QueueNotConfiguredError,
+    );
+    assert.equal(sent.length, 0);
+    assert.throws(() => new SqsJobQueue({ client, applyQueueUrl: FETCH_URL }), /not a FIFO queue/);
+  });
+});
+
+describe('parseJob', () => {
+  it('reads back every kind of job', () => {
+    // Prepare
+    const jobs: Job[] = [
+      { type: 'fetch', track: 'web', trigger: 'schedule' },
+      {
+        type: 'sync',
+        track: 'web',
+        revision: SHA,
+        resolvedAt: '2026-01-02T03:04:05.000Z',
+        trigger: 'manual',
+      },
+      { type: 'drift', track: 'web', detectOnly: true },
+      { type: 'rollback', track: 'web', revision: SHA },
+    ];
+
+    // Assess
+    for (const job of jobs) assert.deepEqual(parseJob(JSON.stringify(job)), job);
+  });
+
+  it('refuses what is not a job, naming the field', () => {
+    // Assess
+    assert.throws(() => parseJob('{'), InvalidJobError);
+    assert.throws(() => parseJob('{"type":"deploy","track":"web"}'), InvalidJobError);
+    assert.throws(
+      () => parseJob('{"type":"sync","track":"web","revision":"x","trigger":"webhook"}'),
+      /resolvedAt/,
+    );
+    assert.throws(
+      () => parseFetchJob('{"type":"drift","track":"web"}'),
+      /drift job for track "web" on the fetch queue/,
+    );
+    assert.throws(
+      () => parseApplyJob('{"type":"fetch","track":"web","trigger":"webhook"}'),
+      /on the apply queue/,
+    );
+  });
+});
+
+function record(id: string, group?: string): SqsRecord {
+  return {
+    messageId: id,
+    body: id,
+    ...(group === undefined
+      ? { eventSourceARN: 'arn:aws:sqs:eu-west-1:1:fetch' }
+      : {
+          eventSourceARN: 'arn:aws:sqs:eu-west-1:1:apply.fifo',
+          attributes: { MessageGroupId: group },
+        }),
+  };
+}
+
+describe('processSqsBatch', () => {
+  it('reports only the failed messages of a standard queue batch', async () => {
+    // Prepare
+    const seen: string[] = [];
+    const event = { Records: [record('1'), record('2'), record('3')] };
+
+    // Act
+    const response = await processSqsBatch(event, async (r) => {
+      seen.push(r.body);
+      if (r.body === '2') throw new Error('boom');
+    });
+
+    // Assess
+    assert.deepEqual(response, { batchItemFailures: [{ itemIdentifier: '2' }] });
+    assert.deepEqual(seen.sort(), ['1', '2', '3']);
+  });
+
+  it('on a FIFO queue, holds back the rest of a failed message group and runs other groups', async () => {
+    // Prepare
+    const seen: string[] = [];
+    const reported: string[] = [];
+    const event = {
+      Records: [record('a1', 'a'), record('b1', 'b'), record('a2', 'a'), record('b2', 'b')],
+    };
+
+    // Act
+    const response = await processSqsBatch(
+      event,
+      async (r) => {
+        seen.push(r.body);
+        if (r.body === 'a1') throw new Error('cluster unreachable');
+      },
+      (r) => reported.push(r.messageId),
+    );
+
+    // Assess
+    assert.deepEqual(seen, ['a1', 'b1', 'b2']);
+    assert.deepEqual(response.batchItemFailures, [
+      { itemIdentifier: 'a1' },
+      { itemIdentifier: 'a2' },
+    ]);
+    assert.deepEqual(reported, ['a1']);
+  });
+});

@@ -1,0 +1,388 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createApplyHandler } from '../../handlers/apply.ts';
+import { createDriftHandler } from '../../handlers/drift.ts';
+import { createFetchHandler } from '../../handlers/fetch.ts';
+import { createRollbackHandler } from '../../handlers/rollback.ts';
+import { createWebhookHandler } from '../../handlers/webhook.ts';
+import type { AcceptWebhookDeps } from '../../src/aws/accept-webhook.ts';
+import type { HttpApiEvent, SqsEvent } from '../../src/aws/lambda-events.ts';
+import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
+import { parseConfig } from '../../src/config/parse-config.ts';
+import type { Config } from '../../src/config/types.ts';
+import type { Logger } from '../../src/serve/logger.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
+import type { Job, JobQueue } from '../../src/sync/jobs.ts';
+
+const SECRET = 'It is a secret to everybody';
+const PUSH = readFileSync('test/fixtures/webhooks/github-push.json', 'utf8');
+const PING = readFileSync('test/fixtures/webhooks/github-ping.json', 'utf8');
+const PUSHED_SHA = '0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c';
+const SHA_A = 'a'.repeat(40);
+const SHA_B = 'b'.repeat(40);
+
+const CONFIG: Config = parseConfig(
+  `
+webhooks:
+  github: {secret: env:GITHUB_WEBHOOK_SECRET}
+tracks:
+  - name: web
+    repository: https://github.com/octo-org/manifests
+    reference: main
+  - name: other
+    repository: https://github.com/octo-org/elsewhere.git
+  - name: paused
+    repository: https://github.com/octo-org/manifests
+    suspend: true
+`,
+  'driftless.yaml',
+);
+
+const silent: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  child: () => silent,
+};
+
+function recordingQueue(): JobQueue & { jobs: Job[] } {
+  const jobs: Job[] = [];
+  return { jobs, enqueue: async (job) => void jobs.push(job) };
+}
+
+function githubEvent(body: string, headers: Record<string, string>, secret = SECRET): HttpApiEvent {
+  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  return {
+    pathParameters: { provider: 'github' },
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature, ...headers },
+    // API Gateway hands binary-safe bodies over base64-encoded.
+    body: Buffer.from(body).toString('base64'),
+    isBase64Encoded: true,
+  };
+}
+
+function webhookFixture() {
+  const marked: string[] = [];
+  const queue = recordingQueue();
+  const deps: AcceptWebhookDeps = {
+    config: CONFIG,
+    readSecret: async () => SECRET,
+    deliveries: {
+      markDelivery: async (id) => {
+        if (marked.includes(id)) return false;
+        marked.push(id);
+        return true;
+      },
+    },
+    queue,
+  };
+  return { marked, queue, handler: createWebhookHandler(async () => deps, silent) };
+}
+
+const PUSH_HEADERS = { 'x-github-event': 'push', 'x-github-delivery': 'delivery-1' };
+
+describe('webhook handler', () => {
+  it('queues a fetch job per matching track with the pushed sha as a hint, and answers 202', async () => {
+    // Prepare
+    const { handler, queue, marked } = webhookFixture();
+
+    // Act
+    const result = await handler(githubEvent(PUSH, PUSH_HEADERS));
+
+    // Assess
+    assert.equal(result.statusCode, 202);
+    assert.deepEqual(JSON.parse(result.body).tracks, ['web']);
+    assert.deepEqual(queue.jobs, [
+      {
+        type: 'fetch',
+        track: 'web',
+        trigger: 'webhook',
+        hint: { revision: PUSHED_SHA, ref: 'refs/heads/main' },
+        deliveryId: 'delivery-1',
+      },
+    ]);
+    assert.deepEqual(marked, ['delivery-1']);
+  });
+
+  it('answers 401 to a bad signature, and queues and marks nothing', async () => {
+    // Prepare
+    const { handler, queue, marked } = webhookFixture();
+
+    // Act
+    const result = await handler(githubEvent(PUSH, PUSH_HEADERS, 'not the secret'));
+
+    // Assess
+    assert.equal(result.statusCode, 401);
+    assert.equal(queue.jobs.length, 0);
+    assert.equal(marked.length, 0);
+  });
+
+  it('answers 401 to a missing signature', async () => {
+    // Prepare
+    const { handler, queue } = webhookFixture();
+    const event = githubEvent(PUSH, PUSH_HEADERS);
+    const headers = { ...event.headers, 'x-hub-signature-256': undefined };
+
+    // Act
+    const result = await handler({ ...event, headers });
+
+    // Assess
+    assert.equal(result.statusCode, 401);
+    assert.equal(queue.jobs.length, 0);
+  });
+
+  it('answers 202 to a redelivery without queueing again', async () => {
+    // Prepare
+    const { handler, queue } = webhookFixture();
+    await handler(githubEvent(PUSH, PUSH_HEADERS));
+
+    // Act
+    const result = await handler(githubEvent(PUSH, PUSH_HEADERS));
+
+    // Assess
+    assert.equal(result.statusCode, 202);
+    assert.equal(JSON.parse(result.body).kind, 'duplicate');
+    assert.equal(queue.jobs.length, 1);
+  });
+
+  it('answers 200 to a ping, marking and queueing nothing', async () => {
+    // Prepare
+    const { handler, queue, marked } = webhookFixture();
+
+    // Act
+    const result = await handler(
+      githubEvent(PING, { 'x-github-event': 'ping', 'x-github-delivery': 'p' }),
+    );
+
+    // Assess
+    assert.equal(result.statusCode, 200);
+    assert.equal(queue.jobs.length, 0);
+    assert.equal(marked.length, 0);
+  });
+
+  it('answers 404 for a provider that is not configured', async () => {
+    // Prepare
+    const { handler, queue } = webhookFixture();
+    const event = { ...githubEvent(PUSH, PUSH_HEADERS), pathParameters: { provider: 'gitlab' } };
+
+    // Act
+    const result = await handler(event);
+
+    // Assess
+    assert.equal(result.statusCode, 404);
+    assert.equal(queue.jobs.length, 0);
+  });
+
+  it('answers 500 without details when the queue is unreachable', async () => {
+    // Prepare
+    const failing = createWebhookHandler(
+      async () => ({
+        config: CONFIG,
+        readSecret: async () => SECRET,
+        deliveries: { markDelivery: async () => true },
+        queue: { enqueue: async () => Promise.reject(new Error('SQS: AccessDenied for arn:...')) },
+      }),
+      silent,
+    );
+
+    // Act
+    const result = await failing(githubEvent(PUSH, PUSH_HEADERS));
+
+    // Assess
+    assert.equal(result.statusCode, 500);
+    assert.doesNotMatch(result.body, /AccessDenied/);
+  });
+});
+
+describe('queue and trigger handlers', () => {
+  let dir: string;
+  let store: ClosableStore;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-handlers-'));
+    store = createStore({ type: 'fs', path: dir });
+  });
+  after(async () => {
+    store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function sqs(...bodies: unknown[]): SqsEvent {
+    return {
+      Records: bodies.map((body, index) => ({
+        messageId: `m${index}`,
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+        eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:driftless-dev-fetch',
+      })),
+    };
+  }
+
+  it('fetch: stores the revision and queues its sync job; a malformed message fails alone', async () => {
+    // Prepare
+    const queue = recordingQueue();
+    const source: GitSource = {
+      resolve: async () => ({ revision: SHA_A, ref: 'refs/heads/main' }),
+      readFiles: async () => [
+        {
+          path: 'cm.yaml',
+          content: new TextEncoder().encode(
+            'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n',
+          ),
+        },
+      ],
+    };
+    const handler = createFetchHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        source,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue,
+      }),
+      silent,
+    );
+
+    // Act
+    const response = await handler(
+      sqs({ type: 'fetch', track: 'web', trigger: 'webhook' }, 'not json'),
+    );
+
+    // Assess
+    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm1' }]);
+    assert.equal(await store.artifacts.has('web', SHA_A), true);
+    assert.equal(queue.jobs.length, 1);
+    assert.deepEqual(
+      { ...queue.jobs[0], resolvedAt: undefined },
+      {
+        type: 'sync',
+        track: 'web',
+        revision: SHA_A,
+        resolvedAt: undefined,
+        trigger: 'webhook',
+      },
+    );
+  });
+
+  it("apply: runs a drift job against the track's cluster; refuses a fetch job and an unknown track", async () => {
+    // Prepare
+    const connected: string[] = [];
+    const handler = createApplyHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        clusters: CONFIG.clusters,
+        connect: async (cluster) => {
+          connected.push(cluster.name);
+          return {} as KubernetesPort;
+        },
+        artifacts: store.artifacts,
+        state: store.state,
+      }),
+      silent,
+    );
+
+    // Act: `other` never applied anything, so its drift check needs nothing from the cluster.
+    const response = await handler(
+      sqs(
+        { type: 'drift', track: 'other' },
+        { type: 'fetch', track: 'web', trigger: 'webhook' },
+        { type: 'drift', track: 'gone' },
+      ),
+    );
+
+    // Assess
+    assert.deepEqual(response.batchItemFailures, [
+      { itemIdentifier: 'm1' },
+      { itemIdentifier: 'm2' },
+    ]);
+    assert.deepEqual(connected, [CONFIG.clusters[0]?.name]);
+  });
+
+  it('drift: queues a ref poll and a drift check for each due track, none for suspended ones', async () => {
+    // Prepare
+    const queue = recordingQueue();
+    const handler = createDriftHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue,
+      }),
+      silent,
+      () => new Date('2026-01-02T03:04:05Z'),
+    );
+
+    // Act
+    const result = await handler({ time: '2026-01-02T03:04:00Z' });
+
+    // Assess
+    assert.ok(result.tracks.includes('web'));
+    assert.ok(!result.tracks.includes('paused'));
+    assert.deepEqual(
+      queue.jobs.filter((job) => job.track === 'web'),
+      [
+        { type: 'fetch', track: 'web', trigger: 'schedule' },
+        { type: 'drift', track: 'web' },
+      ],
+    );
+  });
+
+  it('rollback: queues a rollback to a stored revision named by a unique prefix', async () => {
+    // Prepare
+    await store.artifacts.put('other', SHA_B, new TextEncoder().encode('{"objects":[]}'));
+    const queue = recordingQueue();
+    const handler = createRollbackHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue,
+      }),
+      silent,
+    );
+
+    // Act
+    const result = await handler({ track: 'other', revision: 'bbbbbbb' });
+
+    // Assess
+    assert.deepEqual(result, { track: 'other', revision: SHA_B, queued: true });
+    assert.deepEqual(queue.jobs, [{ type: 'rollback', track: 'other', revision: SHA_B }]);
+  });
+
+  it('rollback: refuses a revision that is not stored, listing the stored ones, and queues nothing', async () => {
+    // Prepare
+    const queue = recordingQueue();
+    const handler = createRollbackHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue,
+      }),
+      silent,
+    );
+
+    // Act + Assess
+    await assert.rejects(handler({ track: 'other', revision: 'cccccccc' }), (error: unknown) => {
+      assert.match(
+        (error as Error).message,
+        /revision cccccccc is not stored; stored revisions \(newest first\): bbbbbbbbbbbb/,
+      );
+      assert.equal((error as { code?: string }).code, 'ROLLBACK_TARGET');
+      return true;
+    });
+    await assert.rejects(
+      handler({ track: 'nope', previous: true }),
+      /track "nope" is not configured/,
+    );
+    await assert.rejects(handler({ track: 'other' }), /exactly one of revision and previous/);
+    await assert.rejects(handler({ track: 'other', previous: false }), /previous must be true/);
+    assert.equal(queue.jobs.length, 0);
+  });
+});

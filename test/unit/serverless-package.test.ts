@@ -1,0 +1,395 @@
+/**
+ * `npx serverless package` (osls + serverless-esbuild), offline and without
+ * AWS credentials, and the CloudFormation it generates: every point of the
+ * deployment contract (issue 4, item 5) is checked here rather than trusted
+ * to a deploy.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { inflateRawSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+
+const run = promisify(execFile);
+
+const FUNCTIONS = ['webhook', 'fetch', 'apply', 'drift', 'rollback'] as const;
+type FunctionName = (typeof FUNCTIONS)[number];
+const CONFIG = 'infra/driftless.example.yaml';
+const MAX_ZIP_BYTES = 2 * 1024 * 1024;
+
+// CloudFormation JSON, read field by field; the assertions are its type check.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+type Resource = { Type: string; Properties: Record<string, Json>; DependsOn?: unknown };
+type Template = { Resources: Record<string, Resource>; Outputs?: Record<string, unknown> };
+interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: unknown;
+}
+
+/**
+ * The files of a zip archive, by name (stored or deflated entries, as the
+ * packager writes them). Read here so the test needs no `unzip` binary.
+ */
+function unzip(archive: Buffer): Map<string, Buffer> {
+  const eocd = archive.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  assert.ok(eocd >= 0, 'zip end of central directory');
+  const count = archive.readUInt16LE(eocd + 10);
+  let at = archive.readUInt32LE(eocd + 16);
+  const files = new Map<string, Buffer>();
+  for (let i = 0; i < count; i++) {
+    const method = archive.readUInt16LE(at + 10);
+    const size = archive.readUInt32LE(at + 20);
+    const nameLength = archive.readUInt16LE(at + 28);
+    const extraLength = archive.readUInt16LE(at + 30);
+    const commentLength = archive.readUInt16LE(at + 32);
+    const local = archive.readUInt32LE(at + 42);
+    const name = archive.toString('utf8', at + 46, at + 46 + nameLength);
+    const dataAt = local + 30 + archive.readUInt16LE(local + 26) + archive.readUInt16LE(local + 28);
+    const data = archive.subarray(dataAt, dataAt + size);
+    files.set(name, method === 0 ? data : inflateRawSync(data));
+    at += 46 + nameLength + extraLength + commentLength;
+  }
+  return files;
+}
+
+let outDir: string;
+let template: Template;
+
+const cap = (name: string) => name[0]!.toUpperCase() + name.slice(1);
+const resource = (id: string): Resource => {
+  const found = template.Resources[id];
+  assert.ok(found, `resource ${id} is in the template`);
+  return found;
+};
+const lambda = (fn: FunctionName) => resource(`${cap(fn)}LambdaFunction`).Properties;
+const ofType = (type: string) =>
+  Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+
+/** The statements of a function's own role. */
+function statementsOf(fn: FunctionName): Statement[] {
+  const role = lambda(fn).Role as { 'Fn::GetAtt': [string, string] };
+  const roleId = role['Fn::GetAtt'][0];
+  const policies = resource(roleId).Properties.Policies as {
+    PolicyDocument: { Statement: Statement[] };
+  }[];
+  return policies.flatMap((policy) => policy.PolicyDocument.Statement);
+}
+const actions = (statement: Statement) => [statement.Action].flat();
+const allActions = (fn: FunctionName) => statementsOf(fn).flatMap(actions);
+const text = (value: unknown) => JSON.stringify(value);
+/** Resources (as JSON text) of the statements allowing `action`. */
+const resourcesFor = (fn: FunctionName, action: string) =>
+  statementsOf(fn)
+    .filter((s) => s.Effect === 'Allow' && actions(s).includes(action))
+    .flatMap((s) => [s.Resource].flat().map(text));
+const queueArn = (id: string) => text({ 'Fn::GetAtt': [id, 'Arn'] });
+
+before(
+  async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'driftless-sls-'));
+    // No credentials of any kind: packaging must not need AWS.
+    const env: NodeJS.ProcessEnv = { ...process.env, SLS_TELEMETRY_DISABLED: '1' };
+    for (const name of Object.keys(env)) {
+      if (
+        /^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE|DEFAULT_PROFILE)$/.test(name)
+      )
+        delete env[name];
+    }
+    env.AWS_CONFIG_FILE = join(outDir, 'no-aws-config');
+    env.AWS_SHARED_CREDENTIALS_FILE = join(outDir, 'no-aws-credentials');
+    await run(
+      'npx',
+      [
+        'serverless',
+        'package',
+        '--package',
+        outDir,
+        '--param',
+        `config=${CONFIG}`,
+        '--stage',
+        'test',
+      ],
+      { env, maxBuffer: 16 * 1024 * 1024, timeout: 240_000 },
+    );
+    template = JSON.parse(
+      await readFile(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8'),
+    );
+  },
+  { timeout: 300_000 },
+);
+
+after(async () => {
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+describe('serverless package', () => {
+  it('declares the five functions on nodejs22.x arm64, each with its own role', () => {
+    // Assess
+    assert.deepEqual(
+      ofType('AWS::Lambda::Function')
+        .map(([id]) => id)
+        .sort(),
+      FUNCTIONS.map((fn) => `${cap(fn)}LambdaFunction`).sort(),
+    );
+    const roles = new Set<string>();
+    for (const fn of FUNCTIONS) {
+      const props = lambda(fn);
+      assert.equal(props.Runtime, 'nodejs22.x', fn);
+      assert.deepEqual(props.Architectures, ['arm64'], fn);
+      assert.equal(props.Handler, `handlers/${fn}.handler`, fn);
+      assert.equal(props.Environment.Variables.DRIFTLESS_CONFIG, CONFIG, fn);
+      roles.add(text(props.Role));
+    }
+    assert.equal(roles.size, 5, 'one role per function');
+    assert.equal(template.Resources.IamRoleLambdaExecution, undefined, 'no shared default role');
+  });
+
+  it('bundles each function into its own zip of at most 2 MB with the config, without what it must not hold', async (t) => {
+    // Prepare
+    const sizes: string[] = [];
+
+    for (const fn of FUNCTIONS) {
+      // Act
+      const zip = join(outDir, `${fn}.zip`);
+      const bytes = (await stat(zip)).size;
+      const files = unzip(await readFile(zip));
+      const bundle = files.get(`handlers/${fn}.mjs`)?.toString('utf8') ?? '';
+      sizes.push(
+        `${fn} ${(bytes / 1024).toFixed(0)} KiB zipped, ${(bundle.length / 1024).toFixed(0)} KiB bundle`,
+      );
+
+      // Assess
+      assert.ok(bytes <= MAX_ZIP_BYTES, `${fn}.zip is ${bytes} bytes`);
+      assert.deepEqual(
+        [...files.keys()].sort(),
+        [CONFIG, `handlers/${fn}.mjs`].sort(),
+        `${fn}: bundle and config only`,
+      );
+      assert.match(files.get(CONFIG)?.toString('utf8') ?? '', /tracks:/);
+      // Only apply reaches a cluster: client-node (KubeConfig) and EKS tokens only in its bundle.
+      assert.equal(
+        bundle.includes('loadFromDefault'),
+        fn === 'apply',
+        `${fn}: @kubernetes/client-node`,
+      );
+      assert.equal(bundle.includes('x-k8s-aws-id'), fn === 'apply', `${fn}: EKS token`);
+      assert.equal(bundle.includes('isomorphic-git'), fn === 'fetch', `${fn}: isomorphic-git`);
+      // Triggers hold no credentials: not even the code to read a secret.
+      assert.equal(
+        bundle.includes('GetSecretValue'),
+        !['drift', 'rollback'].includes(fn),
+        `${fn}: secrets`,
+      );
+    }
+    t.diagnostic(sizes.join('; '));
+  });
+
+  it('routes POST /webhook/{provider} of an HTTP API to the webhook function', () => {
+    // Assess
+    const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
+    assert.deepEqual(
+      routes.map((r) => r.RouteKey),
+      ['POST /webhook/{provider}'],
+    );
+    const integrationId = (routes[0]!.Target['Fn::Join'][1] as unknown[]).map(text).join('');
+    const [integration] = ofType('AWS::ApiGatewayV2::Integration');
+    assert.ok(integration && integrationId.includes(integration[0]));
+    assert.equal(integration[1].Properties.PayloadFormatVersion, '2.0');
+    assert.match(text(integration[1].Properties.IntegrationUri), /WebhookLambdaFunction/);
+  });
+
+  it('runs the drift function every minute; it decides which tracks are due', () => {
+    // Assess
+    const rules = ofType('AWS::Events::Rule').map(([, r]) => r.Properties);
+    assert.equal(rules.length, 1);
+    assert.equal(rules[0]!.ScheduleExpression, 'rate(1 minute)');
+    assert.match(text(rules[0]!.Targets), /DriftLambdaFunction/);
+  });
+
+  it('keeps artifacts in a KMS-encrypted, versioned, private, TLS-only bucket with lifecycle rules', () => {
+    // Assess
+    const key = resource('ArtifactKey').Properties;
+    assert.equal(key.EnableKeyRotation, true);
+    const bucket = resource('ArtifactBucket').Properties;
+    const sse = bucket.BucketEncryption.ServerSideEncryptionConfiguration[0];
+    assert.equal(sse.ServerSideEncryptionByDefault.SSEAlgorithm, 'aws:kms');
+    assert.deepEqual(sse.ServerSideEncryptionByDefault.KMSMasterKeyID, {
+      'Fn::GetAtt': ['ArtifactKey', 'Arn'],
+    });
+    assert.equal(bucket.VersioningConfiguration.Status, 'Enabled');
+    assert.deepEqual(bucket.PublicAccessBlockConfiguration, {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    const rules = bucket.LifecycleConfiguration.Rules as Record<string, Json>[];
+    assert.ok(rules.every((rule) => rule.Status === 'Enabled'));
+    assert.ok(
+      rules.some(
+        (rule) =>
+          rule.NoncurrentVersionExpiration?.NoncurrentDays === 7 && rule.Prefix === undefined,
+      ),
+    );
+    assert.ok(rules.some((rule) => rule.Prefix === 'deliveries/' && rule.ExpirationInDays === 7));
+    const policy = resource('ArtifactBucketPolicy').Properties;
+    assert.deepEqual(policy.Bucket, { Ref: 'ArtifactBucket' });
+    const deny = (policy.PolicyDocument.Statement as Statement[]).find((s) => s.Effect === 'Deny');
+    assert.deepEqual(deny?.Condition, { Bool: { 'aws:SecureTransport': 'false' } });
+    assert.equal(deny?.Action, 's3:*');
+    for (const fn of FUNCTIONS) {
+      assert.deepEqual(
+        lambda(fn).Environment.Variables.DRIFTLESS_BUCKET,
+        { Ref: 'ArtifactBucket' },
+        fn,
+      );
+    }
+  });
+
+  it('feeds fetch from a standard queue and apply from a FIFO queue, both with dead-letter queues', () => {
+    // Assess
+    const fetchQueue = resource('FetchQueue').Properties;
+    const applyQueue = resource('ApplyQueue').Properties;
+    assert.equal(fetchQueue.FifoQueue, undefined);
+    assert.deepEqual(fetchQueue.RedrivePolicy.deadLetterTargetArn, {
+      'Fn::GetAtt': ['FetchDeadLetterQueue', 'Arn'],
+    });
+    assert.equal(applyQueue.FifoQueue, true);
+    assert.match(applyQueue.QueueName, /\.fifo$/);
+    assert.deepEqual(applyQueue.RedrivePolicy.deadLetterTargetArn, {
+      'Fn::GetAtt': ['ApplyDeadLetterQueue', 'Arn'],
+    });
+    assert.equal(resource('ApplyDeadLetterQueue').Properties.FifoQueue, true);
+    // A job still running must never become visible to a second invocation.
+    assert.ok(applyQueue.VisibilityTimeout > lambda('apply').Timeout);
+    assert.ok(fetchQueue.VisibilityTimeout > lambda('fetch').Timeout);
+
+    const mappings = Object.fromEntries(
+      ofType('AWS::Lambda::EventSourceMapping').map(([, r]) => [
+        text(r.Properties.EventSourceArn),
+        r.Properties,
+      ]),
+    );
+    const applyMapping = mappings[queueArn('ApplyQueue')] as Json;
+    const fetchMapping = mappings[queueArn('FetchQueue')] as Json;
+    assert.match(text(applyMapping.FunctionName), /ApplyLambdaFunction/);
+    assert.match(text(fetchMapping.FunctionName), /FetchLambdaFunction/);
+    assert.deepEqual(applyMapping.FunctionResponseTypes, ['ReportBatchItemFailures']);
+    assert.deepEqual(fetchMapping.FunctionResponseTypes, ['ReportBatchItemFailures']);
+    assert.equal(applyMapping.BatchSize, 1);
+    assert.equal(applyMapping.ScalingConfig.MaximumConcurrency, 5);
+  });
+
+  it('gives each role least privilege: cluster credentials only to apply, Git credentials only to fetch', () => {
+    // Assess: who may read which secrets.
+    const mentions = (fn: FunctionName, needle: string) => text(statementsOf(fn)).includes(needle);
+    for (const fn of FUNCTIONS) {
+      assert.equal(mentions(fn, 'driftless/cluster/'), fn === 'apply', `${fn}: cluster secrets`);
+      assert.equal(mentions(fn, 'eks:'), fn === 'apply', `${fn}: eks`);
+      assert.equal(mentions(fn, 'sts:AssumeRole'), fn === 'apply', `${fn}: assume role`);
+      assert.equal(mentions(fn, 'driftless/git/'), fn === 'fetch', `${fn}: Git secrets`);
+      assert.equal(mentions(fn, 'driftless/webhook/'), fn === 'webhook', `${fn}: webhook secrets`);
+      assert.ok(!allActions(fn).some((a) => a.endsWith('*')), `${fn}: no wildcard actions`);
+      assert.ok(!allActions(fn).includes('s3:DeleteObject'), `${fn}: deletes nothing`);
+      assert.ok(
+        statementsOf(fn).every((s) => s.Effect === 'Allow' && text(s.Resource) !== '"*"'),
+        fn,
+      );
+    }
+    for (const fn of ['drift', 'rollback'] as const) {
+      assert.ok(
+        !allActions(fn).some((a) => /^(secretsmanager|ssm|eks|sts):/.test(a)),
+        `${fn}: no secrets at all`,
+      );
+      assert.ok(!allActions(fn).includes('s3:PutObject'), `${fn}: writes nothing`);
+    }
+
+    // The webhook writes delivery markers and nothing else, and cannot read artifacts.
+    const webhookS3 = statementsOf('webhook').filter((s) =>
+      actions(s).some((a) => a.startsWith('s3:')),
+    );
+    assert.deepEqual(webhookS3.flatMap(actions).sort(), ['s3:GetObject', 's3:PutObject']);
+    assert.deepEqual(
+      webhookS3.map((s) => text(s.Resource)),
+      [text({ 'Fn::Sub': '${ArtifactBucket.Arn}/deliveries/*' })],
+    );
+
+    // Readers may list (S3 answers 404, not 403, for a missing key); the webhook reads nothing.
+    for (const fn of ['fetch', 'apply', 'drift', 'rollback'] as const) {
+      assert.deepEqual(
+        resourcesFor(fn, 's3:ListBucket'),
+        [text({ 'Fn::GetAtt': ['ArtifactBucket', 'Arn'] })],
+        fn,
+      );
+    }
+    assert.deepEqual(resourcesFor('webhook', 's3:ListBucket'), []);
+
+    // Apply reads artifacts but never writes them; fetch writes them.
+    assert.ok(resourcesFor('apply', 's3:GetObject').some((r) => r.includes('/artifacts/*')));
+    assert.ok(!resourcesFor('apply', 's3:PutObject').some((r) => r.includes('/artifacts/')));
+    assert.ok(resourcesFor('fetch', 's3:PutObject').some((r) => r.includes('/artifacts/*')));
+    assert.ok(resourcesFor('rollback', 's3:GetObject').some((r) => r.includes('/artifacts/*')));
+    assert.ok(resourcesFor('drift', 's3:GetObject').every((r) => r.includes('/state/*')));
+
+    // Who may queue what.
+    const sends = (fn: FunctionName) => resourcesFor(fn, 'sqs:SendMessage').sort();
+    assert.deepEqual(sends('webhook'), [queueArn('FetchQueue')]);
+    assert.deepEqual(sends('fetch'), [queueArn('ApplyQueue')]);
+    assert.deepEqual(sends('apply'), []);
+    assert.deepEqual(
+      sends('drift'),
+      [queueArn('ApplyQueue'), queueArn('FailedInvocationsQueue'), queueArn('FetchQueue')].sort(),
+    );
+    assert.deepEqual(
+      sends('rollback'),
+      [queueArn('ApplyQueue'), queueArn('FailedInvocationsQueue')].sort(),
+    );
+    assert.deepEqual(resourcesFor('fetch', 'sqs:ReceiveMessage'), [queueArn('FetchQueue')]);
+    assert.deepEqual(resourcesFor('apply', 'sqs:ReceiveMessage'), [queueArn('ApplyQueue')]);
+
+    // Only Lambda assumes the roles; each role writes only its own function's logs.
+    for (const fn of FUNCTIONS) {
+      const roleId = (lambda(fn).Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      assert.match(
+        text(resource(roleId).Properties.AssumeRolePolicyDocument),
+        /"Service":"lambda.amazonaws.com"/,
+      );
+      assert.deepEqual(resourcesFor(fn, 'logs:PutLogEvents'), [
+        text({
+          'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/driftless-test-${fn}:*`,
+        }),
+      ]);
+    }
+  });
+
+  it('sends failed asynchronous invocations of drift and rollback to a dead-letter destination', () => {
+    // Assess
+    const configs = Object.fromEntries(
+      ofType('AWS::Lambda::EventInvokeConfig').map(([, r]) => [
+        text(r.Properties.FunctionName),
+        r.Properties,
+      ]),
+    );
+    for (const fn of ['drift', 'rollback'] as const) {
+      const config = configs[text({ Ref: `${cap(fn)}LambdaFunction` })];
+      assert.ok(config, `${fn} has an EventInvokeConfig`);
+      assert.deepEqual(config.DestinationConfig.OnFailure.Destination, {
+        'Fn::GetAtt': ['FailedInvocationsQueue', 'Arn'],
+      });
+    }
+  });
+
+  it('sets log retention on every function log group', () => {
+    // Assess
+    const groups = ofType('AWS::Logs::LogGroup').map(([, r]) => r.Properties);
+    assert.equal(groups.length, 5);
+    for (const group of groups) assert.equal(group.RetentionInDays, 30, group.LogGroupName);
+  });
+});
