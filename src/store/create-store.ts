@@ -6,7 +6,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { UsageError } from '../errors.ts';
 import { FsStore } from './fs-store.ts';
 import { DEFAULT_STORE_CONFIG, type Store, type StoreConfig } from './ports.ts';
-import { S3Store } from './s3-store.ts';
+import { LazyS3Store } from './lazy-s3-store.ts';
 
 /** What {@link createStore} may be given instead of building it. */
 export interface StoreDependencies {
@@ -37,7 +37,7 @@ export function createStore(
       return { artifacts: store, state: store, deliveries: store, close: () => undefined };
     }
     case 's3': {
-      const store = new S3Store({
+      const store = new LazyS3Store({
         bucket: config.bucket,
         prefix: config.prefix,
         endpoint: config.endpoint,

@@ -1,0 +1,97 @@
+/**
+ * Fetching a 500-file repository from the test Git server: driftless' Git
+ * source (isomorphic-git: `resolve` + `readFiles` into a fresh cache
+ * directory) against `git clone --depth 1`; then the incremental fetch of
+ * the next commit (one file changed) into the cache the fresh fetch left.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createGitSource } from '../src/source/git-source.ts';
+import type { TrackSource } from '../src/source/ports.ts';
+import { pushFiles, runGit } from '../test/harness/git-server.ts';
+import type { BenchContext } from './lib/context.ts';
+import { benchObjects, manifestFiles } from './lib/manifests.ts';
+import { rotated, timed } from './lib/stats.ts';
+import type { Benchmark, Measurement } from './lib/types.ts';
+
+export const gitFetch: Benchmark = {
+  name: 'git-fetch',
+  title: 'isomorphic-git fetch of a 500-file repository',
+  async run(ctx: BenchContext): Promise<Measurement[]> {
+    const count = ctx.count(500);
+    const git = await ctx.git();
+    const repository = await git.createRepository(`fetch-${randomBytes(3).toString('hex')}`);
+    await pushFiles(repository, manifestFiles(benchObjects(count)), { message: `${count} files` });
+    const track: TrackSource = {
+      name: 'fetch',
+      repository: repository.url,
+      reference: 'main',
+      auth: { type: 'basic', secret: { scheme: 'env', name: 'UNUSED' } },
+    };
+    const readSecret = async (): Promise<string> => `${repository.username}:${repository.password}`;
+    /** resolve + readFiles with a new source (no in-memory state) over `cacheDir`. */
+    const fetchWith = async (cacheDir: string): Promise<number> => {
+      const source = createGitSource({ cacheDir, readSecret });
+      const { revision } = await source.resolve(track);
+      return (await source.readFiles(track, revision)).length;
+    };
+
+    const fresh: number[] = [];
+    const clone: number[] = [];
+    const incremental: number[] = [];
+    let wrongCounts = 0;
+    for (let run = 0; run <= ctx.runs; run++) {
+      const measured = run > 0;
+      const cacheDir = await ctx.scratch(`git-fetch-cache-${run}`);
+      const cloneDir = join(await ctx.scratch(`git-fetch-clone-${run}`), 'repo');
+      await rotated(run, [
+        async () => {
+          const { ms, value } = await timed(() => fetchWith(cacheDir));
+          if (value !== count) wrongCounts++;
+          if (measured) fresh.push(ms);
+        },
+        async () => {
+          const { ms } = await timed(() =>
+            runGit(['clone', '--quiet', '--depth', '1', repository.url, cloneDir], {
+              credentials: repository,
+            }),
+          );
+          if (measured) clone.push(ms);
+        },
+      ]);
+      // The next commit changes one file; the cache the fresh fetch left has its parent.
+      const changed = benchObjects(1, undefined, run + 1)[0];
+      await pushFiles(repository, manifestFiles(changed ? [changed] : []), {
+        message: `change one file (${run})`,
+      });
+      const { ms, value } = await timed(() => fetchWith(cacheDir));
+      if (value !== count) wrongCounts++;
+      if (measured) incremental.push(ms);
+      process.stderr.write(`# git-fetch run ${run}${measured ? '' : ' (warm-up)'} done\n`);
+    }
+    const sanity = wrongCounts > 0 ? [`${wrongCounts} fetches did not read ${count} files`] : [];
+    return [
+      {
+        metric: `fresh fetch, ${count} files`,
+        unit: 'ms',
+        runs: fresh,
+        peer: { label: 'git clone --depth 1', runs: clone },
+        goal: { maxRatio: 1.5 },
+        notes: [
+          'driftless = resolve (ls-refs) + shallow fetch into an empty cache + reading every file of the tree, with a new source each time; git = the whole clone process incl. checkout',
+          ...sanity,
+        ],
+      },
+      {
+        metric: 'incremental fetch, next commit (1 file changed)',
+        unit: 'ms',
+        runs: incremental,
+        peer: { label: 'fresh fetch (driftless)', runs: fresh },
+        goal: { maxRatio: 0.5 },
+        notes: [
+          'a new source over the cache the fresh fetch of the same run left, as a later process would find it',
+        ],
+      },
+    ];
+  },
+};

@@ -1,0 +1,101 @@
+/**
+ * Each Lambda function as serverless.yml's esbuild settings bundle it
+ * (bundle, minify, ESM, node22, module-first main fields, the createRequire
+ * banner): its size, and its module init time — importing the bundle in a
+ * fresh `node` process, which is what a Lambda cold start's init phase runs.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, type Metafile } from 'esbuild';
+import { REPO_ROOT } from '../test/harness/testbin.ts';
+import { runCommand } from './lib/command.ts';
+import type { BenchContext } from './lib/context.ts';
+import type { Benchmark, Measurement } from './lib/types.ts';
+
+const HANDLERS_DIR = join(REPO_ROOT, 'handlers');
+
+/** Prints how long importing the module at argv[1] took, in ms. */
+const IMPORT_PROBE =
+  'const start = performance.now(); await import(process.argv[1]); console.log(performance.now() - start);';
+
+/** The packages (or `src/`) contributing most to a bundle: why a bundle is as big as it is. */
+function largestInputs(metafile: Metafile, top = 4): string {
+  const bytes = new Map<string, number>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const [path, input] of Object.entries(output.inputs)) {
+      const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+      const owner = match?.[1] ?? path.split('/')[0] ?? path;
+      bytes.set(owner, (bytes.get(owner) ?? 0) + input.bytesInOutput);
+    }
+  }
+  return [...bytes.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([owner, n]) => `${owner} ${(n / 1024).toFixed(0)} KB`)
+    .join(', ');
+}
+
+export const lambdaBundles: Benchmark = {
+  name: 'lambda-bundles',
+  title: "Each Lambda function's bundle size and module init time",
+  async run(ctx: BenchContext): Promise<Measurement[]> {
+    const entries = (await readdir(HANDLERS_DIR).catch(() => [] as string[]))
+      .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
+      .sort();
+    if (entries.length === 0) throw new Error(`no handlers in ${HANDLERS_DIR} yet`);
+    const outDir = await ctx.scratch('lambda-bundles');
+    const rows: Measurement[] = [];
+    for (const entry of entries) {
+      const name = basename(entry, '.ts');
+      const outfile = join(outDir, `${name}.mjs`);
+      const result = await build({
+        entryPoints: [join(HANDLERS_DIR, entry)],
+        outfile,
+        bundle: true,
+        minify: true,
+        sourcemap: false,
+        format: 'esm',
+        platform: 'node',
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        banner: {
+          js: "import { createRequire as __driftlessRequire } from 'node:module'; const require = __driftlessRequire(import.meta.url);",
+        },
+        metafile: true,
+        logLevel: 'silent',
+      });
+      const kb = (await stat(outfile)).size / 1024;
+      const initRuns: number[] = [];
+      for (let run = 0; run < ctx.runs; run++) {
+        // Environment a deployed function has; handlers must not need more to load.
+        const { stdout } = await runCommand(
+          process.execPath,
+          ['--input-type=module', '-e', IMPORT_PROBE, pathToFileURL(outfile).href],
+          { env: { ...process.env, AWS_REGION: 'eu-west-1', DRIFTLESS_CONFIG: 'driftless.yaml' } },
+        );
+        initRuns.push(Number(stdout.trim()));
+      }
+      rows.push({
+        metric: `${name}: bundle size`,
+        unit: 'KB',
+        runs: [kb],
+        goal: { max: 2048 },
+        notes: [`largest parts: ${largestInputs(result.metafile)}`],
+      });
+      rows.push({
+        metric: `${name}: module init`,
+        unit: 'ms',
+        runs: initRuns,
+        goal: { max: 200 },
+      });
+    }
+    rows[rows.length - 1] = {
+      ...(rows[rows.length - 1] as Measurement),
+      notes: [
+        `init = import() of the bundle in a fresh node ${process.version} process (Lambda runs node22; the host runs this version); work a handler defers to its first invocation (clients, config) is not in it`,
+      ],
+    };
+    return rows;
+  },
+};

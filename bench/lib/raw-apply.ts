@@ -1,0 +1,81 @@
+/**
+ * The physical baseline: the same server-side apply PATCH requests driftless
+ * sends, sent raw from Node (node:https, keep-alive, a fixed number in
+ * flight) with nothing else — no discovery, no existence LIST, no changeset.
+ * What the API server can take on this machine bounds any client's time.
+ */
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '../../src/cluster/kube-object.ts';
+
+/** The REST collection of each kind the bench objects use; raw means no discovery. */
+const COLLECTIONS: Record<string, string> = {
+  'v1/ConfigMap': '/api/v1/namespaces/{ns}/configmaps',
+  'v1/Service': '/api/v1/namespaces/{ns}/services',
+  'apps/v1/Deployment': '/apis/apps/v1/namespaces/{ns}/deployments',
+};
+
+function pathOf(object: KubeObject): string {
+  const collection = COLLECTIONS[`${object.apiVersion}/${object.kind}`];
+  if (!collection || !object.metadata.namespace) {
+    throw new Error(`raw apply: no path for ${object.apiVersion}/${object.kind}`);
+  }
+  return `${collection.replace('{ns}', object.metadata.namespace)}/${object.metadata.name}`;
+}
+
+/** Applies `objects` with `concurrency` requests in flight; rejects on the first non-2xx. */
+export async function rawApply(
+  kc: KubeConfig,
+  objects: readonly KubeObject[],
+  fieldManager: string,
+  concurrency = 32,
+): Promise<void> {
+  const tls: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(tls);
+  const server = new URL(kc.getCurrentCluster()?.server ?? '');
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: concurrency,
+    ca: tls.ca,
+    cert: tls.cert,
+    key: tls.key,
+  });
+  const send = (object: KubeObject): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const body = Buffer.from(JSON.stringify(object));
+      const req = https.request(
+        {
+          host: server.hostname,
+          port: server.port,
+          method: 'PATCH',
+          path: `${pathOf(object)}?fieldManager=${fieldManager}&force=true`,
+          agent,
+          headers: {
+            ...(tls.headers as Record<string, string> | undefined),
+            'content-type': 'application/apply-patch+yaml',
+            'content-length': body.length,
+            accept: 'application/json',
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            (res.statusCode ?? 0) < 300
+              ? resolve()
+              : reject(new Error(`raw apply ${pathOf(object)}: HTTP ${res.statusCode}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < objects.length) await send(objects[next++] as KubeObject);
+  };
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    agent.destroy();
+  }
+}

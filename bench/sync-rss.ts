@@ -1,0 +1,120 @@
+/**
+ * Peak RSS of a whole `driftless sync` of N objects — fetch from the test
+ * Git server, render, store the artifact, apply into a fresh namespace — in
+ * a child process whose maximum resident set `/usr/bin/time` reports.
+ * Measured twice per run: run through tsx (as in development; tsx's loader
+ * thread and esbuild transforms add memory) and compiled with tsc (as shipped).
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pushFiles } from '../test/harness/git-server.ts';
+import { REPO_ROOT } from '../test/harness/testbin.ts';
+import { runCommand } from './lib/command.ts';
+import { compiledCli } from './lib/compiled.ts';
+import type { BenchContext } from './lib/context.ts';
+import { benchEnv, writeBenchConfig } from './lib/driftless-config.ts';
+import { benchObjects, manifestFiles } from './lib/manifests.ts';
+import { rotated } from './lib/stats.ts';
+import type { Benchmark, Measurement } from './lib/types.ts';
+
+const TRACK = 'rss';
+/** Ten documents a file: 500 files for 5,000 objects, as a larger repository lays them out. */
+const OBJECTS_PER_FILE = 10;
+
+interface ChildFigures {
+  readonly maxRssMB: number;
+  readonly seconds: number;
+}
+
+export const syncRss: Benchmark = {
+  name: 'sync-rss',
+  title: 'Peak RSS while syncing 5,000 objects',
+  async run(ctx: BenchContext): Promise<Measurement[]> {
+    const count = ctx.count(5000);
+    const git = await ctx.git();
+    const repository = await git.createRepository(`rss-${randomBytes(3).toString('hex')}`);
+    await pushFiles(repository, manifestFiles(benchObjects(count), OBJECTS_PER_FILE), {
+      message: `${count} objects`,
+    });
+    const { kubeconfig } = await ctx.kubectl();
+    const compiled = await compiledCli();
+    const env = benchEnv(repository, 'unused');
+
+    const sync = async (label: string, command: readonly string[]): Promise<ChildFigures> => {
+      // A fresh namespace, store and Git cache: the first sync of the revision, the heaviest.
+      const dir = await ctx.scratch(`sync-rss-${label}`);
+      const namespace = await ctx.namespace(`rss-${label}`);
+      const config = await writeBenchConfig({
+        dir,
+        kubeconfigPath: kubeconfig,
+        track: TRACK,
+        repository,
+        namespace,
+      });
+      const timeFile = join(dir, 'time.txt');
+      const { stdout } = await runCommand(
+        '/usr/bin/time',
+        [
+          '-f',
+          '%M %e',
+          '-o',
+          timeFile,
+          ...command,
+          'sync',
+          '-c',
+          config,
+          '--track',
+          TRACK,
+          '-o',
+          'json',
+        ],
+        { env, cwd: REPO_ROOT },
+      );
+      const result = JSON.parse(stdout) as { result: string; error?: string };
+      if (result.result !== 'applied') {
+        throw new Error(`${label} sync ended "${result.result}": ${result.error ?? ''}`);
+      }
+      const [kb, seconds] = (await readFile(timeFile, 'utf8')).trim().split(/\s+/).map(Number);
+      return { maxRssMB: (kb ?? 0) / 1024, seconds: seconds ?? 0 };
+    };
+
+    const tsx: ChildFigures[] = [];
+    const dist: ChildFigures[] = [];
+    for (let run = 0; run < ctx.runs; run++) {
+      await rotated(run, [
+        async () => {
+          tsx.push(await sync('tsx', [process.execPath, '--import', 'tsx', 'src/cli/run.ts']));
+        },
+        async () => {
+          dist.push(await sync('dist', [process.execPath, compiled]));
+        },
+      ]);
+      process.stderr.write(`# sync-rss run ${run + 1} done\n`);
+    }
+    const note = `whole CLI process (driftless sync -o json): Git fetch of ${count / OBJECTS_PER_FILE} files, render, fs artifact, SSA of every object, status; max RSS from /usr/bin/time`;
+    return [
+      {
+        metric: `peak RSS, sync of ${count} objects (compiled)`,
+        unit: 'MB',
+        runs: dist.map((f) => f.maxRssMB),
+        goal: { max: 200 },
+        notes: [note],
+      },
+      {
+        metric: `peak RSS, sync of ${count} objects (tsx)`,
+        unit: 'MB',
+        runs: tsx.map((f) => f.maxRssMB),
+        goal: { max: 200 },
+        notes: [
+          "tsx's loader thread and on-the-fly transforms add to the figure; the compiled one is what ships",
+        ],
+      },
+      {
+        metric: `wall time, sync of ${count} objects (compiled)`,
+        unit: 'ms',
+        runs: dist.map((f) => f.seconds * 1000),
+      },
+    ];
+  },
+};
