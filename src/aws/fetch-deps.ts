@@ -9,16 +9,18 @@ import { join } from 'node:path';
 import { readEnv, readOptionalEnv, type Environment } from '../config/env.ts';
 import { createGitSource } from '../source/git-source.ts';
 import type { GitSource } from '../source/ports.ts';
+import type { JobQueue } from '../sync/jobs.ts';
 import { functionConfig } from './function-config.ts';
 import { FUNCTION_ENV } from './function-env.ts';
 import { functionStore } from './function-store.ts';
+import { invokeJobQueueFromEnv } from './invoke-job-queue.ts';
 import type { RunFetchJobDeps } from './run-fetch-job.ts';
 import { createAwsSecretReader } from './secrets.ts';
 import { sqsClient } from './sqs-client.ts';
 import { SqsJobQueue } from './sqs-job-queue.ts';
 
 let source: GitSource | undefined;
-let queue: SqsJobQueue | undefined;
+let queue: JobQueue | undefined;
 
 /** The fetch function's ports. */
 export async function fetchDeps(env?: Environment): Promise<RunFetchJobDeps> {
@@ -29,10 +31,12 @@ export async function fetchDeps(env?: Environment): Promise<RunFetchJobDeps> {
     readSecret: createAwsSecretReader(env === undefined ? {} : { env }),
   });
   // Only the apply queue: a fetch's follow-up is always a sync job.
-  queue ??= new SqsJobQueue({
-    client: sqsClient(),
-    applyQueueUrl: readEnv(FUNCTION_ENV.applyQueueUrl, env),
-  });
+  queue ??=
+    invokeJobQueueFromEnv({ apply: true }, env) ??
+    new SqsJobQueue({
+      client: sqsClient(),
+      applyQueueUrl: readEnv(FUNCTION_ENV.applyQueueUrl, env),
+    });
   return {
     tracks: config.tracks,
     source,

@@ -15,6 +15,15 @@ export const FUNCTION_ENV = {
   fetchQueueUrl: 'DRIFTLESS_FETCH_QUEUE_URL',
   /** URL of the apply queue (FIFO, one message group per track). */
   applyQueueUrl: 'DRIFTLESS_APPLY_QUEUE_URL',
+  /**
+   * serverless-offline only: base URL of its Lambda Invoke API (`--lambdaPort`). When set, jobs
+   * are delivered by invoking the fetch and apply functions instead of through SQS (invoke-job-queue.ts).
+   */
+  invokeEndpoint: 'DRIFTLESS_INVOKE_ENDPOINT',
+  /** With `DRIFTLESS_INVOKE_ENDPOINT`: the function fetch jobs are invoked on, e.g. `driftless-local-fetch`. */
+  fetchFunction: 'DRIFTLESS_FETCH_FUNCTION',
+  /** With `DRIFTLESS_INVOKE_ENDPOINT`: the function apply jobs are invoked on, e.g. `driftless-local-apply`. */
+  applyFunction: 'DRIFTLESS_APPLY_FUNCTION',
   /** Git cache of the fetch function; default `<tmpdir>/driftless-git`. */
   gitCacheDir: 'DRIFTLESS_GIT_CACHE_DIR',
   /** Log level of the JSON logs: debug, info (default), warn or error. */

@@ -10,6 +10,7 @@ import type { JobQueue } from '../sync/jobs.ts';
 import { functionConfig } from './function-config.ts';
 import { FUNCTION_ENV } from './function-env.ts';
 import { functionStore } from './function-store.ts';
+import { invokeJobQueueFromEnv } from './invoke-job-queue.ts';
 import { sqsClient } from './sqs-client.ts';
 import { SqsJobQueue } from './sqs-job-queue.ts';
 
@@ -20,7 +21,7 @@ export interface TriggerDeps {
   readonly queue: JobQueue;
 }
 
-let queue: SqsJobQueue | undefined;
+let queue: JobQueue | undefined;
 
 /**
  * The drift and rollback functions' ports. `fetchQueue`: whether the function
@@ -33,10 +34,12 @@ export async function triggerDeps(
 ): Promise<TriggerDeps> {
   const config = await functionConfig(env);
   const store = functionStore(config, env);
-  queue ??= new SqsJobQueue({
-    client: sqsClient(),
-    applyQueueUrl: readEnv(FUNCTION_ENV.applyQueueUrl, env),
-    ...(options.fetchQueue ? { fetchQueueUrl: readEnv(FUNCTION_ENV.fetchQueueUrl, env) } : {}),
-  });
+  queue ??=
+    invokeJobQueueFromEnv({ apply: true, fetch: options.fetchQueue }, env) ??
+    new SqsJobQueue({
+      client: sqsClient(),
+      applyQueueUrl: readEnv(FUNCTION_ENV.applyQueueUrl, env),
+      ...(options.fetchQueue ? { fetchQueueUrl: readEnv(FUNCTION_ENV.fetchQueueUrl, env) } : {}),
+    });
   return { tracks: config.tracks, artifacts: store.artifacts, state: store.state, queue };
 }

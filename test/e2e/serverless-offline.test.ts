@@ -1,0 +1,375 @@
+/**
+ * The deployed shape, run locally: the five functions of serverless.yml as
+ * serverless-esbuild bundles them, run by serverless-offline (`--stage
+ * local`), with the S3 store on a real MinIO, the test Git server (basic auth
+ * from an env: secret) and the shared test cluster. A signed GitHub push goes
+ * webhook -> fetch -> apply; the drift schedule fires on its own and corrects
+ * a hand change; the rollback function, invoked through the Lambda Invoke
+ * API, brings the previous revision back and pins the track, and the pin
+ * holds through the schedule's next poll and drift check.
+ *
+ * Not covered here: SQS. serverless-offline drives no SQS triggers, so
+ * offline the queues are replaced by src/aws/invoke-job-queue.ts, which
+ * invokes the fetch and apply functions with SQS-shaped events (the handlers
+ * run unchanged); the SQS adapter and batch handling have unit tests
+ * (test/unit/aws-queue.test.ts). At most one apply job per track rests here
+ * on the apply lease in the track's state, with busy jobs retried.
+ *
+ * The schedule fires at the start of every minute (serverless-offline's cron
+ * for `rate(1 minute)`), and each tick polls the track's ref too: pushes are
+ * made away from the minute boundary, so it is the webhook that deploys them.
+ */
+import assert from 'node:assert/strict';
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
+import { deliveryKey } from '../../src/store/keys.ts';
+import { readTrackState } from '../../src/sync/track-state.ts';
+import {
+  pushFiles,
+  startGitServer,
+  type GitRepository,
+  type GitServer,
+} from '../harness/git-server.ts';
+import { startMinio, type MinioServer } from '../harness/minio.ts';
+import { startServerlessOffline, type ServerlessOffline } from '../harness/serverless-offline.ts';
+import {
+  createTestNamespace,
+  sharedKubeConfig,
+  sharedKubeconfigPath,
+} from '../harness/shared-cluster.ts';
+
+const GITHUB_SECRET = `gh-${randomUUID()}`;
+const TRACK = 'web';
+const OBJECT = 'web-settings';
+const PREFIX = 'driftless/';
+
+const configMap = (value: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${OBJECT}\ndata:\n  value: "${value}"\n`;
+
+/** A push delivery signed as GitHub signs it (`secret` other than the configured one: forged). */
+function githubPush(
+  repo: GitRepository,
+  push: { before: string; after: string },
+  id: string,
+  secret = GITHUB_SECRET,
+): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify({
+    ref: 'refs/heads/main',
+    before: push.before,
+    after: push.after,
+    repository: {
+      clone_url: repo.url,
+      html_url: repo.url.replace(/\.git$/, ''),
+      default_branch: 'main',
+    },
+  });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'push',
+      'x-github-delivery': id,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    },
+  };
+}
+
+/** Polls `check` until it returns true or `timeoutMs` passes. */
+async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+/**
+ * Waits until the wall clock is clear of the schedule's tick at second 0,
+ * whose ref poll would otherwise race a push's webhook to deploy it.
+ */
+async function clearOfTick(): Promise<void> {
+  const second = new Date().getSeconds();
+  if (second >= 52) await sleep((68 - second) * 1000);
+  else if (second < 8) await sleep((8 - second) * 1000);
+}
+
+describe('the functions under serverless-offline, S3 store on MinIO', () => {
+  let minio: MinioServer;
+  let s3: S3Client;
+  let bucket: string;
+  let store: ClosableStore;
+  let git: GitServer;
+  let repo: GitRepository;
+  let ns: string;
+  let core: CoreV1Api;
+  let dir: string;
+  let offline: ServerlessOffline;
+  let first: string;
+  let second: string;
+  let firstDelivery: string;
+
+  const postWebhook = (delivery: { body: string; headers: Record<string, string> }) =>
+    fetch(`${offline.httpUrl}/webhook/github`, {
+      method: 'POST',
+      body: delivery.body,
+      headers: delivery.headers,
+    });
+
+  const liveValue = async (): Promise<string | undefined> => {
+    try {
+      return (await core.readNamespacedConfigMap({ name: OBJECT, namespace: ns })).data?.value;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const keys = async (under: string): Promise<string[]> => {
+    const listed = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: `${PREFIX}${under}` }),
+    );
+    return (listed.Contents ?? []).map((object) => object.Key ?? '');
+  };
+
+  const exists = (key: string): Promise<boolean> =>
+    s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).then(
+      () => true,
+      () => false,
+    );
+
+  /** The functions' last log lines, to explain a failed assertion. */
+  const recentLogs = (): string =>
+    `\nfunction logs:\n${offline
+      .logs()
+      .slice(-20)
+      .map((line) => JSON.stringify(line))
+      .join('\n')}`;
+
+  before(async () => {
+    const kc = sharedKubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    [minio, git, ns] = await Promise.all([
+      startMinio(),
+      startGitServer(),
+      createTestNamespace(kc, 'offline'),
+    ]);
+    s3 = minio.client();
+    bucket = await minio.createBucket();
+    repo = await git.createRepository('manifests');
+    const storeConfig = {
+      type: 's3',
+      bucket,
+      prefix: PREFIX,
+      endpoint: minio.endpoint,
+      region: minio.region,
+    } as const;
+    store = createStore(storeConfig, { s3Client: s3 });
+    dir = await mkdtemp(join(tmpdir(), 'driftless-offline-e2e-'));
+    const configFile = join(dir, 'driftless.yaml');
+    await writeFile(
+      configFile,
+      [
+        'store:',
+        '  type: s3',
+        `  bucket: ${bucket}`,
+        `  prefix: ${PREFIX}`,
+        `  endpoint: ${minio.endpoint}`,
+        `  region: ${minio.region}`,
+        'clusters:',
+        '  - name: test',
+        `    kubeconfig: ${sharedKubeconfigPath()}`,
+        'webhooks:',
+        '  github: {secret: env:E2E_GITHUB_SECRET}',
+        'tracks:',
+        `  - name: ${TRACK}`,
+        `    repository: ${repo.url}`,
+        `    namespace: ${ns}`,
+        // The shortest interval: every tick of the schedule checks the track.
+        '    interval: 10s',
+        '    auth: {type: basic, secret: env:E2E_GIT_CREDENTIALS}',
+        '',
+      ].join('\n'),
+    );
+    const started = Date.now();
+    offline = await startServerlessOffline({
+      configFile,
+      env: {
+        E2E_GITHUB_SECRET: GITHUB_SECRET,
+        E2E_GIT_CREDENTIALS: `${git.username}:${git.password}`,
+        // The store's S3 client takes MinIO's credentials from the environment, as in Lambda.
+        AWS_ACCESS_KEY_ID: minio.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
+        AWS_SESSION_TOKEN: '',
+        AWS_PROFILE: '',
+        AWS_EC2_METADATA_DISABLED: 'true',
+      },
+    });
+    console.error(`# serverless offline ready in ${Date.now() - started} ms`);
+  });
+
+  after(async () => {
+    await offline?.stop();
+    // For a look at every function's log after a run: DRIFTLESS_E2E_OFFLINE_LOG=<file>.
+    const keep = process.env.DRIFTLESS_E2E_OFFLINE_LOG;
+    if (keep && offline) await writeFile(keep, offline.output());
+    store?.close();
+    await core?.deleteNamespace({ name: ns }).catch(() => undefined);
+    await Promise.all([git?.stop(), minio?.stop()]);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('applies a signed push through webhook, fetch and apply, and records it in S3', async () => {
+    // Prepare
+    await clearOfTick();
+    first = await pushFiles(repo, { 'settings.yaml': configMap('one') });
+    firstDelivery = randomUUID();
+    const delivery = githubPush(repo, { before: '0'.repeat(40), after: first }, firstDelivery);
+
+    // Act
+    const response = await postWebhook(delivery);
+    const answer = (await response.json()) as { kind: string; tracks: string[] };
+
+    // Assess
+    assert.equal(response.status, 202);
+    assert.deepEqual([answer.kind, answer.tracks], ['push', [TRACK]]);
+    assert.ok(await eventually(async () => (await liveValue()) === 'one', 30_000), recentLogs());
+    assert.ok(
+      await eventually(
+        async () => (await readTrackState(store.state, TRACK)).appliedRevision === first,
+        10_000,
+      ),
+      recentLogs(),
+    );
+    const history = await store.state.listHistory(TRACK);
+    assert.ok(
+      history.some(
+        (entry) =>
+          entry.revision === first && entry.result === 'applied' && entry.trigger === 'webhook',
+      ),
+      JSON.stringify(history),
+    );
+    assert.ok(await exists(`${PREFIX}${deliveryKey(firstDelivery)}`), 'delivery marker');
+    assert.ok((await keys(`artifacts/${TRACK}/`)).length > 0, 'artifact stored');
+    assert.ok((await keys(`state/${TRACK}`)).length > 0, 'state stored');
+    assert.ok((await keys(`history/${TRACK}/`)).length > 0, 'history stored');
+  });
+
+  it('answers 401 to a forged delivery and records no delivery marker', async () => {
+    // Prepare
+    const id = randomUUID();
+    const delivery = githubPush(repo, { before: first, after: first }, id, 'not-the-secret');
+
+    // Act
+    const response = await postWebhook(delivery);
+
+    // Assess
+    assert.equal(response.status, 401);
+    assert.equal(await exists(`${PREFIX}${deliveryKey(id)}`), false);
+    assert.equal(
+      offline.logs().some((line) => line.deliveryId === id && line.function !== 'webhook'),
+      false,
+      'no function but the webhook saw the forged delivery',
+    );
+  });
+
+  it('rolls back to the previous revision and pins the track when rollback is invoked', async () => {
+    // Prepare
+    await clearOfTick();
+    second = await pushFiles(repo, { 'settings.yaml': configMap('two') });
+    const response = await postWebhook(
+      githubPush(repo, { before: first, after: second }, randomUUID()),
+    );
+    assert.equal(response.status, 202);
+    assert.ok(await eventually(async () => (await liveValue()) === 'two', 30_000), recentLogs());
+
+    // Act
+    const answer = await offline.invoke('rollback', { track: TRACK, previous: true });
+
+    // Assess
+    assert.equal(answer.status, 200);
+    assert.equal(answer.functionError, undefined, JSON.stringify(answer.payload));
+    assert.deepEqual(answer.payload, { track: TRACK, revision: first, queued: true });
+    assert.ok(await eventually(async () => (await liveValue()) === 'one', 30_000), recentLogs());
+    assert.ok(
+      await eventually(async () => {
+        const state = await readTrackState(store.state, TRACK);
+        return state.pinned === first && state.appliedRevision === first;
+      }, 10_000),
+      recentLogs(),
+    );
+    const [latest] = await store.state.listHistory(TRACK, 1);
+    assert.deepEqual([latest?.revision, latest?.trigger], [first, 'rollback']);
+  });
+
+  it('corrects a hand change when the drift schedule fires on its own, keeping the pin', async () => {
+    // Prepare
+    const changedAt = new Date();
+    const live = await core.readNamespacedConfigMap({ name: OBJECT, namespace: ns });
+    await core.replaceNamespacedConfigMap({
+      name: OBJECT,
+      namespace: ns,
+      body: { ...live, data: { value: 'by hand' } },
+    });
+
+    // Act: nothing but waiting; the schedule fires every minute.
+    const corrected = await eventually(async () => (await liveValue()) === 'one', 80_000);
+
+    // Assess
+    assert.ok(corrected, `the hand change is still there${recentLogs()}`);
+    // The state is written once the correction is done, a moment after the cluster shows it.
+    const checked = await eventually(async () => {
+      const { driftCheckedAt } = await readTrackState(store.state, TRACK);
+      return driftCheckedAt != null && Date.parse(driftCheckedAt) > changedAt.getTime();
+    }, 10_000);
+    assert.ok(checked, `driftCheckedAt is not after the hand change${recentLogs()}`);
+    const history = await store.state.listHistory(TRACK);
+    assert.ok(
+      history.some(
+        (entry) =>
+          entry.result === 'drift-corrected' &&
+          entry.trigger === 'schedule' &&
+          Date.parse(entry.appliedAt) > changedAt.getTime(),
+      ),
+      JSON.stringify(history),
+    );
+    // The same tick polled main, which is at the second revision: the sync it asked for holds to the pin.
+    const refused = await eventually(
+      async () =>
+        offline
+          .logs()
+          .some(
+            (line) =>
+              line.function === 'apply' &&
+              line.msg === 'sync finished' &&
+              line.revision === second &&
+              line.result === 'pinned',
+          ),
+      10_000,
+    );
+    assert.ok(refused, `no pinned sync of the second revision${recentLogs()}`);
+    const state = await readTrackState(store.state, TRACK);
+    assert.deepEqual([state.pinned, state.appliedRevision], [first, first]);
+    assert.equal(await liveValue(), 'one');
+  });
+
+  it('drops no job and logs no secret', () => {
+    // Assess
+    const logs = offline.logs();
+    assert.ok(logs.length > 0, 'the functions logged');
+    assert.deepEqual(
+      logs.filter((line) => line.msg === 'job dropped'),
+      [],
+    );
+    const output = offline.output();
+    for (const secret of [GITHUB_SECRET, git.password, minio.secretAccessKey]) {
+      assert.ok(!output.includes(secret), 'a secret appears in the output');
+    }
+  });
+});
