@@ -1,0 +1,164 @@
+/**
+ * Ordering rules of the fetch and sync jobs: a revision resolved earlier never
+ * replaces one resolved later, and one apply job per track at a time. Uses the
+ * real fs store and small fakes of the Git and cluster ports.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { Track } from '../../src/config/types.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { applyRevision } from '../../src/sync/apply-revision.ts';
+import { fetchTrack } from '../../src/sync/fetch-track.ts';
+import {
+  TrackBusyError,
+  acquireApplyLease,
+  readTrackState,
+  updateTrackState,
+} from '../../src/sync/track-state.ts';
+
+const SHA_OLD = 'a'.repeat(40);
+const SHA_NEW = 'b'.repeat(40);
+
+/** A Git source whose branch points at `revision`, with one ConfigMap. */
+function gitAt(revision: () => string): GitSource {
+  return {
+    resolve: async () => ({ revision: revision(), ref: 'refs/heads/main' }),
+    readFiles: async () => [
+      {
+        path: 'cm.yaml',
+        content: new TextEncoder().encode(
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n',
+        ),
+      },
+    ],
+  };
+}
+
+/** A cluster that must not be touched. */
+const untouchable = new Proxy({} as KubernetesPort, {
+  get: (_target, method) => () => {
+    throw new Error(`the cluster was called (${String(method)}) though the job had nothing to do`);
+  },
+});
+
+describe('job ordering', () => {
+  let dir: string;
+  let store: FsStore;
+  let track: Track;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-ordering-'));
+    store = new FsStore({ path: dir });
+    track = parseConfig(
+      'tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps}]',
+      'driftless.yaml',
+    ).tracks[0]!;
+  });
+
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('records a later resolution and refuses to let an earlier one replace it', async () => {
+    // Prepare: the newer revision was resolved at 12:00:10.
+    let clock = new Date('2026-01-01T12:00:10Z');
+    const now = (): Date => clock;
+    const newer = await fetchTrack(
+      track,
+      { type: 'fetch', track: 'web', trigger: 'webhook' },
+      { source: gitAt(() => SHA_NEW), artifacts: store, state: store, now },
+    );
+
+    // Act: a slow fetch whose answer came back at 12:00:05 finishes afterwards.
+    clock = new Date('2026-01-01T12:00:05Z');
+    const older = await fetchTrack(
+      track,
+      { type: 'fetch', track: 'web', trigger: 'webhook' },
+      { source: gitAt(() => SHA_OLD), artifacts: store, state: store, now },
+    );
+
+    // Assess
+    assert.equal(newer.result.outcome, 'fetched');
+    assert.equal(newer.next?.revision, SHA_NEW);
+    assert.equal(older.result.outcome, 'stale');
+    assert.equal(older.next, undefined);
+    const state = await readTrackState(store, 'web');
+    assert.equal(state.desiredRevision, SHA_NEW);
+  });
+
+  it('skips a sync job superseded by a later-resolved revision without touching the cluster', async () => {
+    // Prepare: state desires SHA_NEW resolved at 12:00:10 (previous test).
+    const job = {
+      type: 'sync' as const,
+      track: 'web',
+      revision: SHA_OLD,
+      resolvedAt: '2026-01-01T12:00:05.000Z',
+      trigger: 'webhook' as const,
+    };
+
+    // Act
+    const result = await applyRevision(track, job, {
+      cluster: untouchable,
+      artifacts: store,
+      state: store,
+    });
+
+    // Assess
+    assert.equal(result.result, 'superseded');
+    assert.deepEqual(result.changeset, []);
+    assert.equal((await readTrackState(store, 'web')).applyLease, null);
+  });
+
+  it('records a new revision but applies nothing while the track is pinned', async () => {
+    // Prepare
+    await updateTrackState(store, 'web', (state) => {
+      state.pinned = SHA_OLD;
+    });
+    const job = {
+      type: 'sync' as const,
+      track: 'web',
+      revision: SHA_NEW,
+      resolvedAt: '2026-01-01T12:00:10.000Z',
+      trigger: 'webhook' as const,
+    };
+
+    // Act
+    const result = await applyRevision(track, job, {
+      cluster: untouchable,
+      artifacts: store,
+      state: store,
+    });
+
+    // Assess
+    assert.equal(result.result, 'pinned');
+    assert.equal(result.state.pinned, SHA_OLD);
+    await updateTrackState(store, 'web', (state) => {
+      state.pinned = null;
+    });
+  });
+
+  it('lets one apply job hold a track at a time, and takes over an expired lease', async () => {
+    // Prepare
+    const now = new Date('2026-01-01T13:00:00Z');
+    await acquireApplyLease(store, 'lease', 'first', 60_000, now);
+
+    // Act
+    const second = acquireApplyLease(store, 'lease', 'second', 60_000, now);
+    const afterExpiry = acquireApplyLease(
+      store,
+      'lease',
+      'third',
+      60_000,
+      new Date(now.getTime() + 61_000),
+    );
+
+    // Assess
+    await assert.rejects(second, TrackBusyError);
+    await afterExpiry;
+    assert.equal((await readTrackState(store, 'lease')).applyLease?.holder, 'third');
+  });
+});
