@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import git, { type CommitObject, type TagObject } from 'isomorphic-git';
+import { PackReader, type PackedObject } from './pack-reader.ts';
 import type { ObjectReader, TreeEntry } from './read-tree-files.ts';
 
 /** A repository on disk; `cache` is isomorphic-git's object cache, shared by the calls of one operation. */
@@ -42,14 +43,46 @@ export async function peelObject({ gitdir, cache }: GitDir, oid: string): Promis
   return { kind: 'other', type: 'tag' };
 }
 
-/** Tree and blob access for {@link readTreeFiles}. */
+/** Thin-pack bases can live in another pack; a chain longer than this is refused (cycles). */
+const MAX_EXTERNAL_HOPS = 50;
+
+/**
+ * Tree and blob access for {@link readTreeFiles}, for one read operation:
+ * the packs are listed when it first reads a blob (see pack-reader.ts), so
+ * make a new reader after anything was written to the repository. Blobs
+ * come from the packs directly; whatever the pack reader cannot give goes
+ * through isomorphic-git as before.
+ */
 export function objectReader({ gitdir, cache }: GitDir): ObjectReader {
+  let packs: Promise<PackReader> | undefined;
+  const viaGit = async (oid: string): Promise<PackedObject | undefined> => {
+    try {
+      const { type, object } = await git.readObject({ fs, gitdir, oid, cache, format: 'content' });
+      // format 'content' gives the raw bytes of every type.
+      return object instanceof Uint8Array &&
+        (type === 'blob' || type === 'tree' || type === 'commit' || type === 'tag')
+        ? { type, object }
+        : undefined;
+    } catch {
+      return undefined; // the top-level read falls back to isomorphic-git, which reports it
+    }
+  };
+  const packed = async (oid: string, hops: number): Promise<PackedObject | undefined> => {
+    if (hops > MAX_EXTERNAL_HOPS) return undefined;
+    packs ??= PackReader.open(gitdir);
+    return (await packs).read(
+      oid,
+      async (base) => (await packed(base, hops + 1)) ?? (await viaGit(base)),
+    );
+  };
   return {
     async readTree(oid) {
       const { tree } = await git.readTree({ fs, gitdir, oid, cache });
       return tree as TreeEntry[];
     },
     async readBlob(oid) {
+      const found = await packed(oid, 0);
+      if (found?.type === 'blob') return found.object;
       const { blob } = await git.readBlob({ fs, gitdir, oid, cache });
       return blob;
     },

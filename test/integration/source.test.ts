@@ -446,6 +446,36 @@ describe('the Git source over HTTP', () => {
     );
   });
 
+  it('reads a file the incremental fetch sent as a delta against the previous pack', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const lines = Array.from(
+      { length: 400 },
+      (_, i) => `key${i}: ${randomBytes(8).toString('hex')}`,
+    );
+    await pushFiles(repository, {
+      'deploy/big.yaml': lines.join('\n'),
+      'deploy/small.yaml': 'a: 1\n',
+    });
+    const cacheDir = scratchDir('cache');
+    const track = trackOf(repository, { subPath: 'deploy' });
+    const first = sourceFor(basicSecret(repository), { cacheDir }).source;
+    await first.readFiles(track, (await first.resolve(track)).revision);
+    const edited = [...lines];
+    edited[200] = 'key200: edited';
+    await pushFiles(repository, { 'deploy/big.yaml': edited.join('\n') });
+    const next = sourceFor(basicSecret(repository), { cacheDir }).source;
+
+    // Act
+    const read = await next.readFiles(track, (await next.resolve(track)).revision);
+
+    // Assess
+    assert.deepEqual(contents(read), {
+      'deploy/big.yaml': edited.join('\n'),
+      'deploy/small.yaml': 'a: 1\n',
+    });
+  });
+
   it('serves several tracks of one repository at once from one cache', async () => {
     // Prepare
     const repository = await newRepository();
