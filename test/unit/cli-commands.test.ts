@@ -3,22 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
-import { isDeepStrictEqual } from 'node:util';
 import type { CliContext } from '../../src/cli/context.ts';
 import { runCli } from '../../src/cli/main.ts';
-import { ResourceCatalog } from '../../src/cluster/discovery.ts';
-import {
-  objectKey,
-  refOf,
-  type KubeObject,
-  type ObjectRef,
-} from '../../src/cluster/kube-object.ts';
-import type {
-  ApplyOptions,
-  ApplyResult,
-  KubernetesPort,
-  ListQuery,
-} from '../../src/cluster/kubernetes-port.ts';
+import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+import { objectKey } from '../../src/cluster/kube-object.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore } from '../../src/store/create-store.ts';
@@ -63,54 +51,7 @@ data:
 `;
 
 /** A cluster in memory: server-side apply as a shallow merge, resourceVersion bumped on change. */
-class FakeCluster implements KubernetesPort {
-  readonly objects = new Map<string, KubeObject>();
-  private version = 1;
-
-  async discover(): Promise<ResourceCatalog> {
-    return new ResourceCatalog([
-      { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
-      { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true },
-    ]);
-  }
-
-  async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
-    const key = objectKey(refOf(object));
-    const live = this.objects.get(key);
-    const merged: KubeObject = {
-      ...live,
-      ...structuredClone(object),
-      metadata: {
-        ...live?.metadata,
-        ...structuredClone(object.metadata),
-        uid: live?.metadata.uid ?? `uid-${key}`,
-        resourceVersion: live?.metadata.resourceVersion ?? '0',
-        managedFields: [{ manager: options.fieldManager, operation: 'Apply' }],
-      },
-    };
-    if (!isDeepStrictEqual(merged, live)) merged.metadata.resourceVersion = String(++this.version);
-    if (!options.dryRun) this.objects.set(key, merged);
-    return { object: structuredClone(merged), created: live === undefined };
-  }
-
-  async get(ref: ObjectRef): Promise<KubeObject | undefined> {
-    const live = this.objects.get(objectKey(ref));
-    return live && structuredClone(live);
-  }
-
-  async list(query: ListQuery): Promise<KubeObject[]> {
-    return [...this.objects.values()].filter(
-      (o) =>
-        o.apiVersion === query.apiVersion &&
-        o.kind === query.kind &&
-        (query.namespace === undefined || o.metadata.namespace === query.namespace),
-    );
-  }
-
-  async delete(ref: ObjectRef): Promise<'deleted' | 'not-found'> {
-    return this.objects.delete(objectKey(ref)) ? 'deleted' : 'not-found';
-  }
-}
+class FakeCluster extends InMemoryCluster {}
 
 /** A Git source whose every track is at {@link SHA}, with the files given per track. */
 function fakeSource(files: Readonly<Record<string, string>>): GitSource {

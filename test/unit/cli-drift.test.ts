@@ -18,20 +18,9 @@ import {
   type DriftRun,
 } from '../../src/cli/drift-command.ts';
 import { runCli } from '../../src/cli/main.ts';
+import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 import { Output } from '../../src/cli/output.ts';
-import { ResourceCatalog } from '../../src/cluster/discovery.ts';
-import {
-  objectKey,
-  refOf,
-  type KubeObject,
-  type ObjectRef,
-} from '../../src/cluster/kube-object.ts';
-import type {
-  ApplyOptions,
-  ApplyResult,
-  KubernetesPort,
-  ListQuery,
-} from '../../src/cluster/kubernetes-port.ts';
+import { objectKey } from '../../src/cluster/kube-object.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
@@ -59,54 +48,7 @@ const configMaps = (...names: string[]): string =>
     .join('---\n');
 
 /** A cluster in memory that stores what is applied; `failing` kinds refuse every request. */
-class FakeCluster implements KubernetesPort {
-  readonly objects = new Map<string, KubeObject>();
-  readonly failing = new Set<string>();
-
-  private check(kind: string): void {
-    if (this.failing.has(kind)) throw new Error(`${kind}: forbidden`);
-  }
-
-  async discover(): Promise<ResourceCatalog> {
-    return new ResourceCatalog([
-      { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
-    ]);
-  }
-
-  async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
-    this.check(object.kind);
-    const key = objectKey(refOf(object));
-    const live = this.objects.get(key);
-    const stored: KubeObject = {
-      ...structuredClone(object),
-      metadata: {
-        ...structuredClone(object.metadata),
-        uid: live?.metadata.uid ?? `uid-${key}`,
-        resourceVersion: '1',
-        managedFields: [{ manager: options.fieldManager, operation: 'Apply' }],
-      },
-    };
-    if (!options.dryRun) this.objects.set(key, stored);
-    return { object: structuredClone(stored), created: live === undefined };
-  }
-
-  async get(ref: ObjectRef): Promise<KubeObject | undefined> {
-    this.check(ref.kind);
-    const live = this.objects.get(objectKey(ref));
-    return live && structuredClone(live);
-  }
-
-  async list(query: ListQuery): Promise<KubeObject[]> {
-    this.check(query.kind);
-    return [...this.objects.values()].filter(
-      (o) => o.kind === query.kind && o.metadata.namespace === query.namespace,
-    );
-  }
-
-  async delete(ref: ObjectRef): Promise<'deleted' | 'not-found'> {
-    return this.objects.delete(objectKey(ref)) ? 'deleted' : 'not-found';
-  }
-}
+class FakeCluster extends InMemoryCluster {}
 
 const fakeSource = (files: string): GitSource => ({
   resolve: async () => ({ revision: SHA, ref: 'refs/heads/main' }),
@@ -276,7 +218,7 @@ describe('driftless drift', () => {
   it('exits 3 with the errors when objects cannot be checked', async () => {
     // Prepare
     await driftless('sync', '--track', 'infra');
-    cluster.failing.add('ConfigMap');
+    cluster.failingKinds.add('ConfigMap');
 
     // Act
     const result = await driftless('drift', '--track', 'infra', '-o', 'json');

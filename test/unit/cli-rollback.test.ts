@@ -13,19 +13,8 @@ import { after, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { CliContext } from '../../src/cli/context.ts';
 import { runCli } from '../../src/cli/main.ts';
-import { ResourceCatalog } from '../../src/cluster/discovery.ts';
-import {
-  objectKey,
-  refOf,
-  type KubeObject,
-  type ObjectRef,
-} from '../../src/cluster/kube-object.ts';
-import type {
-  ApplyOptions,
-  ApplyResult,
-  KubernetesPort,
-  ListQuery,
-} from '../../src/cluster/kubernetes-port.ts';
+import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+import { objectKey } from '../../src/cluster/kube-object.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
@@ -55,49 +44,8 @@ const REVISIONS: Readonly<Record<string, string>> = {
 };
 
 /** A cluster in memory that stores what is applied; `refuseApply` makes every apply fail. */
-class FakeCluster implements KubernetesPort {
-  readonly objects = new Map<string, KubeObject>();
-  refuseApply = false;
-
-  async discover(): Promise<ResourceCatalog> {
-    return new ResourceCatalog([
-      { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
-    ]);
-  }
-
-  async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
-    if (this.refuseApply) throw new Error('admission webhook denied the request');
-    const key = objectKey(refOf(object));
-    const live = this.objects.get(key);
-    const stored: KubeObject = {
-      ...structuredClone(object),
-      metadata: {
-        ...structuredClone(object.metadata),
-        uid: live?.metadata.uid ?? `uid-${key}`,
-        resourceVersion: String(Number(live?.metadata.resourceVersion ?? 0) + 1),
-        managedFields: [{ manager: options.fieldManager, operation: 'Apply' }],
-      },
-    };
-    if (!options.dryRun) this.objects.set(key, stored);
-    return { object: structuredClone(stored), created: live === undefined };
-  }
-
-  async get(ref: ObjectRef): Promise<KubeObject | undefined> {
-    const live = this.objects.get(objectKey(ref));
-    return live && structuredClone(live);
-  }
-
-  async list(query: ListQuery): Promise<KubeObject[]> {
-    return [...this.objects.values()].filter(
-      (o) => o.kind === query.kind && o.metadata.namespace === query.namespace,
-    );
-  }
-
-  async delete(ref: ObjectRef): Promise<'deleted' | 'not-found'> {
-    return this.objects.delete(objectKey(ref)) ? 'deleted' : 'not-found';
-  }
-
-  valueOf(name: string): unknown {
+class FakeCluster extends InMemoryCluster {
+  configMapValue(name: string): unknown {
     const live = this.objects.get(
       objectKey({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', name }),
     );
@@ -216,8 +164,8 @@ describe('driftless rollback and unpin', () => {
         { subject: 'ConfigMap/apps/b', action: 'deleted' },
       ]);
       assert.equal(document.status.pinned, ONE);
-      assert.equal(cluster.valueOf('a'), 'one');
-      assert.equal(cluster.valueOf('b'), undefined);
+      assert.equal(cluster.configMapValue('a'), 'one');
+      assert.equal(cluster.configMapValue('b'), undefined);
     });
 
     it('rolls back to a revision named by a sha prefix while Git is down, saying how to unpin', async () => {
@@ -256,7 +204,7 @@ describe('driftless rollback and unpin', () => {
       assert.equal(result.stdout, '');
       assert.match(result.stderr, /revision abc1234 is not stored/);
       assert.match(result.stderr, new RegExp(`${TWO.slice(0, 12)}, ${ONE.slice(0, 12)}`));
-      assert.equal(cluster.valueOf('a'), 'two');
+      assert.equal(cluster.configMapValue('a'), 'two');
     });
 
     it('refuses --previous with exit 3 when only one revision was ever applied', async () => {
@@ -284,7 +232,7 @@ describe('driftless rollback and unpin', () => {
       const document = JSON.parse(result.stdout);
       assert.equal(document.result, 'failed');
       assert.match(document.error, /denied/);
-      assert.equal(cluster.valueOf('a'), 'two');
+      assert.equal(cluster.configMapValue('a'), 'two');
     });
 
     it('records the rollback in history with trigger "rollback"', async () => {
@@ -333,7 +281,7 @@ describe('driftless rollback and unpin', () => {
           '',
         ].join('\n'),
       );
-      assert.equal(cluster.valueOf('b'), 'two');
+      assert.equal(cluster.configMapValue('b'), 'two');
     });
 
     it('exits 3 when the sync after unpinning fails, leaving the track unpinned', async () => {
