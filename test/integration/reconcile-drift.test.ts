@@ -6,54 +6,30 @@
  * managers' fields, ignore rules) are tested in drift.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { parseConfig } from '../../src/config/index.ts';
-import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Track } from '../../src/config/types.ts';
-import { createGitSource } from '../../src/source/git-source.ts';
-import { FsStore } from '../../src/store/fs-store.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
-import { pushFiles, startGitServer, type GitServer } from '../harness/git-server.ts';
-import { sharedKubeConfig } from '../harness/shared-cluster.ts';
+import { pushFiles } from '../harness/git-server.ts';
+import { TrackFixture } from '../harness/track-fixture.ts';
 
 const configMap = (name: string, value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
 
 describe('reconcileDrift', () => {
-  let kc: KubeConfig;
+  const fixture = new TrackFixture('reconcile');
   let core: CoreV1Api;
-  let git: GitServer;
-  let workDir: string;
   let deps: SyncDeps;
-  const namespaces: string[] = [];
 
   /** A track with ConfigMaps `a` and `b` synced into a namespace of its own. */
   async function syncedTrack(
     name: string,
     extra = '',
   ): Promise<{ track: Track; ns: string; revision: string }> {
-    const repo = await git.createRepository(name);
-    const ns = `reconcile-${name}-${Date.now().toString(36)}`;
-    namespaces.push(ns);
-    await core.createNamespace({ body: { metadata: { name: ns } } });
-    const track = parseConfig(
-      [
-        'tracks:',
-        `  - name: ${name}`,
-        `    repository: ${repo.url}`,
-        `    namespace: ${ns}`,
-        '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
-        ...(extra ? [`    ${extra}`] : []),
-      ].join('\n'),
-      'driftless.yaml',
-    ).tracks[0]!;
+    const { track, repo, ns } = await fixture.newTrack(name, extra);
     const revision = await pushFiles(repo, {
       'a.yaml': configMap('a', 'one'),
       'b.yaml': configMap('b', 'one'),
@@ -74,35 +50,16 @@ describe('reconcileDrift', () => {
     });
   }
 
-  async function valueOf(ns: string, name: string): Promise<string | undefined> {
-    try {
-      return (await core.readNamespacedConfigMap({ name, namespace: ns })).data?.value;
-    } catch {
-      return undefined;
-    }
-  }
+  const valueOf = (ns: string, name: string): Promise<string | undefined> =>
+    fixture.configMapValue(ns, name);
 
   before(async () => {
-    kc = sharedKubeConfig();
-    core = kc.makeApiClient(CoreV1Api);
-    git = await startGitServer();
-    workDir = await mkdtemp(join(tmpdir(), 'driftless-reconcile-'));
-    const store = new FsStore({ path: join(workDir, 'store') });
-    const credentials = `${git.username}:${git.password}`;
-    const readSecret = async (_ref: SecretRef): Promise<string> => credentials;
-    deps = {
-      cluster: await KubeApiCluster.fromKubeConfig(kc),
-      source: createGitSource({ cacheDir: join(workDir, 'git'), readSecret }),
-      artifacts: store,
-      state: store,
-    };
+    await fixture.start();
+    core = fixture.core;
+    deps = fixture.deps;
   });
 
-  after(async () => {
-    for (const ns of namespaces) await core.deleteNamespace({ name: ns }).catch(() => undefined);
-    await git.stop();
-    await rm(workDir, { recursive: true, force: true });
-  });
+  after(() => fixture.stop());
 
   it('reports a hand change with who made it and puts the value back', async () => {
     // Prepare

@@ -5,17 +5,8 @@
  * the pin until unpin, and history records every attempt with its trigger.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
-import { parseConfig } from '../../src/config/index.ts';
-import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Track } from '../../src/config/types.ts';
-import { createGitSource } from '../../src/source/git-source.ts';
-import { FsStore } from '../../src/store/fs-store.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import {
   resolveRollbackTarget,
@@ -23,15 +14,10 @@ import {
   RollbackTargetError,
   unpinTrack,
 } from '../../src/sync/rollback.ts';
-import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
-import {
-  pushFiles,
-  startGitServer,
-  type GitRepository,
-  type GitServer,
-} from '../harness/git-server.ts';
-import { sharedKubeConfig } from '../harness/shared-cluster.ts';
+import { pushFiles, type GitRepository } from '../harness/git-server.ts';
+import { TrackFixture } from '../harness/track-fixture.ts';
 
 const configMap = (name: string, value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
@@ -48,55 +34,9 @@ const REVISIONS = [
 ] as const;
 
 /** A Git server, the cluster and a store, and a way to make a track with a namespace of its own. */
-class Setup {
-  kc!: KubeConfig;
-  core!: CoreV1Api;
-  git!: GitServer;
-  deps!: SyncDeps;
-  private workDir = '';
-  private readonly namespaces: string[] = [];
-
-  async start(): Promise<void> {
-    this.kc = sharedKubeConfig();
-    this.core = this.kc.makeApiClient(CoreV1Api);
-    this.git = await startGitServer();
-    this.workDir = await mkdtemp(join(tmpdir(), 'driftless-rollback-'));
-    const store = new FsStore({ path: join(this.workDir, 'store') });
-    const credentials = `${this.git.username}:${this.git.password}`;
-    const readSecret = async (_ref: SecretRef): Promise<string> => credentials;
-    this.deps = {
-      cluster: await KubeApiCluster.fromKubeConfig(this.kc),
-      source: createGitSource({ cacheDir: join(this.workDir, 'git'), readSecret }),
-      artifacts: store,
-      state: store,
-    };
-  }
-
-  async stop(): Promise<void> {
-    for (const ns of this.namespaces) {
-      await this.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    }
-    await this.git.stop();
-    await rm(this.workDir, { recursive: true, force: true });
-  }
-
-  /** A track over a new repository and namespace, from driftless.yaml text like a user's. */
-  async newTrack(name: string): Promise<{ track: Track; repo: GitRepository; ns: string }> {
-    const repo = await this.git.createRepository(name);
-    const ns = `rollback-${name}-${Date.now().toString(36)}`;
-    this.namespaces.push(ns);
-    await this.core.createNamespace({ body: { metadata: { name: ns } } });
-    const config = parseConfig(
-      [
-        'tracks:',
-        `  - name: ${name}`,
-        `    repository: ${repo.url}`,
-        `    namespace: ${ns}`,
-        '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
-      ].join('\n'),
-      'driftless.yaml',
-    );
-    return { track: config.tracks[0]!, repo, ns };
+class Setup extends TrackFixture {
+  constructor() {
+    super('rollback');
   }
 
   /** A new track with {@link REVISIONS} pushed and synced one after the other; their shas, oldest first. */

@@ -3,106 +3,40 @@
  * real test cluster and the filesystem store.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
-import { parseConfig } from '../../src/config/index.ts';
-import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Track } from '../../src/config/types.ts';
-import { createGitSource } from '../../src/source/git-source.ts';
-import type { GitSource } from '../../src/source/ports.ts';
-import { FsStore } from '../../src/store/fs-store.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
 import { conditionOf } from '../../src/sync/track-state.ts';
-import {
-  pushFiles,
-  startGitServer,
-  type GitRepository,
-  type GitServer,
-} from '../harness/git-server.ts';
-import { sharedKubeConfig } from '../harness/shared-cluster.ts';
+import { pushFiles, type GitServer } from '../harness/git-server.ts';
+import { TrackFixture } from '../harness/track-fixture.ts';
 
 const configMap = (name: string, value: string, extra = ''): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${extra}data:\n  value: "${value}"\n`;
 
 describe('syncTrack', () => {
-  let kc: KubeConfig;
-  let core: CoreV1Api;
+  const fixture = new TrackFixture('sync');
   let git: GitServer;
-  let workDir: string;
   let deps: SyncDeps;
   let readFilesCalls = 0;
-  const namespaces: string[] = [];
-
-  /** A track over a new repository and namespace, from driftless.yaml text like a user's. */
-  async function newTrack(
-    name: string,
-    extra = '',
-  ): Promise<{ track: Track; repo: GitRepository; ns: string }> {
-    const repo = await git.createRepository(name);
-    const ns = `sync-${name}-${Date.now().toString(36)}`;
-    namespaces.push(ns);
-    await core.createNamespace({ body: { metadata: { name: ns } } });
-    const config = parseConfig(
-      [
-        'tracks:',
-        `  - name: ${name}`,
-        `    repository: ${repo.url}`,
-        `    namespace: ${ns}`,
-        '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
-        ...extra
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => `    ${line}`),
-      ].join('\n'),
-      'driftless.yaml',
-    );
-    return { track: config.tracks[0]!, repo, ns };
-  }
-
-  async function configMapValue(ns: string, name: string): Promise<string | undefined> {
-    try {
-      return (await core.readNamespacedConfigMap({ name, namespace: ns })).data?.value;
-    } catch {
-      return undefined;
-    }
-  }
+  const newTrack = (name: string, extra = ''): ReturnType<TrackFixture['newTrack']> =>
+    fixture.newTrack(name, extra);
+  const configMapValue = (ns: string, name: string): Promise<string | undefined> =>
+    fixture.configMapValue(ns, name);
 
   before(async () => {
-    kc = sharedKubeConfig();
-    core = kc.makeApiClient(CoreV1Api);
-    git = await startGitServer();
-    workDir = await mkdtemp(join(tmpdir(), 'driftless-sync-'));
-    const store = new FsStore({ path: join(workDir, 'store') });
-    const credentials = `${git.username}:${git.password}`;
-    const readSecret = async (ref: SecretRef): Promise<string> => {
-      assert.deepEqual(ref, { scheme: 'env', name: 'TEST_GIT_CREDENTIALS' });
-      return credentials;
-    };
-    const real = createGitSource({ cacheDir: join(workDir, 'git'), readSecret });
-    const source: GitSource = {
+    // Count reads of Git files: a stored revision must not be read and rendered again.
+    await fixture.start((real) => ({
       resolve: (track) => real.resolve(track),
       readFiles: (track, revision) => {
         readFilesCalls++;
         return real.readFiles(track, revision);
       },
-    };
-    deps = {
-      cluster: await KubeApiCluster.fromKubeConfig(kc),
-      source,
-      artifacts: store,
-      state: store,
-    };
+    }));
+    git = fixture.git;
+    deps = fixture.deps;
   });
 
-  after(async () => {
-    for (const ns of namespaces) await core.deleteNamespace({ name: ns }).catch(() => undefined);
-    await git.stop();
-    await rm(workDir, { recursive: true, force: true });
-  });
+  after(() => fixture.stop());
 
   it('applies a revision, then finds it unchanged without rendering it again', async () => {
     // Prepare
