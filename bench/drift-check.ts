@@ -22,7 +22,7 @@ export const driftCheck: Benchmark = {
   title: 'No-op drift check of 1,500 objects',
   async run(ctx: BenchContext): Promise<Measurement[]> {
     const count = ctx.count(1500);
-    const kc = await ctx.kubeConfig();
+    const endpoint = await ctx.endpoint();
     const kubectl = await kubectlFor(ctx);
     const ns = await ctx.namespace('drift');
     const objects = benchObjects(count, ns);
@@ -56,7 +56,7 @@ export const driftCheck: Benchmark = {
       const measured = run > 0;
       await rotated(run, [
         async () => {
-          const counter = await countingTransport(kc);
+          const counter = countingTransport(endpoint);
           const { ms, value } = await timed(() =>
             detectDrift(
               new KubeApiCluster(counter.transport),

@@ -1,11 +1,12 @@
 /**
  * First apply of N objects into a fresh namespace: driftless' `applyObjects`
- * (staged SSA over `KubeApiCluster.fromKubeConfig`, connection and discovery
+ * (staged SSA over `KubeApiCluster.forEndpoint`, kubeconfig, connection and discovery
  * included) against `kubectl apply --server-side -f dir/`, with the raw
  * concurrent SSA PATCHes beside them as the physical baseline.
  */
 import { applyObjects, withOwnershipLabel } from '../src/apply/apply-objects.ts';
 import { FIELD_MANAGER } from '../src/apply/ownership.ts';
+import { endpointFromFile } from '../src/cluster/connect-cluster.ts';
 import { KubeApiCluster } from '../src/cluster/kube-api-cluster.ts';
 import type { KubeObject } from '../src/cluster/kube-object.ts';
 import type { BenchContext } from './lib/context.ts';
@@ -23,6 +24,7 @@ export const firstApply: Benchmark = {
   async run(ctx: BenchContext): Promise<Measurement[]> {
     const count = ctx.count(1000);
     const kc = await ctx.kubeConfig();
+    const { kubeconfig } = await ctx.kubectl();
     const kubectl = await kubectlFor(ctx);
     const driftlessRuns: number[] = [];
     const kubectlRuns: number[] = [];
@@ -49,7 +51,7 @@ export const firstApply: Benchmark = {
       await rotated(run, [
         async () => {
           const { ms, value } = await timed(async () => {
-            const cluster = await KubeApiCluster.fromKubeConfig(kc);
+            const cluster = KubeApiCluster.forEndpoint(endpointFromFile(kubeconfig));
             return applyObjects(cluster, driftlessObjects, { track: TRACK });
           });
           failures += value.changeset.filter((e) => e.action === 'failed').length;

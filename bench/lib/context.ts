@@ -7,6 +7,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterEndpoint } from '../../src/cluster/cluster-endpoint.ts';
+import { endpointFromFile } from '../../src/cluster/connect-cluster.ts';
 import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { startTestCluster, type TestCluster } from '../../test/harness/cluster.ts';
@@ -62,6 +64,12 @@ export class BenchContext {
     return this.cluster;
   }
 
+  /** The test cluster as driftless reaches it. */
+  async endpoint(): Promise<ClusterEndpoint> {
+    return endpointFromFile((await this.testCluster()).kubeconfigPath);
+  }
+
+  /** client-node's view of the test cluster, for baselines that must not share driftless' code. */
   async kubeConfig(): Promise<KubeConfig> {
     const kc = new KubeConfig();
     kc.loadFromFile((await this.testCluster()).kubeconfigPath);
@@ -76,7 +84,7 @@ export class BenchContext {
 
   /** A cluster connection for set-up work that is not measured. */
   port(): Promise<KubeApiCluster> {
-    this.setupPort ??= this.kubeConfig().then((kc) => KubeApiCluster.fromKubeConfig(kc));
+    this.setupPort ??= this.endpoint().then((endpoint) => KubeApiCluster.forEndpoint(endpoint));
     return this.setupPort;
   }
 

@@ -1,5 +1,5 @@
 /** A KubeTransport that counts the requests going through it, by method. */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterEndpoint } from '../../src/cluster/cluster-endpoint.ts';
 import { createKubeTransport, type KubeTransport } from '../../src/cluster/kube-http.ts';
 
 export interface CountingTransport {
@@ -10,8 +10,8 @@ export interface CountingTransport {
   byMethod(): Record<string, number>;
 }
 
-export async function countingTransport(kc: KubeConfig): Promise<CountingTransport> {
-  const inner = await createKubeTransport(kc);
+export function countingTransport(endpoint: ClusterEndpoint): CountingTransport {
+  const inner = createKubeTransport(endpoint);
   const counts: Record<string, number> = {};
   return {
     transport: (request) => {

@@ -7,12 +7,12 @@
  * it); one built from a secret is rebuilt every few minutes so a rotated
  * kubeconfig is picked up, and EKS tokens renew themselves before expiry.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { kubeConfigFor } from '../cluster/connect-cluster.ts';
+import type { ClusterEndpoint } from '../cluster/cluster-endpoint.ts';
+import { endpointFor } from '../cluster/connect-cluster.ts';
 import { KubeApiCluster } from '../cluster/kube-api-cluster.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Cluster } from '../config/types.ts';
-import type { EksAccess } from './eks-kubeconfig.ts';
+import type { EksAccess } from './eks-endpoint.ts';
 import type { SecretReader } from './secrets.ts';
 
 /** Connects to a configured cluster. */
@@ -23,8 +23,8 @@ export interface ClusterConnectorOptions {
   readonly readSecret: SecretReader;
   /** The AWS calls behind EKS connections; default the AWS SDK. */
   readonly eks?: EksAccess;
-  /** Turns a KubeConfig into a port; default {@link KubeApiCluster.fromKubeConfig}. */
-  readonly connect?: (kc: KubeConfig) => Promise<KubernetesPort>;
+  /** Turns an endpoint into a port; default {@link KubeApiCluster.forEndpoint}. */
+  readonly connect?: (endpoint: ClusterEndpoint) => KubernetesPort;
   readonly now?: () => number;
   /** How long a connection built from a secret is reused; default 5 minutes. */
   readonly secretTtlMs?: number;
@@ -35,16 +35,17 @@ const DEFAULT_SECRET_TTL_MS = 5 * 60_000;
 /** A {@link ClusterConnector} caching one connection per cluster; see the module comment. */
 export function createClusterConnector(options: ClusterConnectorOptions): ClusterConnector {
   const now = options.now ?? Date.now;
-  const connect = options.connect ?? ((kc: KubeConfig) => KubeApiCluster.fromKubeConfig(kc));
+  const connect =
+    options.connect ?? ((endpoint: ClusterEndpoint) => KubeApiCluster.forEndpoint(endpoint));
   const secretTtl = options.secretTtlMs ?? DEFAULT_SECRET_TTL_MS;
   const cache = new Map<string, { port: Promise<KubernetesPort>; expires: number }>();
 
-  const kubeConfig = async (cluster: Cluster): Promise<KubeConfig> => {
+  const endpoint = async (cluster: Cluster): Promise<ClusterEndpoint> => {
     const credentials = cluster.credentials;
-    if (credentials.type !== 'eks') return kubeConfigFor(cluster, options.readSecret);
-    const { eksKubeConfig, sdkEksAccess } = await import('./eks-kubeconfig.ts');
+    if (credentials.type !== 'eks') return endpointFor(cluster, { readSecret: options.readSecret });
+    const { eksEndpoint, sdkEksAccess } = await import('./eks-endpoint.ts');
     const eks = options.eks ?? sdkEksAccess();
-    return eksKubeConfig(
+    return eksEndpoint(
       {
         name: credentials.name,
         region: credentials.region,
@@ -58,7 +59,7 @@ export function createClusterConnector(options: ClusterConnectorOptions): Cluste
   return (cluster) => {
     const hit = cache.get(cluster.name);
     if (hit !== undefined && hit.expires > now()) return hit.port;
-    const port = kubeConfig(cluster).then(connect);
+    const port = endpoint(cluster).then(connect);
     const expires =
       cluster.credentials.type === 'kubeconfigSecret'
         ? now() + secretTtl

@@ -91,7 +91,7 @@ export const openContext: OpenContext = async (configFile, env) => {
         const cluster = config.clusters.find((c) => c.name === track.cluster);
         // The config module checks every track's cluster exists; this guards a broken invariant.
         if (!cluster) throw new Error(`track "${track.name}": no cluster "${track.cluster}"`);
-        connection = connectCluster(withExpandedPaths(cluster, env), secrets);
+        connection = connectCluster(withExpandedPaths(cluster, env), { readSecret: secrets, env });
         clusters.set(track.cluster, connection);
       }
       return connection;

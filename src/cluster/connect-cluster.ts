@@ -2,11 +2,24 @@
  * Connects to a configured cluster. Only the apply side calls this: it is
  * where cluster credentials are read.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { cwd } from 'node:process';
+import { formatSecretRef } from '../config/secret-ref.ts';
 import type { Cluster } from '../config/types.ts';
 import { NotImplementedError } from '../errors.ts';
-import { ClusterUnreachableError } from './errors.ts';
+import { KubeconfigError } from './errors.ts';
+import {
+  endpointFromContext,
+  type ClusterEndpoint,
+  type EndpointOptions,
+} from './cluster-endpoint.ts';
 import { KubeApiCluster } from './kube-api-cluster.ts';
+import {
+  parseKubeconfig,
+  readDefaultKubeconfig,
+  readKubeconfigFile,
+  resolveContext,
+  type Kubeconfig,
+} from './kubeconfig.ts';
 import type { KubernetesPort } from './kubernetes-port.ts';
 
 /** Reads a secret's value; injected so this module never reads the environment itself. */
@@ -14,50 +27,64 @@ export type SecretReader = (
   ref: Extract<Cluster['credentials'], { type: 'kubeconfigSecret' }>['secret'],
 ) => Promise<string>;
 
-/** Builds the KubeConfig for a configured cluster, with its context selected. */
-export async function kubeConfigFor(
-  cluster: Cluster,
-  readSecret?: SecretReader,
-): Promise<KubeConfig> {
-  const kc = new KubeConfig();
+export interface ConnectOptions extends EndpointOptions {
+  readonly readSecret?: SecretReader;
+  /** Where `$KUBECONFIG` and `$HOME` are looked up; default the process environment. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+async function kubeconfigOf(cluster: Cluster, options: ConnectOptions): Promise<Kubeconfig> {
   const credentials = cluster.credentials;
   switch (credentials.type) {
     case 'kubeconfig':
-      if (credentials.path) kc.loadFromFile(credentials.path);
-      else kc.loadFromDefault();
-      break;
-    case 'kubeconfigSecret':
-      if (!readSecret)
+      return credentials.path
+        ? readKubeconfigFile(credentials.path)
+        : readDefaultKubeconfig(options.env);
+    case 'kubeconfigSecret': {
+      if (!options.readSecret)
         throw new NotImplementedError(
           `cluster "${cluster.name}": kubeconfigSecret needs a secret reader`,
         );
-      kc.loadFromString(await readSecret(credentials.secret));
-      break;
-    case 'eks':
-      throw new NotImplementedError(
-        `cluster "${cluster.name}": EKS credentials are not supported yet; use a kubeconfig`,
-      );
-  }
-  if (cluster.context) {
-    if (!kc.getContextObject(cluster.context)) {
-      throw new ClusterUnreachableError(
-        `cluster "${cluster.name}": the kubeconfig has no context "${cluster.context}"`,
+      const ref = credentials.secret;
+      // Relative paths in a kubeconfig from a secret have no file to be relative to.
+      return parseKubeconfig(
+        await options.readSecret(ref),
+        `from secret ${formatSecretRef(ref)}`,
+        cwd(),
       );
     }
-    kc.setCurrentContext(cluster.context);
+    case 'eks':
+      throw new NotImplementedError(
+        `cluster "${cluster.name}": EKS credentials are only available in the apply function`,
+      );
   }
-  if (!kc.getCurrentCluster()) {
-    throw new ClusterUnreachableError(
-      `cluster "${cluster.name}": the kubeconfig has no current cluster`,
-    );
+}
+
+/** The API server endpoint of a configured cluster, with its context (or the current one) resolved. */
+export async function endpointFor(
+  cluster: Cluster,
+  options: ConnectOptions = {},
+): Promise<ClusterEndpoint> {
+  try {
+    const kubeconfig = await kubeconfigOf(cluster, options);
+    return endpointFromContext(resolveContext(kubeconfig, cluster.context), options);
+  } catch (error) {
+    if (error instanceof KubeconfigError) {
+      throw new KubeconfigError(`cluster "${cluster.name}": ${error.message}`, { cause: error });
+    }
+    throw error;
   }
-  return kc;
 }
 
 /** The KubernetesPort of a configured cluster. */
 export async function connectCluster(
   cluster: Cluster,
-  readSecret?: SecretReader,
+  options: ConnectOptions = {},
 ): Promise<KubernetesPort> {
-  return KubeApiCluster.fromKubeConfig(await kubeConfigFor(cluster, readSecret));
+  return KubeApiCluster.forEndpoint(await endpointFor(cluster, options));
+}
+
+/** The endpoint of a context (default: the current one) of a kubeconfig file. */
+export function endpointFromFile(path: string, context?: string): ClusterEndpoint {
+  return endpointFromContext(resolveContext(readKubeconfigFile(path), context));
 }

@@ -54,3 +54,13 @@ export class UnknownResourceError extends DriftlessError {
     );
   }
 }
+
+/** A kubeconfig is missing, malformed, or uses something not supported; the message names the file and field. */
+export class KubeconfigError extends DriftlessError {
+  readonly code = 'KUBECONFIG';
+}
+
+/** A credential plugin or token file could not produce credentials. */
+export class CredentialError extends DriftlessError {
+  readonly code = 'CREDENTIALS';
+}

@@ -2,7 +2,7 @@
  * KubernetesPort over the API server's REST interface, with raw JSON bodies so
  * manifests reach server-side apply exactly as written.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterEndpoint } from './cluster-endpoint.ts';
 import { discoverResources, type ApiResource, type ResourceCatalog } from './discovery.ts';
 import { KubernetesApiError, UnknownResourceError, type ApiStatus } from './errors.ts';
 import {
@@ -39,15 +39,15 @@ function statusOf(response: KubeResponse): ApiStatus {
   return { code: response.status, message: typeof body === 'string' && body ? body : undefined };
 }
 
-/** The cluster behind a kubeconfig context. */
+/** The cluster behind an API server endpoint. */
 export class KubeApiCluster implements KubernetesPort {
   private catalog: Promise<ResourceCatalog> | undefined;
 
   constructor(private readonly transport: KubeTransport) {}
 
-  /** Connects to the kubeconfig's current context. */
-  static async fromKubeConfig(kc: KubeConfig, options?: KubeHttpOptions): Promise<KubeApiCluster> {
-    return new KubeApiCluster(await createKubeTransport(kc, options));
+  /** The cluster at `endpoint`; nothing is sent until the first request. */
+  static forEndpoint(endpoint: ClusterEndpoint, options?: KubeHttpOptions): KubeApiCluster {
+    return new KubeApiCluster(createKubeTransport(endpoint, options));
   }
 
   discover(refresh = false): Promise<ResourceCatalog> {

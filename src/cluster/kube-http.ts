@@ -3,13 +3,13 @@
  *
  * Why not client-node's typed APIs: they pass built-in kinds through typed
  * models that silently drop unknown fields, and we must send manifests exactly
- * as written (server-side apply decides what they mean). client-node still does
- * what it is good at: reading kubeconfigs and producing credentials.
- * One keep-alive agent per cluster keeps TLS handshakes off the hot path.
+ * as written (server-side apply decides what they mean).
+ * One keep-alive agent per cluster (and client certificate) keeps TLS
+ * handshakes off the hot path.
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClientCertificate, ClusterEndpoint } from './cluster-endpoint.ts';
 import { ClusterUnreachableError } from './errors.ts';
 
 export interface KubeRequest {
@@ -29,9 +29,6 @@ export interface KubeResponse {
 /** Sends one request to the API server and parses the JSON answer. */
 export type KubeTransport = (request: KubeRequest) => Promise<KubeResponse>;
 
-/** Credentials change (exec plugins, EKS tokens): re-read them this often. */
-const HEADER_TTL_MS = 60_000;
-
 export interface KubeHttpOptions {
   /** Parallel connections to the API server; requests beyond wait for a free one. */
   readonly maxSockets?: number;
@@ -39,56 +36,45 @@ export interface KubeHttpOptions {
   readonly timeoutMs?: number;
 }
 
-/** Builds a transport for the kubeconfig's current context. */
-export async function createKubeTransport(
-  kc: KubeConfig,
+/** Builds a transport for one API server. */
+export function createKubeTransport(
+  endpoint: ClusterEndpoint,
   options: KubeHttpOptions = {},
-): Promise<KubeTransport> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster)
-    throw new ClusterUnreachableError(
-      `kubeconfig context "${kc.getCurrentContext()}" names no cluster`,
-    );
-  const server = new URL(cluster.server);
+): KubeTransport {
+  const server = new URL(endpoint.server);
   const secure = server.protocol === 'https:';
-  const tls: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(tls);
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 32 };
-  const agent = secure
-    ? new https.Agent({
-        ...agentOptions,
-        ca: tls.ca,
-        cert: tls.cert,
-        key: tls.key,
-        pfx: tls.pfx,
-        passphrase: tls.passphrase,
-        rejectUnauthorized: tls.rejectUnauthorized,
-        servername: tls.servername,
-      })
-    : new http.Agent(agentOptions);
-  // applyToHTTPSOptions sets headers as an object (Authorization), never as a raw array.
-  let headers = (tls.headers ?? {}) as http.OutgoingHttpHeaders;
-  let headersAt = Date.now();
-  const currentHeaders = async (): Promise<http.OutgoingHttpHeaders> => {
-    if (Date.now() - headersAt > HEADER_TTL_MS) {
-      const fresh: https.RequestOptions = {};
-      await kc.applyToHTTPSOptions(fresh);
-      headers = (fresh.headers ?? {}) as http.OutgoingHttpHeaders;
-      headersAt = Date.now();
-    }
-    return headers;
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const plainAgent = secure ? undefined : new http.Agent(agentOptions);
+  // Exec plugins may hand out a new client certificate; each gets its own agent.
+  let tlsAgent: { certificate: ClientCertificate | undefined; agent: https.Agent } | undefined;
+  const agentFor = (certificate: ClientCertificate | undefined): http.Agent => {
+    if (plainAgent) return plainAgent;
+    const cached = tlsAgent;
+    if (cached && cached.certificate === certificate) return cached.agent;
+    // Requests still running on the old certificate may take up to the timeout.
+    if (cached) setTimeout(() => cached.agent.destroy(), timeoutMs).unref();
+    const agent = new https.Agent({
+      ...agentOptions,
+      ...(endpoint.ca ? { ca: endpoint.ca } : {}),
+      ...(certificate ? { cert: certificate.cert, key: certificate.key } : {}),
+      rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
+      ...(endpoint.tlsServerName ? { servername: endpoint.tlsServerName } : {}),
+    });
+    tlsAgent = { certificate, agent };
+    return agent;
   };
   const basePath = server.pathname.replace(/\/$/, '');
-  const timeoutMs = options.timeoutMs ?? 60_000;
 
-  return async (request) => {
+  const send = async (request: KubeRequest): Promise<KubeResponse> => {
     const url = new URL(`${basePath}${request.path}`, server);
     for (const [key, value] of Object.entries(request.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, value);
     }
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+    const credentials = await endpoint.credentials.current();
     const requestHeaders: http.OutgoingHttpHeaders = {
-      ...(await currentHeaders()),
+      ...credentials.headers,
       accept: request.accept ?? 'application/json',
       ...(body
         ? {
@@ -97,11 +83,10 @@ export async function createKubeTransport(
           }
         : {}),
     };
-    if (tls.auth)
-      requestHeaders.authorization = `Basic ${Buffer.from(tls.auth).toString('base64')}`;
-    const send = secure ? https.request : http.request;
+    const agent = agentFor(credentials.clientCertificate);
+    const sendRequest = secure ? https.request : http.request;
     return new Promise<KubeResponse>((resolve, reject) => {
-      const req = send(
+      const req = sendRequest(
         url,
         { method: request.method, agent, headers: requestHeaders, timeout: timeoutMs },
         (res) => {
@@ -133,5 +118,13 @@ export async function createKubeTransport(
       );
       req.end(body);
     });
+  };
+
+  return async (request) => {
+    const response = await send(request);
+    if (response.status !== 401) return response;
+    // Expired or rotated credentials: fetch fresh ones and try once more, as kubectl does.
+    endpoint.credentials.invalidate();
+    return send(request);
   };
 }

@@ -5,6 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { ClusterEndpoint } from '../../src/cluster/cluster-endpoint.ts';
+import { endpointFromFile } from '../../src/cluster/connect-cluster.ts';
+import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
 
 export const TEST_KUBECONFIG_VARIABLE = 'DRIFTLESS_TEST_KUBECONFIG';
 
@@ -20,7 +23,21 @@ export function sharedKubeconfigPath(): string {
   return path;
 }
 
-/** A KubeConfig for the shared test cluster. */
+/** The shared test cluster as driftless reaches it (its own kubeconfig reader). */
+export function sharedClusterEndpoint(): ClusterEndpoint {
+  return endpointFromFile(sharedKubeconfigPath());
+}
+
+/** A driftless connection to the shared test cluster. */
+export function sharedCluster(): KubeApiCluster {
+  return KubeApiCluster.forEndpoint(sharedClusterEndpoint());
+}
+
+/**
+ * client-node's KubeConfig for the shared test cluster: tests set up and
+ * inspect the cluster through client-node, so what they see does not depend
+ * on the code under test.
+ */
 export function sharedKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(sharedKubeconfigPath());

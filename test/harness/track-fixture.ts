@@ -7,7 +7,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Track } from '../../src/config/types.ts';
@@ -16,7 +15,7 @@ import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { SyncDeps } from '../../src/sync/sync-track.ts';
 import { startGitServer, type GitRepository, type GitServer } from './git-server.ts';
-import { sharedKubeConfig } from './shared-cluster.ts';
+import { sharedCluster, sharedKubeConfig } from './shared-cluster.ts';
 
 /** The secret reference every fixture track's `auth` names; the fixture answers it. */
 export const GIT_CREDENTIALS_REF = 'env:TEST_GIT_CREDENTIALS';
@@ -49,7 +48,7 @@ export class TrackFixture {
     };
     const source = createGitSource({ cacheDir: join(this.workDir, 'git'), readSecret });
     this.deps = {
-      cluster: await KubeApiCluster.fromKubeConfig(this.kc),
+      cluster: sharedCluster(),
       source: wrapSource(source),
       artifacts: store,
       state: store,

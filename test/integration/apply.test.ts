@@ -11,7 +11,7 @@ import { inventoryOf, staleEntries } from '../../src/apply/inventory.ts';
 import { pruneObjects } from '../../src/apply/prune.ts';
 import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
-import { createTestNamespace, sharedKubeConfig } from '../harness/shared-cluster.ts';
+import { createTestNamespace, sharedCluster, sharedKubeConfig } from '../harness/shared-cluster.ts';
 
 function configMap(
   namespace: string,
@@ -42,7 +42,7 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
 
   before(async () => {
     kc = sharedKubeConfig();
-    cluster = await KubeApiCluster.fromKubeConfig(kc);
+    cluster = sharedCluster();
     core = kc.makeApiClient(CoreV1Api);
     ns = await createTestNamespace(kc, 'apply');
   });

@@ -13,7 +13,12 @@ import { createKubeTransport, type KubeRequest } from '../../src/cluster/kube-ht
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import type { IgnoreRule } from '../../src/config/types.ts';
 import { correctDrift, detectDrift } from '../../src/drift/index.ts';
-import { createTestNamespace, sharedKubeConfig } from '../harness/shared-cluster.ts';
+import {
+  createTestNamespace,
+  sharedCluster,
+  sharedClusterEndpoint,
+  sharedKubeConfig,
+} from '../harness/shared-cluster.ts';
 
 function configMap(
   namespace: string,
@@ -95,7 +100,7 @@ describe('detectDrift and correctDrift', () => {
 
   before(async () => {
     kc = sharedKubeConfig();
-    cluster = await KubeApiCluster.fromKubeConfig(kc);
+    cluster = sharedCluster();
     core = kc.makeApiClient(CoreV1Api);
     apps = kc.makeApiClient(AppsV1Api);
     ns = await createTestNamespace(kc, 'drift');
@@ -442,7 +447,7 @@ describe('detectDrift and correctDrift', () => {
     const applied = await applyObjects(cluster, desired, { track: t.name });
     assert.ok(applied.changeset.every((e) => e.action === 'created'));
     const requests: KubeRequest[] = [];
-    const transport = await createKubeTransport(kc);
+    const transport = createKubeTransport(sharedClusterEndpoint());
     const counted = new KubeApiCluster((request) => {
       requests.push(request);
       return transport(request);
@@ -468,7 +473,7 @@ describe('detectDrift and correctDrift', () => {
     await applyObjects(cluster, desired, { track: t.name });
     await editConfigMap('one-3', { a: 'by-hand' });
     const requests: KubeRequest[] = [];
-    const transport = await createKubeTransport(kc);
+    const transport = createKubeTransport(sharedClusterEndpoint());
     const counted = new KubeApiCluster((request) => {
       requests.push(request);
       return transport(request);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { createClusterConnector } from '../../src/aws/cluster-connector.ts';
-import type { EksAccess } from '../../src/aws/eks-kubeconfig.ts';
+import type { EksAccess } from '../../src/aws/eks-endpoint.ts';
+import type { ClusterEndpoint } from '../../src/cluster/cluster-endpoint.ts';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import type { Cluster } from '../../src/config/types.ts';
 
@@ -27,11 +27,11 @@ const EKS: Cluster = {
   credentials: { type: 'eks', name: 'prod-eks', region: 'eu-west-1' },
 };
 
-/** A port that remembers the KubeConfig it was built from. */
-function fakeConnect(built: KubeConfig[]) {
-  return async (kc: KubeConfig) => {
-    built.push(kc);
-    return { kc } as unknown as KubernetesPort;
+/** A port that remembers the endpoint it was built from. */
+function fakeConnect(built: ClusterEndpoint[]) {
+  return (endpoint: ClusterEndpoint) => {
+    built.push(endpoint);
+    return { endpoint } as unknown as KubernetesPort;
   };
 }
 
@@ -39,7 +39,7 @@ describe('createClusterConnector', () => {
   it('builds a kubeconfigSecret cluster from its secret, reuses it, and rebuilds it after 5 minutes', async () => {
     // Prepare
     const reads: string[] = [];
-    const built: KubeConfig[] = [];
+    const built: ClusterEndpoint[] = [];
     let now = 0;
     const connect = createClusterConnector({
       readSecret: async (ref) => {
@@ -60,13 +60,16 @@ describe('createClusterConnector', () => {
     assert.equal(first, second);
     assert.notEqual(third, first);
     assert.equal(reads.length, 2);
-    assert.equal(built[0]?.getCurrentCluster()?.server, 'https://staging.example.com:6443');
+    assert.equal(built[0]?.server, 'https://staging.example.com:6443');
+    assert.deepEqual((await built[0]?.credentials.current())?.headers, {
+      authorization: 'Bearer abc',
+    });
   });
 
   it('connects to EKS through DescribeCluster and a token, once per container', async () => {
     // Prepare
     const calls: string[] = [];
-    const built: KubeConfig[] = [];
+    const built: ClusterEndpoint[] = [];
     const eks: EksAccess = {
       credentials: async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }),
       describeCluster: async (cluster) => {
@@ -87,9 +90,8 @@ describe('createClusterConnector', () => {
     // Assess
     assert.deepEqual(calls, ['prod-eks eu-west-1']);
     assert.equal(built.length, 1);
-    const options: { headers?: Record<string, string> } = {};
-    await built[0]?.applyToHTTPSOptions(options);
-    assert.match(options.headers?.Authorization ?? '', /^Bearer k8s-aws-v1\./);
+    const { headers } = (await built[0]?.credentials.current()) ?? { headers: {} };
+    assert.match(String(headers.authorization), /^Bearer k8s-aws-v1\./);
   });
 
   it('does not keep a failed connection', async () => {

@@ -3,7 +3,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ClusterUnreachableError } from '../../src/cluster/errors.ts';
 import type { AwsCredentials } from '../../src/aws/aws-credentials.ts';
-import { eksKubeConfig, type EksAccess } from '../../src/aws/eks-kubeconfig.ts';
+import { eksEndpoint, type EksAccess } from '../../src/aws/eks-endpoint.ts';
 import { EKS_TOKEN_PREFIX, eksToken, stsHostname } from '../../src/aws/eks-token.ts';
 
 // AWS's documentation example credentials: fixed inputs make SigV4 deterministic.
@@ -171,20 +171,19 @@ function fakeAccess(overrides: Partial<EksAccess> = {}) {
   return { access, calls };
 }
 
-async function bearer(kc: Awaited<ReturnType<typeof eksKubeConfig>>): Promise<string> {
-  const options: { headers?: Record<string, string> } = {};
-  await kc.applyToHTTPSOptions(options);
-  return options.headers?.Authorization ?? '';
+async function bearer(endpoint: Awaited<ReturnType<typeof eksEndpoint>>): Promise<string> {
+  const { headers } = await endpoint.credentials.current();
+  return String(headers.authorization ?? '');
 }
 
-describe('eksKubeConfig', () => {
+describe('eksEndpoint', () => {
   it('points at the cluster endpoint and CA and authenticates with an EKS token', async () => {
     // Prepare
     const { access, calls } = fakeAccess();
     let now = NOW;
 
     // Act
-    const kc = await eksKubeConfig(
+    const kc = await eksEndpoint(
       { name: 'prod', region: 'us-east-1', roleArn: 'arn:aws:iam::1:role/x' },
       access,
       {
@@ -193,8 +192,9 @@ describe('eksKubeConfig', () => {
     );
 
     // Assess
-    assert.equal(kc.getCurrentCluster()?.server, 'https://ABC.gr7.us-east-1.eks.amazonaws.com');
-    assert.equal(kc.getCurrentCluster()?.skipTLSVerify, false);
+    assert.equal(kc.server, 'https://ABC.gr7.us-east-1.eks.amazonaws.com');
+    assert.equal(kc.insecureSkipTlsVerify, false);
+    assert.equal(kc.ca?.toString(), '-----BEGIN CERTIFICATE-----\n');
     const expected = (
       await eksToken({ clusterName: 'prod', region: 'us-east-1', credentials: CREDENTIALS, now })
     ).token;
@@ -211,7 +211,7 @@ describe('eksKubeConfig', () => {
     // Prepare
     const { access } = fakeAccess();
     let now = NOW;
-    const kc = await eksKubeConfig({ name: 'prod', region: 'us-east-1' }, access, {
+    const kc = await eksEndpoint({ name: 'prod', region: 'us-east-1' }, access, {
       now: () => now,
     });
     const first = await bearer(kc);
@@ -238,7 +238,7 @@ describe('eksKubeConfig', () => {
         };
       },
     });
-    const kc = await eksKubeConfig({ name: 'prod', region: 'us-east-1' }, access, {
+    const kc = await eksEndpoint({ name: 'prod', region: 'us-east-1' }, access, {
       now: () => now,
     });
     const first = await bearer(kc);
@@ -263,7 +263,7 @@ describe('eksKubeConfig', () => {
 
     // Act + Assess
     await assert.rejects(
-      eksKubeConfig({ name: 'prod', region: 'eu-west-1' }, access),
+      eksEndpoint({ name: 'prod', region: 'eu-west-1' }, access),
       (error: unknown) =>
         error instanceof ClusterUnreachableError &&
         error.message === 'EKS cluster "prod" (eu-west-1): not found',

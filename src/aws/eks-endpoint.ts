@@ -1,16 +1,15 @@
 /**
- * A KubeConfig for an EKS cluster: endpoint and CA from `eks:DescribeCluster`,
+ * The API server endpoint of an EKS cluster: URL and CA from `eks:DescribeCluster`,
  * the bearer token from {@link eksToken}, optionally as an assumed role
  * (`roleArn`, e.g. a role in the cluster's account that its access entry
  * names).
  *
- * The token is supplied by an authenticator rather than written into the
- * KubeConfig: the cluster transport re-reads credentials every minute, and
- * the authenticator signs a new token before the current one gets close to
- * its 15 minutes, so a connection cached for the container's lifetime keeps
- * working and a job never starts with a token about to expire.
+ * The transport asks for credentials before every request; a new token is
+ * signed before the current one gets close to its 15 minutes (and after a
+ * 401), so a connection cached for the container's lifetime keeps working
+ * and a job never starts with a token about to expire.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterEndpoint } from '../cluster/cluster-endpoint.ts';
 import { ClusterUnreachableError } from '../cluster/errors.ts';
 import type { AwsCredentials } from './aws-credentials.ts';
 import { eksToken, type EksToken } from './eks-token.ts';
@@ -37,21 +36,20 @@ export interface EksAccess {
   describeCluster(cluster: EksClusterRef, credentials: AwsCredentials): Promise<EksEndpoint>;
 }
 
-export interface EksKubeConfigOptions {
+export interface EksEndpointOptions {
   readonly now?: () => Date;
   /** A token with less than this left is replaced; default 6 minutes (longer than an apply job runs). */
   readonly refreshMarginMs?: number;
 }
 
-const AUTH_PROVIDER = 'driftless-eks';
 const DEFAULT_REFRESH_MARGIN_MS = 6 * 60_000;
 
-/** The KubeConfig of `cluster`, its token refreshed before expiry; see the module comment. */
-export async function eksKubeConfig(
+/** The endpoint of `cluster`, its token refreshed before expiry; see the module comment. */
+export async function eksEndpoint(
   cluster: EksClusterRef,
   access: EksAccess,
-  options: EksKubeConfigOptions = {},
-): Promise<KubeConfig> {
+  options: EksEndpointOptions = {},
+): Promise<ClusterEndpoint> {
   const now = options.now ?? (() => new Date());
   const margin = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
   const label = `EKS cluster "${cluster.name}" (${cluster.region})`;
@@ -95,30 +93,18 @@ export async function eksKubeConfig(
   // Signed now, so a credential problem shows at connect time rather than as a 401 later.
   await token();
 
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: cluster.name,
-        server: endpoint.endpoint,
-        caData: endpoint.certificateAuthority,
-        skipTLSVerify: false,
+  return {
+    server: endpoint.endpoint.replace(/\/$/, ''),
+    ca: Buffer.from(endpoint.certificateAuthority, 'base64'),
+    insecureSkipTlsVerify: false,
+    credentials: {
+      current: async () => ({ headers: { authorization: `Bearer ${await token()}` } }),
+      invalidate: () => {
+        current = undefined;
       },
-    ],
-    users: [{ name: AUTH_PROVIDER, authProvider: { name: AUTH_PROVIDER, config: {} } }],
-    contexts: [{ name: cluster.name, cluster: cluster.name, user: AUTH_PROVIDER }],
-    currentContext: cluster.name,
-  });
-  kc.addAuthenticator({
-    isAuthProvider: (user) =>
-      (user.authProvider as { name?: unknown } | undefined)?.name === AUTH_PROVIDER,
-    applyAuthentication: async (_user, opts) => {
-      const headers = (opts.headers ?? {}) as Record<string, string>;
-      headers.Authorization = `Bearer ${await token()}`;
-      opts.headers = headers;
     },
-  });
-  return kc;
+    label,
+  };
 }
 
 /** Assumed credentials with less than this left are renewed: a token signed with them must outlive its 14 minutes. */

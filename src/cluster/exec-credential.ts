@@ -1,0 +1,155 @@
+/**
+ * Runs an exec credential plugin (kubelogin, aws eks get-token,
+ * gke-gcloud-auth-plugin, ...) the way kubectl does: KUBERNETES_EXEC_INFO in
+ * its environment, an ExecCredential JSON on its stdout. Driftless never runs
+ * interactively, so plugins are told `interactive: false` and one that
+ * insists on a terminal is refused.
+ *
+ * The plugin's environment is ours plus `exec.env`, built per call: the
+ * process environment itself is never changed (it holds the function's own
+ * AWS credentials).
+ */
+import { spawn } from 'node:child_process';
+import { CredentialError } from './errors.ts';
+import type { ExecPluginConfig, KubeClusterInfo } from './kubeconfig.ts';
+
+/** What a plugin answered: a bearer token and/or a client certificate. */
+export interface ExecCredential {
+  readonly token?: string;
+  readonly clientCertificateData?: string;
+  readonly clientKeyData?: string;
+  /** When kubectl would run the plugin again; never when the plugin gave none. */
+  readonly expiresAt?: Date;
+}
+
+const TIMEOUT_MS = 60_000;
+const OUTPUT_LIMIT = 1024 * 1024;
+
+/** KUBERNETES_EXEC_INFO: what kubectl tells a plugin about the call. */
+function execInfo(exec: ExecPluginConfig, cluster: KubeClusterInfo | undefined): string {
+  const spec: Record<string, unknown> = { interactive: false };
+  if (exec.provideClusterInfo && cluster) {
+    spec.cluster = {
+      server: cluster.server,
+      ...(cluster.tlsServerName ? { 'tls-server-name': cluster.tlsServerName } : {}),
+      ...(cluster.insecureSkipTlsVerify ? { 'insecure-skip-tls-verify': true } : {}),
+      ...(cluster.certificateAuthorityData
+        ? { 'certificate-authority-data': cluster.certificateAuthorityData.toString('base64') }
+        : {}),
+      ...(cluster.execExtension === undefined ? {} : { config: cluster.execExtension }),
+    };
+  }
+  return JSON.stringify({ apiVersion: exec.apiVersion, kind: 'ExecCredential', spec });
+}
+
+/** Checks the plugin's answer; messages never quote it (it holds the credential). */
+function parseAnswer(stdout: string, exec: ExecPluginConfig, label: string): ExecCredential {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(stdout);
+  } catch {
+    throw new CredentialError(`${label}: the plugin's output is not JSON`);
+  }
+  const { kind, apiVersion, status } = (answer ?? {}) as Record<string, unknown>;
+  if (kind !== 'ExecCredential' || apiVersion !== exec.apiVersion) {
+    throw new CredentialError(
+      `${label}: the plugin answered ${String(apiVersion)} ${String(kind)}, expected ${exec.apiVersion} ExecCredential`,
+    );
+  }
+  const fields = (status ?? {}) as Record<string, unknown>;
+  const text = (name: string): string | undefined => {
+    const value = fields[name];
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string')
+      throw new CredentialError(`${label}: status.${name} is not a string`);
+    return value;
+  };
+  const token = text('token');
+  const clientCertificateData = text('clientCertificateData');
+  const clientKeyData = text('clientKeyData');
+  const expiration = text('expirationTimestamp');
+  if (Boolean(clientCertificateData) !== Boolean(clientKeyData)) {
+    throw new CredentialError(
+      `${label}: status has a client certificate without its key, or a key without its certificate`,
+    );
+  }
+  if (!token && !clientCertificateData) {
+    throw new CredentialError(`${label}: status has neither a token nor a client certificate`);
+  }
+  let expiresAt: Date | undefined;
+  if (expiration !== undefined) {
+    expiresAt = new Date(expiration);
+    if (Number.isNaN(expiresAt.getTime()))
+      throw new CredentialError(
+        `${label}: status.expirationTimestamp "${expiration}" is not a time`,
+      );
+  }
+  return {
+    ...(token ? { token } : {}),
+    ...(clientCertificateData ? { clientCertificateData, clientKeyData: clientKeyData! } : {}),
+    ...(expiresAt ? { expiresAt } : {}),
+  };
+}
+
+/** Runs the plugin once and returns its credential. */
+export function runExecPlugin(
+  exec: ExecPluginConfig,
+  cluster: KubeClusterInfo | undefined,
+  label: string,
+): Promise<ExecCredential> {
+  if (exec.interactiveMode === 'Always') {
+    return Promise.reject(
+      new CredentialError(
+        `${label}: interactiveMode Always needs a terminal, and driftless has none`,
+      ),
+    );
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: execInfo(exec, cluster) };
+  for (const { name, value } of exec.env) env[name] = value;
+  return new Promise((resolve, reject) => {
+    const child = spawn(exec.command, [...exec.args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Our own timer rather than spawn's: spawn's is not cleared when the command is missing.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, TIMEOUT_MS);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stdout.length < OUTPUT_LIMIT) stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stderr.length < OUTPUT_LIMIT) stderr += chunk;
+    });
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      const hint =
+        error.code === 'ENOENT' && exec.installHint ? `\n${exec.installHint.trim()}` : '';
+      reject(
+        new CredentialError(`${label}: cannot run ${exec.command}: ${error.message}${hint}`, {
+          cause: error,
+        }),
+      );
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code !== 0) {
+        const why = timedOut
+          ? `gave no answer within ${TIMEOUT_MS / 1000} s`
+          : signal
+            ? `was stopped by ${signal}`
+            : `exited with ${code}`;
+        // The plugin's own explanation, shortened: it is meant for people, not secrets.
+        const said = stderr.trim().split('\n').slice(-5).join('\n');
+        reject(new CredentialError(`${label}: ${exec.command} ${why}${said ? `: ${said}` : ''}`));
+        return;
+      }
+      try {
+        resolve(parseAnswer(stdout, exec, label));
+      } catch (error) {
+        reject(error as Error);
+      }
+    });
+  });
+}
