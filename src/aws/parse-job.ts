@@ -4,7 +4,8 @@
  * version, or one typed by hand into the console, is refused by name here
  * rather than failing somewhere inside a use-case.
  */
-import { z } from 'zod';
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
 import { DriftlessError } from '../errors.ts';
 import type { ApplyJob, FetchJob, Job } from '../sync/jobs.ts';
 
@@ -13,28 +14,32 @@ export class InvalidJobError extends DriftlessError {
   readonly code = 'JOB_INVALID';
 }
 
-const track = z.string().min(1).max(63);
+const track = z.string().check(z.minLength(1), z.maxLength(63));
 const trigger = z.enum(['webhook', 'schedule', 'manual']);
+const nonEmpty = z.string().check(z.minLength(1));
 
 const JOB = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('fetch'),
     track,
     trigger,
-    hint: z.object({ revision: z.string(), ref: z.string() }).optional(),
-    deliveryId: z.string().optional(),
-    revision: z.string().min(1).optional(),
+    hint: z.optional(z.object({ revision: z.string(), ref: z.string() })),
+    deliveryId: z.optional(z.string()),
+    revision: z.optional(nonEmpty),
   }),
   z.object({
     type: z.literal('sync'),
     track,
-    revision: z.string().min(1),
+    revision: nonEmpty,
     resolvedAt: z.iso.datetime({ offset: true }),
     trigger,
   }),
-  z.object({ type: z.literal('drift'), track, detectOnly: z.boolean().optional() }),
-  z.object({ type: z.literal('rollback'), track, revision: z.string().min(1) }),
+  z.object({ type: z.literal('drift'), track, detectOnly: z.optional(z.boolean()) }),
+  z.object({ type: z.literal('rollback'), track, revision: nonEmpty }),
 ]);
+
+/** zod/mini has no messages of its own; these are the ones classic zod gave. */
+const MESSAGES = { error: en().localeError };
 
 /**
  * The job in a message body.
@@ -48,7 +53,7 @@ export function parseJob(body: string): Job {
   } catch (error) {
     throw new InvalidJobError('message body is not JSON', { cause: error });
   }
-  const parsed = JOB.safeParse(value);
+  const parsed = JOB.safeParse(value, MESSAGES);
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
       (issue) => `${issue.path.join('.') || '(job)'}: ${issue.message}`,

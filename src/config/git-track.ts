@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { describeValue } from './describe-value.ts';
 import type { PathSegment } from './path.ts';
 import { strictObject } from './strict-object.ts';
@@ -24,22 +24,24 @@ export const gitTrackSchema = strictObject({
   apiVersion: z.literal(GIT_TRACK_API_VERSION),
   kind: z.literal('GitTrack'),
   metadata: z.looseObject({
-    name: z.unknown().optional(),
-    namespace: z.unknown().optional(),
-    annotations: z.record(z.string(), z.unknown()).optional(),
+    name: z.optional(z.unknown()),
+    namespace: z.optional(z.unknown()),
+    annotations: z.optional(z.record(z.string(), z.unknown())),
   }),
   spec: strictObject({
-    repository: z.unknown().optional(),
-    reference: z.unknown().optional(),
-    subPath: z.unknown().optional(),
-    deployKey: strictObject({
-      secretName: z.string().optional(),
-      key: z.string().optional(),
-      type: z.string().optional(),
-      secretNamespace: z.string().optional(),
-    }).optional(),
+    repository: z.optional(z.unknown()),
+    reference: z.optional(z.unknown()),
+    subPath: z.optional(z.unknown()),
+    deployKey: z.optional(
+      strictObject({
+        secretName: z.optional(z.string()),
+        key: z.optional(z.string()),
+        type: z.optional(z.string()),
+        secretNamespace: z.optional(z.string()),
+      }),
+    ),
   }),
-  status: z.unknown().optional(),
+  status: z.optional(z.unknown()),
 });
 
 /** The parts of a GitTrack that are mapped; loose, so mapping works beside structural errors. */

@@ -6,7 +6,7 @@
  * dependsOn references, cycles) live in `check-references.ts`, because tracks
  * are parsed one at a time so that one bad track does not hide the others.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { describeValue } from './describe-value.ts';
 import { DNS_LABEL_RULE, isDnsLabel } from './dns-label.ts';
 import { parseDuration } from './duration.ts';
@@ -24,16 +24,19 @@ type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
  * with the offending value quoted rather than zod's generic wording.
  */
 function field<T>(parse: (value: unknown) => Parsed<T>) {
-  return z.unknown().transform((value, ctx): T => {
-    if (value === undefined) {
-      ctx.issues.push({ code: 'custom', message: 'is required', input: value });
+  return z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): T => {
+      if (value === undefined) {
+        ctx.issues.push({ code: 'custom', message: 'is required', input: value });
+        return z.NEVER;
+      }
+      const result = parse(value);
+      if (result.ok) return result.value;
+      ctx.issues.push({ code: 'custom', message: result.error, input: value });
       return z.NEVER;
-    }
-    const result = parse(value);
-    if (result.ok) return result.value;
-    ctx.issues.push({ code: 'custom', message: result.error, input: value });
-    return z.NEVER;
-  });
+    }),
+  );
 }
 
 /** A string field whose value must pass `test`; `explain` gets the quoted value. */
@@ -169,7 +172,7 @@ function exclusive(
   value: Record<string, unknown>,
   keys: readonly string[],
   required: boolean,
-  ctx: z.RefinementCtx,
+  ctx: z.core.$RefinementCtx,
 ): void {
   const present = keys.filter((k) => value[k] !== undefined);
   const list = keys.join(', ');
@@ -185,61 +188,69 @@ function exclusive(
 }
 
 const storeSchema = z.discriminatedUnion('type', [
-  strictObject({ type: z.literal('fs'), path: nonEmptyString.default('.driftless/store') }),
+  strictObject({ type: z.literal('fs'), path: z._default(nonEmptyString, '.driftless/store') }),
   strictObject({
     type: z.literal('s3'),
     bucket: nonEmptyString,
-    prefix: z.string().default(''),
-    endpoint: httpUrl.optional(),
-    region: nonEmptyString.optional(),
+    prefix: z._default(z.string(), ''),
+    endpoint: z.optional(httpUrl),
+    region: z.optional(nonEmptyString),
   }),
 ]);
 
-const clusterSchema = strictObject({
-  name: dnsLabel,
-  kubeconfig: nonEmptyString.optional(),
-  kubeconfigSecret: secretRef.optional(),
-  eks: strictObject({
-    name: nonEmptyString,
-    region: nonEmptyString,
-    roleArn: nonEmptyString.optional(),
-  }).optional(),
-  context: nonEmptyString.optional(),
-})
-  .superRefine((value, ctx) => {
-    exclusive(value, ['kubeconfig', 'kubeconfigSecret', 'eks'], true, ctx);
-    if (value.eks !== undefined && value.context !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['context'],
-        message: 'applies only to kubeconfig or kubeconfigSecret, not eks',
-      });
-    }
-  }, ALWAYS)
-  .transform((value) => {
+const clusterSchema = z.pipe(
+  strictObject({
+    name: dnsLabel,
+    kubeconfig: z.optional(nonEmptyString),
+    kubeconfigSecret: z.optional(secretRef),
+    eks: z.optional(
+      strictObject({
+        name: nonEmptyString,
+        region: nonEmptyString,
+        roleArn: z.optional(nonEmptyString),
+      }),
+    ),
+    context: z.optional(nonEmptyString),
+  }).check(
+    z.superRefine((value, ctx) => {
+      exclusive(value, ['kubeconfig', 'kubeconfigSecret', 'eks'], true, ctx);
+      if (value.eks !== undefined && value.context !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['context'],
+          message: 'applies only to kubeconfig or kubeconfigSecret, not eks',
+        });
+      }
+    }, ALWAYS),
+  ),
+  z.transform((value) => {
     const credentials: ClusterCredentials = value.eks
       ? { type: 'eks', ...value.eks }
       : value.kubeconfigSecret
         ? { type: 'kubeconfigSecret', secret: value.kubeconfigSecret }
         : { type: 'kubeconfig', path: value.kubeconfig };
     return { name: value.name, credentials, context: value.context };
-  });
+  }),
+);
 
-const webhookSchema = strictObject({
-  secret: secretRef.optional(),
-  secrets: z.array(secretRef).min(1).optional(),
-})
-  .superRefine((value, ctx) => exclusive(value, ['secret', 'secrets'], true, ctx), ALWAYS)
-  .transform((value): WebhookConfig => ({
+const webhookSchema = z.pipe(
+  strictObject({
+    secret: z.optional(secretRef),
+    secrets: z.optional(z.array(secretRef).check(z.minLength(1))),
+  }).check(
+    z.superRefine((value, ctx) => exclusive(value, ['secret', 'secrets'], true, ctx), ALWAYS),
+  ),
+  z.transform((value): WebhookConfig => ({
     secrets: value.secrets ?? (value.secret ? [value.secret] : []),
-  }));
+  })),
+);
 
 const webhooksSchema = strictObject({
-  github: webhookSchema.optional(),
-  gitlab: webhookSchema.optional(),
-  gitea: webhookSchema.optional(),
-  bitbucket: webhookSchema.optional(),
-  generic: webhookSchema.optional(),
+  github: z.optional(webhookSchema),
+  gitlab: z.optional(webhookSchema),
+  gitea: z.optional(webhookSchema),
+  bitbucket: z.optional(webhookSchema),
+  generic: z.optional(webhookSchema),
 });
 
 const authSchema = z.discriminatedUnion('type', [
@@ -254,56 +265,61 @@ const authSchema = z.discriminatedUnion('type', [
 ]);
 
 const ignoreRuleSchema = strictObject({
-  paths: z.array(jsonPointer).min(1),
-  target: strictObject({
-    group: z.string().optional(),
-    version: nonEmptyString.optional(),
-    kind: nonEmptyString.optional(),
-    name: nonEmptyString.optional(),
-    namespace: nonEmptyString.optional(),
-    labelSelector: nonEmptyString.optional(),
-  }).default({}),
+  paths: z.array(jsonPointer).check(z.minLength(1)),
+  target: z._default(
+    strictObject({
+      group: z.optional(z.string()),
+      version: z.optional(nonEmptyString),
+      kind: z.optional(nonEmptyString),
+      name: z.optional(nonEmptyString),
+      namespace: z.optional(nonEmptyString),
+      labelSelector: z.optional(nonEmptyString),
+    }),
+    {},
+  ),
 });
 
 const healthCheckSchema = strictObject({
   apiVersion,
   kind: nonEmptyString,
   name: nonEmptyString,
-  namespace: dnsLabel.optional(),
+  namespace: z.optional(dnsLabel),
 });
 
 /** One track as written in `tracks:`; cluster resolution happens once all tracks are known. */
 export const trackSchema = strictObject({
   name: dnsLabel,
-  cluster: dnsLabel.optional(),
+  cluster: z.optional(dnsLabel),
   repository,
-  reference: reference.optional(),
-  semver: semver.optional(),
-  subPath: subPath.optional(),
-  namespace: dnsLabel.optional(),
-  restrictNamespace: z.boolean().default(false),
-  ignoreResources: z.array(resourceType).default([]),
-  prune: z.boolean().default(true),
-  allowEmpty: z.boolean().default(false),
-  interval: duration(10_000, '10s').default(300_000),
-  drift: z.enum(['correct', 'detect']).default('correct'),
-  ignore: z.array(ignoreRuleSchema).default([]),
-  dependsOn: z.array(dnsLabel).default([]),
-  wait: z.boolean().default(false),
-  healthChecks: z.array(healthCheckSchema).default([]),
-  timeout: duration(1_000, '1s').default(120_000),
-  suspend: z.boolean().default(false),
-  auth: authSchema.optional(),
-}).superRefine((value, ctx) => {
-  exclusive(value, ['reference', 'semver'], false, ctx);
-  if (value.restrictNamespace === true && value.namespace === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['restrictNamespace'],
-      message: 'requires namespace (the namespace objects are restricted to)',
-    });
-  }
-}, ALWAYS);
+  reference: z.optional(reference),
+  semver: z.optional(semver),
+  subPath: z.optional(subPath),
+  namespace: z.optional(dnsLabel),
+  restrictNamespace: z._default(z.boolean(), false),
+  ignoreResources: z._default(z.array(resourceType), []),
+  prune: z._default(z.boolean(), true),
+  allowEmpty: z._default(z.boolean(), false),
+  interval: z._default(duration(10_000, '10s'), 300_000),
+  drift: z._default(z.enum(['correct', 'detect']), 'correct'),
+  ignore: z._default(z.array(ignoreRuleSchema), []),
+  dependsOn: z._default(z.array(dnsLabel), []),
+  wait: z._default(z.boolean(), false),
+  healthChecks: z._default(z.array(healthCheckSchema), []),
+  timeout: z._default(duration(1_000, '1s'), 120_000),
+  suspend: z._default(z.boolean(), false),
+  auth: z.optional(authSchema),
+}).check(
+  z.superRefine((value, ctx) => {
+    exclusive(value, ['reference', 'semver'], false, ctx);
+    if (value.restrictNamespace === true && value.namespace === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['restrictNamespace'],
+        message: 'requires namespace (the namespace objects are restricted to)',
+      });
+    }
+  }, ALWAYS),
+);
 
 /** A track after schema validation, before cluster resolution. */
 export type ParsedTrack = z.output<typeof trackSchema>;
@@ -313,10 +329,10 @@ export type ParsedTrack = z.output<typeof trackSchema>;
  * here: each track is parsed on its own (see the module comment).
  */
 export const configSchema = strictObject({
-  store: storeSchema.default({ type: 'fs', path: '.driftless/store' }),
-  clusters: z.array(clusterSchema).default([]),
-  webhooks: webhooksSchema.default({}),
-  tracks: z.array(z.unknown()).default([]),
+  store: z._default(storeSchema, { type: 'fs', path: '.driftless/store' }),
+  clusters: z._default(z.array(clusterSchema), []),
+  webhooks: z._default(webhooksSchema, {}),
+  tracks: z._default(z.array(z.unknown()), []),
 });
 
 /** The top level after schema validation. */

@@ -1,4 +1,7 @@
-import { z } from 'zod';
+// A namespace import, not `import { z }`: the `z` object re-exported by
+// zod/mini holds the whole library (every locale included), so bundlers keep
+// all of it; a namespace import lets esbuild keep only what is used.
+import * as z from 'zod/mini';
 
 // zod reports unknown keys without the keys it expected; the expected keys ride
 // in the message so the issue formatter can suggest the field a typo meant.
@@ -8,7 +11,7 @@ const MARKER = 'driftless:known-fields:';
  * `z.strictObject` whose unknown-key issues carry the known field names, so a
  * typo (`intervall`) is reported with the field it probably meant.
  */
-export function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
+export function strictObject<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
   const known = JSON.stringify(Object.keys(shape));
   return z.strictObject(shape, {
     error: (issue) => (issue.code === 'unrecognized_keys' ? `${MARKER}${known}` : undefined),

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { closestName } from './closest-name.ts';
 import { describeValue } from './describe-value.ts';
 import type { LocatedIssue, PathSegment } from './path.ts';
@@ -13,6 +13,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   boolean: 'true or false',
   array: 'a list',
   object: 'a mapping',
+  record: 'a mapping',
 };
 
 /**

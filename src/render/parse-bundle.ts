@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
 import { joinApiVersion } from './api-version.ts';
 import { bundleDigest } from './bundle-digest.ts';
 import { InvalidBundleError } from './errors.ts';
@@ -8,16 +9,16 @@ import { BUNDLE_FORMAT, serializeBundle } from './serialize-bundle.ts';
 import { formatSubject } from './subject.ts';
 import type { JsonObject, RenderedBundle, RenderedObject } from './types.ts';
 
-const nonEmpty = z.string().min(1);
+const nonEmpty = z.string().check(z.minLength(1));
 
 const objectSchema = z.strictObject({
   group: z.string(),
   version: nonEmpty,
   kind: nonEmpty,
   name: nonEmpty,
-  namespace: nonEmpty.optional(),
+  namespace: z.optional(nonEmpty),
   subject: nonEmpty,
-  source: z.strictObject({ file: nonEmpty, line: z.int().positive() }),
+  source: z.strictObject({ file: nonEmpty, line: z.int().check(z.positive()) }),
   manifest: z.record(z.string(), z.unknown()),
 });
 
@@ -25,6 +26,9 @@ const bundleSchema = z.strictObject({
   format: z.literal(BUNDLE_FORMAT),
   objects: z.array(objectSchema),
 });
+
+/** zod/mini has no messages of its own; these are the ones classic zod gave. */
+const MESSAGES = { error: en().localeError };
 
 type ParsedObject = z.infer<typeof objectSchema>;
 
@@ -67,7 +71,7 @@ export function parseBundle(bytes: Uint8Array, expectedDigest?: string): Rendere
   } catch (error) {
     throw new InvalidBundleError('bundle is not UTF-8 JSON', { cause: error });
   }
-  const parsed = bundleSchema.safeParse(data);
+  const parsed = bundleSchema.safeParse(data, MESSAGES);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue === undefined ? '' : `/${issue.path.join('/')}: `;

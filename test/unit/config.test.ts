@@ -542,4 +542,16 @@ describe('parseConfig with Faros GitTracks', () => {
       'driftless.yaml: documents[1].metadata.name: "web" is already used by tracks[0]',
     ]);
   });
+
+  it('says a mapping is expected where a GitTrack has another value', () => {
+    // Act
+    const messages = problems(
+      `${oneTrack()}${gitTrack('  repository: "https://github.com/org/x.git"\n', '{name: other, annotations: 5}')}`,
+    );
+
+    // Assess
+    assert.deepEqual(messages, [
+      'driftless.yaml: documents[1].metadata.annotations: 5 is not a mapping',
+    ]);
+  });
 });
