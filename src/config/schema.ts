@@ -10,6 +10,7 @@ import * as z from 'zod/mini';
 import { describeValue } from './describe-value.ts';
 import { DNS_LABEL_RULE, isDnsLabel } from './dns-label.ts';
 import { parseDuration } from './duration.ts';
+import { parseLabelSelector } from './label-selector.ts';
 import { classifyRepository } from './repository-location.ts';
 import { parseResourceType } from './resource-type.ts';
 import { isSemverRange } from './semver-range.ts';
@@ -264,6 +265,17 @@ const authSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
+const labelSelector = field((value) => {
+  if (typeof value !== 'string') return notAString(value);
+  if (value === '') return { ok: false, error: 'must not be empty' };
+  try {
+    parseLabelSelector(value);
+    return { ok: true, value };
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  }
+});
+
 const ignoreRuleSchema = strictObject({
   paths: z.array(jsonPointer).check(z.minLength(1)),
   target: z._default(
@@ -273,7 +285,7 @@ const ignoreRuleSchema = strictObject({
       kind: z.optional(nonEmptyString),
       name: z.optional(nonEmptyString),
       namespace: z.optional(nonEmptyString),
-      labelSelector: z.optional(nonEmptyString),
+      labelSelector: z.optional(labelSelector),
     }),
     {},
   ),

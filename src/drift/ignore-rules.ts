@@ -5,7 +5,7 @@
 import { splitApiVersion, subjectOf, refOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { IgnoreRule } from '../config/types.ts';
 import { DriftlessError } from '../errors.ts';
-import { parseLabelSelector } from './label-selector.ts';
+import { parseLabelSelector } from '../config/label-selector.ts';
 
 /** An ignore rule that cannot be applied (an unreadable label selector). */
 export class InvalidIgnoreRuleError extends DriftlessError {

@@ -14,5 +14,5 @@ export {
 } from './detect-drift.ts';
 export { correctDrift, type CorrectDriftOptions } from './correct-drift.ts';
 export { InvalidIgnoreRuleError } from './ignore-rules.ts';
-export { parseLabelSelector } from './label-selector.ts';
+export { parseLabelSelector } from '../config/label-selector.ts';
 export type { DesiredObject } from './desired-objects.ts';

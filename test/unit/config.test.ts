@@ -401,6 +401,21 @@ ${oneTrack()}  - name: api
     ]);
   });
 
+  it('refuses an ignore rule whose labelSelector cannot be read, when the config loads', () => {
+    // Prepare
+    const text = oneTrack(
+      '    ignore:\n      - paths: [/spec/replicas]\n        target: {labelSelector: "app in (web"}\n',
+    );
+
+    // Act
+    const messages = problems(text);
+
+    // Assess
+    assert.deepEqual(messages, [
+      'driftless.yaml: tracks[0].ignore[0].target.labelSelector: "app in (web" is not a label selector requirement',
+    ]);
+  });
+
   it('reports a YAML syntax error with line and column', () => {
     // Prepare
     const text = 'tracks:\n  - name: web\n    repository: [\n';

@@ -9,7 +9,7 @@ import { describeDrift } from '../../src/drift/describe-drift.ts';
 import { ignoredPointers } from '../../src/drift/ignore-rules.ts';
 import { InvalidIgnoreRuleError } from '../../src/drift/index.ts';
 import { formatPointer, parsePointer, withoutPointers } from '../../src/drift/json-pointer.ts';
-import { parseLabelSelector } from '../../src/drift/label-selector.ts';
+import { parseLabelSelector } from '../../src/config/label-selector.ts';
 import { looseContains, looseScalarEqual, quantityValue } from '../../src/drift/loose-equal.ts';
 import { fieldSetAsStored, manifestAsStored } from '../../src/drift/secret-string-data.ts';
 
