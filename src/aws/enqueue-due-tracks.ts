@@ -21,11 +21,12 @@ export async function enqueueDueTracks(
   deps: EnqueueDueTracksDeps,
 ): Promise<{ tracks: string[] }> {
   const due = await dueTracks(deps.tracks, deps.state, now);
+  const tick = now.toISOString();
   // Tracks are independent: one failing send must not hold back the others, but is reported.
   const sent = await Promise.allSettled(
     due.map(async (track) => {
-      await deps.queue.enqueue({ type: 'fetch', track: track.name, trigger: 'schedule' });
-      await deps.queue.enqueue({ type: 'drift', track: track.name });
+      await deps.queue.enqueue({ type: 'fetch', track: track.name, trigger: 'schedule', tick });
+      await deps.queue.enqueue({ type: 'drift', track: track.name, tick });
     }),
   );
   const failed = sent.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));

@@ -26,6 +26,7 @@ const JOB = z.discriminatedUnion('type', [
     hint: z.optional(z.object({ revision: z.string(), ref: z.string() })),
     deliveryId: z.optional(z.string()),
     revision: z.optional(nonEmpty),
+    tick: z.optional(z.string()),
   }),
   z.object({
     type: z.literal('sync'),
@@ -34,7 +35,12 @@ const JOB = z.discriminatedUnion('type', [
     resolvedAt: z.iso.datetime({ offset: true }),
     trigger,
   }),
-  z.object({ type: z.literal('drift'), track, detectOnly: z.optional(z.boolean()) }),
+  z.object({
+    type: z.literal('drift'),
+    track,
+    detectOnly: z.optional(z.boolean()),
+    tick: z.optional(z.string()),
+  }),
   z.object({ type: z.literal('rollback'), track, revision: nonEmpty }),
 ]);
 

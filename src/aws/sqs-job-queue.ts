@@ -8,7 +8,8 @@
  *   different tracks run in parallel (DESIGN.md safety rules);
  * - on a FIFO queue the deduplication id is the sha256 of the job's content,
  *   so a job sent twice within SQS' five-minute window (a redelivered
- *   webhook, a retried send, two schedule ticks) runs once.
+ *   webhook, a retried send) runs once; scheduled jobs carry their tick, so
+ *   the next tick's check of the same track is not mistaken for a repeat.
  */
 import { createHash } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';

@@ -16,6 +16,8 @@ export interface FetchJob {
   readonly deliveryId?: string;
   /** A sha or reference to fetch instead of the track's own (`driftless sync --revision`). */
   readonly revision?: string;
+  /** The schedule tick that queued it (ISO); see {@link DriftJob.tick}. */
+  readonly tick?: string;
 }
 
 /** Apply a stored revision. Runs in `apply`, one per track at a time. */
@@ -35,6 +37,12 @@ export interface DriftJob {
   readonly detectOnly?: boolean;
   /** Who asked: the schedule (default) or a person (`driftless drift`). */
   readonly trigger?: 'schedule' | 'manual';
+  /**
+   * The schedule tick that queued it (ISO). Tells two ticks' jobs apart, so
+   * SQS FIFO de-duplication (five minutes, by content) drops only a job sent
+   * twice for the same tick, not the next check of a track due every minute.
+   */
+  readonly tick?: string;
 }
 
 /** Apply a stored revision and pin the track there. Runs in `apply`. */

@@ -99,6 +99,16 @@ describe('SqsJobQueue', () => {
     assert.match(deduplicationIdOf(a), /^[0-9a-f]{64}$/);
   });
 
+  it("tells two schedule ticks' drift checks apart, and a job re-sent for one tick not", () => {
+    // Prepare
+    const first: Job = { type: 'drift', track: 'web', tick: '2026-01-02T03:04:00.000Z' };
+    const next: Job = { type: 'drift', track: 'web', tick: '2026-01-02T03:05:00.000Z' };
+
+    // Assess
+    assert.notEqual(deduplicationIdOf(first), deduplicationIdOf(next));
+    assert.equal(deduplicationIdOf(first), deduplicationIdOf({ ...first }));
+  });
+
   it('groups fetch jobs by track too when the fetch queue is FIFO', async () => {
     // Prepare
     const { client, sent } = recordingClient();

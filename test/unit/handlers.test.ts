@@ -327,8 +327,8 @@ describe('queue and trigger handlers', () => {
     assert.deepEqual(
       queue.jobs.filter((job) => job.track === 'web'),
       [
-        { type: 'fetch', track: 'web', trigger: 'schedule' },
-        { type: 'drift', track: 'web' },
+        { type: 'fetch', track: 'web', trigger: 'schedule', tick: '2026-01-02T03:04:05.000Z' },
+        { type: 'drift', track: 'web', tick: '2026-01-02T03:04:05.000Z' },
       ],
     );
   });
