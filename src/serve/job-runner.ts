@@ -1,7 +1,7 @@
 /**
- * Runs the jobs the queue hands out: each job type to its use-case, a
- * fetch's follow-up sync back onto the queue, and every outcome into logs
- * and metrics. A failure is recorded and reported, never thrown: one bad
+ * Runs the jobs the queue hands out: each job type to its use-case, the
+ * follow-up syncs a job asks for (a fetch's revision, dependents a sync
+ * unblocked) back onto the queue, and every outcome into logs and metrics. A failure is recorded and reported, never thrown: one bad
  * track must not stop the others.
  */
 import type { Track } from '../config/types.ts';
@@ -17,16 +17,13 @@ export interface JobOutcome {
   readonly revision?: string | null;
   /** Why the job failed; set when `result` is `failed`. */
   readonly error?: string;
-}
-
-/** A fetch's outcome and the sync job it asks for, if any. */
-export interface FetchOutcome extends JobOutcome {
-  readonly next?: SyncJob;
+  /** Sync jobs to queue next: a fetch's new revision, the dependents a sync made Ready for. */
+  readonly next?: readonly SyncJob[];
 }
 
 /** The use-cases, one per job type; `use-case-handlers.ts` wires the real ones. */
 export interface JobHandlers {
-  fetch(track: Track, job: FetchJob): Promise<FetchOutcome>;
+  fetch(track: Track, job: FetchJob): Promise<JobOutcome>;
   sync(track: Track, job: SyncJob): Promise<JobOutcome>;
   drift(track: Track, job: DriftJob): Promise<JobOutcome>;
   rollback(track: Track, job: RollbackJob): Promise<JobOutcome>;
@@ -35,7 +32,7 @@ export interface JobHandlers {
 export interface JobRunnerDeps {
   readonly tracks: readonly Track[];
   readonly handlers: JobHandlers;
-  /** Where a fetch's sync job goes: the same queue, behind the track's other jobs. */
+  /** Where follow-up sync jobs go: the same queue, behind their track's other jobs. */
   readonly enqueue: (job: Job, context: JobContext) => Promise<void>;
   readonly metrics: ServeMetrics;
   readonly logger: Logger;
@@ -46,7 +43,7 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-async function dispatch(track: Track, job: Job, handlers: JobHandlers): Promise<FetchOutcome> {
+async function dispatch(track: Track, job: Job, handlers: JobHandlers): Promise<JobOutcome> {
   switch (job.type) {
     case 'fetch':
       return handlers.fetch(track, job);
@@ -80,7 +77,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
       return;
     }
     const started = now();
-    let outcome: FetchOutcome;
+    let outcome: JobOutcome;
     try {
       outcome = await dispatch(track, job, deps.handlers);
     } catch (error) {
@@ -105,13 +102,14 @@ export function createJobRunner(deps: JobRunnerDeps) {
     if (job.type === 'sync' && outcome.result === 'applied' && context.receivedAt !== undefined) {
       deps.metrics.observeDeploy(track, (now() - context.receivedAt) / 1000);
     }
-    if (outcome.next) {
+    for (const next of outcome.next ?? []) {
       try {
-        await deps.enqueue(outcome.next, context);
+        await deps.enqueue(next, context);
       } catch (error) {
         // Shutting down: the artifact is stored, and the next start's poll syncs it.
         log.warn('sync job not queued', {
-          revision: outcome.next.revision,
+          track: next.track,
+          revision: next.revision,
           error: messageOf(error),
         });
       }

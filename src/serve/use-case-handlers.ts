@@ -69,14 +69,21 @@ export function useCaseHandlers(ctx: CliContext): JobHandlers {
         artifacts: ctx.artifacts,
         state: ctx.state,
       });
-      return { ...outcomeOf(result), ...(next ? { next } : {}) };
+      return { ...outcomeOf(result), ...(next ? { next: [next] } : {}) };
     },
     async sync(track, job) {
-      const { applyRevision } = await import('../sync/apply-revision.ts');
+      const [{ applyRevision }, { dependentsToResume }] = await Promise.all([
+        import('../sync/apply-revision.ts'),
+        import('../sync/resume-dependents.ts'),
+      ]);
       const cluster = await ctx.cluster(track);
-      return outcomeOf(
-        await applyRevision(track, job, { cluster, artifacts: ctx.artifacts, state: ctx.state }),
-      );
+      const result = await applyRevision(track, job, {
+        cluster,
+        artifacts: ctx.artifacts,
+        state: ctx.state,
+      });
+      const next = await dependentsToResume(result, ctx.config.tracks, ctx.state, job.trigger);
+      return { ...outcomeOf(result), ...(next.length > 0 ? { next } : {}) };
     },
     async drift(track, job) {
       const { reconcileDrift } = await import('../sync/reconcile-drift.ts');
@@ -86,11 +93,18 @@ export function useCaseHandlers(ctx: CliContext): JobHandlers {
       );
     },
     async rollback(track, job) {
-      const { rollbackTrack } = await import('../sync/rollback.ts');
+      const [{ rollbackTrack }, { dependentsToResume }] = await Promise.all([
+        import('../sync/rollback.ts'),
+        import('../sync/resume-dependents.ts'),
+      ]);
       const cluster = await ctx.cluster(track);
-      return outcomeOf(
-        await rollbackTrack(track, job, { cluster, artifacts: ctx.artifacts, state: ctx.state }),
-      );
+      const result = await rollbackTrack(track, job, {
+        cluster,
+        artifacts: ctx.artifacts,
+        state: ctx.state,
+      });
+      const next = await dependentsToResume(result, ctx.config.tracks, ctx.state, 'manual');
+      return { ...outcomeOf(result), ...(next.length > 0 ? { next } : {}) };
     },
   };
 }

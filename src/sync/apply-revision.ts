@@ -20,6 +20,7 @@ import { parseBundle, placeBundle } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncJob } from './jobs.ts';
+import { DEPENDENCY_NOT_READY } from './resume-dependents.ts';
 import { selectObjects } from './select-objects.ts';
 import {
   acquireApplyLease,
@@ -178,7 +179,7 @@ export async function applyStoredRevision(
     }
     if (early) return await finish(early, () => undefined);
     const waitingFor = await unreadyDependency(track, deps.state);
-    if (waitingFor) throw new RevisionRefused('Ready', 'DependencyNotReady', waitingFor);
+    if (waitingFor) throw new RevisionRefused('Ready', DEPENDENCY_NOT_READY, waitingFor);
 
     const bundle = await loadPlacedBundle(track, revision, deps);
     const catalog = await deps.cluster.discover();

@@ -283,6 +283,7 @@ describe('queue and trigger handlers', () => {
         },
         artifacts: store.artifacts,
         state: store.state,
+        queue: recordingQueue(),
       }),
       silent,
     );

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { CliContext } from '../../src/cli/context.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
-import type { FetchOutcome, JobHandlers, JobOutcome } from '../../src/serve/job-runner.ts';
+import type { JobHandlers, JobOutcome } from '../../src/serve/job-runner.ts';
 import { jsonLogger } from '../../src/serve/logger.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
@@ -60,19 +60,21 @@ class FakeHandlers implements JobHandlers {
   /** Resolves the next job's promise; set to hold jobs running. */
   hold?: Promise<void>;
 
-  async fetch(_track: Track, job: FetchJob): Promise<FetchOutcome> {
+  async fetch(_track: Track, job: FetchJob): Promise<JobOutcome> {
     this.jobs.push(job);
     await this.hold;
     return {
       result: 'fetched',
       revision: SHA,
-      next: {
-        type: 'sync',
-        track: job.track,
-        revision: SHA,
-        resolvedAt: new Date().toISOString(),
-        trigger: job.trigger,
-      },
+      next: [
+        {
+          type: 'sync',
+          track: job.track,
+          revision: SHA,
+          resolvedAt: new Date().toISOString(),
+          trigger: job.trigger,
+        },
+      ],
     };
   }
 

@@ -344,7 +344,8 @@ describe('serverless package', () => {
     const sends = (fn: FunctionName) => resourcesFor(fn, 'sqs:SendMessage').sort();
     assert.deepEqual(sends('webhook'), [queueArn('FetchQueue')]);
     assert.deepEqual(sends('fetch'), [queueArn('ApplyQueue')]);
-    assert.deepEqual(sends('apply'), []);
+    // Apply queues only syncs of dependents it made Ready for, onto its own queue.
+    assert.deepEqual(sends('apply'), [queueArn('ApplyQueue')]);
     assert.deepEqual(
       sends('drift'),
       [queueArn('ApplyQueue'), queueArn('FailedInvocationsQueue'), queueArn('FetchQueue')].sort(),
