@@ -9,9 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runApplyJob, type RunApplyJobDeps } from '../../src/aws/run-apply-job.ts';
+import type { CliContext } from '../../src/cli/context.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Config } from '../../src/config/types.ts';
 import type { GitSource } from '../../src/source/ports.ts';
+import { useCaseHandlers } from '../../src/serve/use-case-handlers.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { SyncResult } from '../../src/sync/apply-revision.ts';
 import { fetchTrack } from '../../src/sync/fetch-track.ts';
@@ -125,5 +127,41 @@ describe('resuming dependents', () => {
 
     // Assess
     assert.deepEqual(queued, []);
+  });
+
+  it("serve: a sync's outcome names the waiting dependent's sync as its next job", async () => {
+    // Prepare: a fresh store where app waits for base.
+    const serveStore = new FsStore({ path: join(dir, 'serve') });
+    const ctx: CliContext = {
+      config,
+      artifacts: serveStore,
+      state: serveStore,
+      source: async () => gitWith(SHA.base, 'x'),
+      cluster: async () => new InMemoryCluster(),
+      close: () => undefined,
+    };
+    const handlers = useCaseHandlers(ctx);
+    const trackOf = (name: string) => config.tracks.find((t) => t.name === name)!;
+    const appFetch = await handlers.fetch(trackOf('app'), {
+      type: 'fetch',
+      track: 'app',
+      trigger: 'webhook',
+    });
+    await handlers.sync(trackOf('app'), appFetch.next![0]!);
+    const baseFetch = await handlers.fetch(trackOf('base'), {
+      type: 'fetch',
+      track: 'base',
+      trigger: 'webhook',
+    });
+
+    // Act
+    const outcome = await handlers.sync(trackOf('base'), baseFetch.next![0]!);
+
+    // Assess
+    assert.equal(outcome.result, 'applied');
+    assert.deepEqual(
+      outcome.next?.map((job) => [job.track, job.revision]),
+      [['app', SHA.base]],
+    );
   });
 });
