@@ -67,3 +67,8 @@ export async function credentialsFor(
 function stripLineEnd(value: string): string {
   return value.replace(/\r?\n$/, '');
 }
+
+/** The value of an HTTP `Authorization` header carrying `credentials` (basic auth, UTF-8). */
+export function basicAuthorization({ username, password }: BasicCredentials): string {
+  return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+}

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import git, { type CommitObject, type TagObject } from 'isomorphic-git';
-import { PackReader, type PackedObject } from './pack-reader.ts';
+import { PackReader, type ExternalReader, type PackedObject } from './pack-reader.ts';
 import type { ObjectReader, TreeEntry } from './read-tree-files.ts';
 
 /** A repository on disk; `cache` is isomorphic-git's object cache, shared by the calls of one operation. */
@@ -53,7 +53,38 @@ const MAX_EXTERNAL_HOPS = 50;
  * come from the packs directly; whatever the pack reader cannot give goes
  * through isomorphic-git as before.
  */
-export function objectReader({ gitdir, cache }: GitDir): ObjectReader {
+export function objectReader(dir: GitDir): ObjectReader {
+  const { gitdir, cache } = dir;
+  const { packed } = packedObjects(dir);
+  return {
+    async readTree(oid) {
+      const { tree } = await git.readTree({ fs, gitdir, oid, cache });
+      return tree as TreeEntry[];
+    },
+    async readBlob(oid) {
+      const found = await packed(oid);
+      if (found?.type === 'blob') return found.object;
+      const { blob } = await git.readBlob({ fs, gitdir, oid, cache });
+      return blob;
+    },
+  };
+}
+
+/**
+ * Any object of the repository as it is now (its packs are listed on the
+ * first read), undefined when it has none: for the external bases of a
+ * thin pack being indexed (see pack-index.ts).
+ */
+export function repositoryObjects(dir: GitDir): ExternalReader {
+  const { packed, viaGit } = packedObjects(dir);
+  return async (oid) => (await packed(oid)) ?? (await viaGit(oid));
+}
+
+/** Reads from the packs (thin-pack bases from anywhere) and, as a fallback, through isomorphic-git. */
+function packedObjects({ gitdir, cache }: GitDir): {
+  packed: ExternalReader;
+  viaGit: ExternalReader;
+} {
   let packs: Promise<PackReader> | undefined;
   const viaGit = async (oid: string): Promise<PackedObject | undefined> => {
     try {
@@ -75,16 +106,5 @@ export function objectReader({ gitdir, cache }: GitDir): ObjectReader {
       async (base) => (await packed(base, hops + 1)) ?? (await viaGit(base)),
     );
   };
-  return {
-    async readTree(oid) {
-      const { tree } = await git.readTree({ fs, gitdir, oid, cache });
-      return tree as TreeEntry[];
-    },
-    async readBlob(oid) {
-      const found = await packed(oid, 0);
-      if (found?.type === 'blob') return found.object;
-      const { blob } = await git.readBlob({ fs, gitdir, oid, cache });
-      return blob;
-    },
-  };
+  return { packed: (oid) => packed(oid, 0), viaGit };
 }

@@ -8,8 +8,9 @@
  * - file:// URLs and local paths: read in place, nothing cloned or written.
  * - SSH is refused (isomorphic-git has no SSH transport).
  *
- * Credentials come from `readSecret` for each call and go only into
- * isomorphic-git's `onAuth`: never into URLs, cache keys, logs or messages.
+ * Credentials come from `readSecret` for each call and go only into the
+ * `Authorization` header of requests to the repository: never into URLs,
+ * cache keys, logs or messages.
  */
 import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
@@ -22,7 +23,6 @@ import { LocalRepository } from './local-repository.ts';
 import { RemoteRepository } from './remote-repository.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
-import { withThinPack } from './thin-pack.ts';
 
 const FULL_SHA = /^[0-9a-f]{40}$/i;
 
@@ -31,7 +31,7 @@ export interface GitSourceOptions {
   readonly cacheDir: string;
   /** Reads the secret of a track's `auth`. */
   readonly readSecret: SecretReader;
-  /** isomorphic-git HTTP client; default `isomorphic-git/http/node`. */
+  /** HTTP client (isomorphic-git's shape), for ref listing and fetches; default `isomorphic-git/http/node`. */
   readonly http?: HttpClient;
   /** Base of relative local repository paths; default the process' working directory. */
   readonly cwd?: string;
@@ -39,7 +39,7 @@ export interface GitSourceOptions {
 
 /** Creates the Git source; see the module comment for what it does with each kind of repository. */
 export function createGitSource(options: GitSourceOptions): GitSource {
-  const http = withThinPack(options.http ?? httpNode);
+  const http = options.http ?? httpNode;
   const queue = new KeyQueue();
   const cwd = options.cwd ?? process.cwd();
 

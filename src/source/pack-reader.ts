@@ -13,7 +13,7 @@
  * falls back to isomorphic-git, which then behaves (and fails) as before:
  * loose objects, objects in no pack, a malformed or version-1 index, a pack
  * whose checksum does not match its index. A ref-delta base outside its
- * pack (a thin pack's base, see thin-pack.ts) is asked of the caller's
+ * pack (a thin pack's base, see upload-pack.ts) is asked of the caller's
  * {@link ExternalReader}.
  */
 import { createHash } from 'node:crypto';

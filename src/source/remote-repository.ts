@@ -1,34 +1,50 @@
 /**
  * A repository reached over smart HTTP: refs are listed with one ls-refs
- * call, commits are fetched shallow (depth 1, one ref or sha, no tags) into a
- * bare cache repository that later fetches reuse, and trees are read from
- * the cache's objects.
+ * call (isomorphic-git), commits are fetched shallow (depth 1, one sha, no
+ * tags; see upload-pack.ts) into a bare cache repository that later fetches
+ * reuse, and trees are read from the cache's objects.
  *
  * Cache layout (`<cacheDir>/<cacheKey>/`, a bare repository):
  * - `refs/driftless/tracks/<track>`: the last commit read for a track, and
  *   `refs/driftless/last`: the last commit fetched at all. The next fetch
  *   names one of them as a `have`, so the server sends only what changed.
- * - every fetch adds a pack, possibly thin (see thin-pack.ts); nothing is
- *   garbage-collected, so past commits stay readable until the cache holds
- *   {@link MAX_PACKS} packs and is started over.
+ * - every fetch adds a pack, possibly thin, indexed by pack-index.ts;
+ *   nothing is garbage-collected, so past commits stay readable until the
+ *   cache holds {@link MAX_PACKS} packs and is started over.
+ * - `shallow`: the commits whose parents the cache lacks, as git keeps it;
+ *   isomorphic-git reads it, and the server is told of it on every fetch.
+ *
+ * Basic credentials, when the track has some, are sent with the first
+ * request of each exchange: no round trip is spent on a 401 challenge.
  */
 import fs from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { RevisionFile } from '../render/types.ts';
 import type { ResolvedRevision } from './ports.ts';
-import type { BasicCredentials } from './credentials.ts';
+import { basicAuthorization, type BasicCredentials } from './credentials.ts';
 import { GitFetchError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
 import { translateGitError } from './git-errors.ts';
-import { objectReader, peelObject, type GitDir, type PeeledObject } from './git-objects.ts';
+import {
+  objectReader,
+  peelObject,
+  repositoryObjects,
+  type GitDir,
+  type PeeledObject,
+} from './git-objects.ts';
 import type { KeyQueue } from './key-queue.ts';
+import { storePack } from './pack-index.ts';
 import { readTreeFiles } from './read-tree-files.ts';
 import type { RemoteLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
+import { fetchPack, UnknownWantError } from './upload-pack.ts';
 
 /** Packs a cache may hold before it is started over (see openCache). */
 const MAX_PACKS = 100;
+
+/** Commits of history fetched: the tree of one commit is all a track reads. */
+const DEPTH = 1;
 
 const LAST_FETCHED_REF = 'refs/driftless/last';
 const TRACK_REF_PREFIX = 'refs/driftless/tracks/';
@@ -110,53 +126,64 @@ export class RemoteRepository {
 
   /**
    * Fetches commit `sha`, depth 1. Git servers over HTTP serve any commit
-   * reachable from a ref by sha; a server that does not answers without it
-   * (isomorphic-git reports no error), and then the ref whose tip is `sha`,
-   * if there is one, is fetched instead.
+   * reachable from a ref by sha; one that does not (`not our ref`) is asked
+   * for the ref whose tip is `sha` instead, if there is one.
    */
   private async fetchSha(dir: GitDir, sha: string): Promise<PeeledObject> {
-    await this.fetch(dir, sha);
-    const found = await peelObject(dir, sha);
-    if (found.kind !== 'missing') return found;
+    if (await this.fetch(dir, sha)) return peelObject(dir, sha);
     const tip = (await this.listRefs()).find((entry) => (entry.peeled ?? entry.oid) === sha);
-    if (!tip) return found;
-    await this.fetch(dir, tip.ref);
+    // The sha itself was refused, so only a different advertised oid is worth a try: an
+    // annotated tag's, whose fetch brings the commit it points to.
+    if (tip && tip.oid !== sha) await this.fetch(dir, tip.oid);
     return peelObject(dir, sha);
   }
 
-  /** One shallow, single-ref fetch of `remoteRef` (a full ref or a sha), offering our last commit as a `have`. */
-  private async fetch(dir: GitDir, remoteRef: string): Promise<void> {
-    const have = await this.haveRef(dir);
+  /**
+   * One shallow fetch of commit or tag `want`, offering our last commit as a
+   * `have`: the pack is indexed and stored, and the `shallow` file updated.
+   * False when the server does not serve `want` by its sha.
+   */
+  private async fetch(dir: GitDir, want: string): Promise<boolean> {
+    const have = await this.haveCommit(dir);
+    const shallow = await readShallow(dir.gitdir);
+    let result;
     try {
-      await git.fetch({
-        fs,
+      result = await fetchPack({
         http: this.options.http,
-        gitdir: dir.gitdir,
-        cache: dir.cache,
         url: this.options.location.url,
-        remote: 'origin',
-        remoteRef,
-        // With singleBranch, isomorphic-git sends `ref` (a local ref) as its only `have`.
-        ...(have ? { ref: have } : {}),
-        singleBranch: true,
-        depth: 1,
-        tags: false,
-        ...this.auth(),
+        credentials: this.options.credentials,
+        want,
+        have,
+        shallow: [...shallow],
+        depth: DEPTH,
       });
     } catch (error) {
+      if (error instanceof UnknownWantError) return false;
       throw translateGitError(error, this.options.context, this.authenticated);
     }
+    try {
+      if (result.pack.length > 0) {
+        await storePack(dir.gitdir, result.pack, repositoryObjects(dir));
+      }
+      // As git does: the server's new boundaries in, the commits it completed out.
+      for (const oid of result.shallow) shallow.add(oid);
+      for (const oid of result.unshallow) shallow.delete(oid);
+      await writeShallow(dir.gitdir, shallow);
+    } catch (error) {
+      throw new GitFetchError(
+        `storing what ${this.options.location.display} sent failed: ${messageOf(error)}`,
+        { ...this.options.context, cause: error },
+      );
+    }
+    return true;
   }
 
   /** The best local commit to offer as common history: this track's last, else the cache's last. */
-  private async haveRef(dir: GitDir): Promise<string | undefined> {
+  private async haveCommit(dir: GitDir): Promise<string | undefined> {
     const candidates = [this.trackRef, LAST_FETCHED_REF].filter((ref): ref is string => !!ref);
     for (const ref of candidates) {
-      const exists = await git.resolveRef({ fs, gitdir: dir.gitdir, ref }).then(
-        () => true,
-        () => false,
-      );
-      if (exists) return ref;
+      const oid = await git.resolveRef({ fs, gitdir: dir.gitdir, ref }).catch(() => undefined);
+      if (oid) return oid;
     }
     return undefined;
   }
@@ -209,16 +236,6 @@ export class RemoteRepository {
       }
       await mkdir(gitdir, { recursive: true });
       if (!fs.existsSync(join(gitdir, 'HEAD'))) await git.init({ fs, gitdir, bare: true });
-      const fetchSpec = await git.getConfig({ fs, gitdir, path: 'remote.origin.fetch' });
-      if (!fetchSpec) {
-        // isomorphic-git's fetch needs a refspec; the URL itself is passed on every fetch.
-        await git.setConfig({
-          fs,
-          gitdir,
-          path: 'remote.origin.fetch',
-          value: '+refs/heads/*:refs/remotes/origin/*',
-        });
-      }
     } catch (error) {
       throw new GitFetchError(`cannot prepare the Git cache ${gitdir}: ${messageOf(error)}`, {
         ...this.options.context,
@@ -233,18 +250,36 @@ export class RemoteRepository {
   }
 
   /**
-   * isomorphic-git's auth callbacks: credentials are sent only when the
-   * server asks (401), and a second 401 fails instead of retrying forever.
+   * Credentials for isomorphic-git (ls-refs): sent up front as a header, so
+   * no round trip is spent on a 401; a refused one fails at once (HTTP 401).
    */
-  private auth(): { onAuth?: () => BasicCredentials } {
+  private auth(): { headers?: Record<string, string> } {
     const credentials = this.options.credentials;
-    return credentials ? { onAuth: () => ({ ...credentials }) } : {};
+    return credentials ? { headers: { Authorization: basicAuthorization(credentials) } } : {};
   }
 }
 
 async function packCount(gitdir: string): Promise<number> {
   const names = await readdir(join(gitdir, 'objects', 'pack')).catch(() => []);
   return names.filter((name) => name.endsWith('.idx')).length;
+}
+
+/** The commits of `gitdir`'s `shallow` file. */
+async function readShallow(gitdir: string): Promise<Set<string>> {
+  const text = await readFile(join(gitdir, 'shallow'), 'utf8').catch(() => '');
+  return new Set(text.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line)));
+}
+
+/** Writes `gitdir`'s `shallow` file (sorted, as git writes it), removing it when empty. */
+async function writeShallow(gitdir: string, oids: ReadonlySet<string>): Promise<void> {
+  const path = join(gitdir, 'shallow');
+  if (oids.size === 0) {
+    await rm(path, { force: true });
+    return;
+  }
+  const temporary = `${path}.lock`;
+  await writeFile(temporary, [...oids].sort().join('\n') + '\n');
+  await rename(temporary, path);
 }
 
 function messageOf(error: unknown): string {

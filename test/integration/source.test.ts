@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,12 +15,14 @@ import type { HttpClient } from 'isomorphic-git';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import {
   GitAuthError,
+  GitFetchError,
   GitRefAmbiguousError,
   GitRefNotFoundError,
   GitRepositoryError,
   SubPathError,
 } from '../../src/source/errors.ts';
 import { createGitSource } from '../../src/source/git-source.ts';
+import { indexPack } from '../../src/source/pack-index.ts';
 import type { GitSource, TrackSource } from '../../src/source/ports.ts';
 import type { RevisionFile } from '../../src/render/types.ts';
 import {
@@ -107,6 +109,24 @@ function countingHttp(): { http: HttpClient; packBytes: () => number } {
           }
         }
         return { ...response, body: counted() };
+      },
+    },
+  };
+}
+
+/** An HTTP client that records every request: method, path and query, and the status answered. */
+function recordingHttp(): { http: HttpClient; requests: string[] } {
+  const requests: string[] = [];
+  return {
+    requests,
+    http: {
+      async request(request) {
+        const response = await httpNode.request(request);
+        const url = new URL(request.url);
+        requests.push(
+          `${request.method ?? 'GET'} ${url.pathname}${url.search} ${response.statusCode}`,
+        );
+        return response;
       },
     },
   };
@@ -473,6 +493,145 @@ describe('the Git source over HTTP', () => {
     assert.deepEqual(contents(read), {
       'deploy/big.yaml': edited.join('\n'),
       'deploy/small.yaml': 'a: 1\n',
+    });
+  });
+
+  it('fetches a one-file change as a thin pack, stores it whole, and keeps the shallow file as git does', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 50; i++) {
+      files[`deploy/config-${i}.yaml`] = Array.from(
+        { length: 40 },
+        (_, line) => `key${line}: ${randomBytes(8).toString('hex')}`,
+      ).join('\n');
+    }
+    const first = await pushFiles(repository, files);
+    const cacheDir = scratchDir('cache');
+    const track = trackOf(repository, { subPath: 'deploy' });
+    const before = sourceFor(basicSecret(repository), { cacheDir }).source;
+    await before.readFiles(track, (await before.resolve(track)).revision);
+    const gitdir = join(cacheDir, (await readdir(cacheDir))[0]!);
+    const packDir = join(gitdir, 'objects', 'pack');
+    const packsBefore = new Set(await readdir(packDir));
+    const changed = `${files['deploy/config-7.yaml']!}\nadded: 1`;
+    const second = await pushFiles(repository, { 'deploy/config-7.yaml': changed });
+    const next = sourceFor(basicSecret(repository), { cacheDir }).source;
+
+    // Act
+    const read = await next.readFiles(track, (await next.resolve(track)).revision);
+
+    // Assess
+    assert.deepEqual(contents(read), { ...files, 'deploy/config-7.yaml': changed });
+    const added = (await readdir(packDir)).filter((name) => !packsBefore.has(name));
+    assert.deepEqual(added.map((name) => name.replace(/^pack-[0-9a-f]{40}/, '')).sort(), [
+      '.idx',
+      '.pack',
+    ]);
+    const pack = await readFile(
+      join(
+        packDir,
+        added.find((name) => name.endsWith('.pack'))!,
+      ),
+    );
+    // Thin: the commit, two trees and the changed blob came, nothing of the unchanged files;
+    // the bases of their deltas were appended from the cache, so the pack stands alone.
+    const objects = pack.readUInt32BE(8);
+    assert.ok(objects > 4 && objects <= 7, `the stored pack holds ${objects} objects`);
+    assert.equal((await indexPack(pack, async () => undefined)).appended, 0);
+    const shallow = (await readFile(join(gitdir, 'shallow'), 'utf8')).trim().split('\n');
+    assert.deepEqual(shallow, [first, second].sort());
+  });
+
+  it('reads a file reverted to an earlier version after incremental fetches', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const original = Array.from({ length: 300 }, (_, line) => `key${line}: value-${line}`);
+    const edited = [...original];
+    edited[150] = 'key150: edited';
+    const cacheDir = scratchDir('cache');
+    const track = trackOf(repository, { subPath: 'deploy' });
+    const readLatest = async (): Promise<Record<string, string>> => {
+      const source = sourceFor(basicSecret(repository), { cacheDir }).source;
+      return contents(await source.readFiles(track, (await source.resolve(track)).revision));
+    };
+    await pushFiles(repository, { 'deploy/a.yaml': original.join('\n') });
+    await readLatest();
+    await pushFiles(repository, { 'deploy/a.yaml': edited.join('\n') });
+    await readLatest();
+    // Back to the first version: the server may send it as a delta against the edited one.
+    await pushFiles(repository, { 'deploy/a.yaml': original.join('\n') });
+
+    // Act
+    const read = await readLatest();
+
+    // Assess
+    assert.deepEqual(read, { 'deploy/a.yaml': original.join('\n') });
+    // Every pack stands alone: kept thin, the last two would be deltas against each other's
+    // objects, and which a reader took first would decide whether it went round in circles.
+    const packDir = join(cacheDir, (await readdir(cacheDir))[0]!, 'objects', 'pack');
+    const packs = (await readdir(packDir)).filter((name) => name.endsWith('.pack'));
+    assert.equal(packs.length, 3);
+    for (const name of packs) {
+      const pack = await readFile(join(packDir, name));
+      assert.equal((await indexPack(pack, async () => undefined)).appended, 0);
+    }
+  });
+
+  it('sends the credentials up front: no request is answered 401', async () => {
+    // Prepare
+    const repository = await newRepository();
+    await pushFiles(repository, { 'deploy/a.yaml': 'a: 1\n' });
+    const recorder = recordingHttp();
+    const { source } = sourceFor(basicSecret(repository), { http: recorder.http });
+    const track = trackOf(repository);
+    const path = new URL(repository.url).pathname;
+
+    // Act
+    const resolved = await source.resolve(track);
+    await source.readFiles(track, resolved.revision);
+
+    // Assess
+    assert.deepEqual(recorder.requests, [
+      // resolve: ls-refs over protocol v2 (isomorphic-git)
+      `GET ${path}/info/refs?service=git-upload-pack 200`,
+      `POST ${path}/git-upload-pack 200`,
+      // readFiles: the shallow fetch over protocol v0
+      `GET ${path}/info/refs?service=git-upload-pack 200`,
+      `POST ${path}/git-upload-pack 200`,
+    ]);
+  });
+
+  it('fails a fetch with a wrong password or of a missing repository as before', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const sha = await pushFiles(repository, { 'a.yaml': 'a: 1\n' });
+    const wrongPassword = `wrong-${randomBytes(8).toString('hex')}`;
+    const wrong = sourceFor(`${repository.username}:${wrongPassword}`).source;
+    const right = sourceFor(basicSecret(repository)).source;
+    const missingUrl = repository.url.replace(/\.git$/, '-missing.git');
+
+    // Act (run by assert.rejects one after the other: neither rejection goes unhandled)
+    const refused = (): Promise<unknown> => wrong.readFiles(trackOf(repository), sha);
+    const missing = (): Promise<unknown> => right.readFiles(trackOf(missingUrl), sha);
+
+    // Assess
+    await assert.rejects(refused, (error: unknown) => {
+      assert.ok(error instanceof GitAuthError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": authentication failed for ${repository.url} (check the track's auth secret)`,
+      );
+      assert.ok(!`${error.stack} ${JSON.stringify(error)}`.includes(wrongPassword));
+      return true;
+    });
+    await assert.rejects(missing, (error: unknown) => {
+      assert.ok(error instanceof GitFetchError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": repository ${missingUrl} not found (HTTP 404; check the URL and that the credentials can read it)`,
+      );
+      return true;
     });
   });
 

@@ -12,7 +12,13 @@ import {
   cacheIdentity,
 } from '../../src/source/repository-location.ts';
 import { classifyReference, selectRef, type RefEntry } from '../../src/source/select-ref.ts';
-import { addThinPack, v1Capabilities } from '../../src/source/thin-pack.ts';
+import {
+  parseCapabilities,
+  parseUploadPackResponse,
+  UnknownWantError,
+  UploadPackError,
+  uploadPackRequest,
+} from '../../src/source/upload-pack.ts';
 
 const CONTEXT = { track: 'web', repository: 'https://git.example.com/org/repo.git' };
 const SHA = (digit: string): string => digit.repeat(40);
@@ -333,47 +339,94 @@ describe('the per-directory queue', () => {
   });
 });
 
-describe('thin-pack requests', () => {
-  const pkt = (payload: string): string =>
-    (payload.length + 4).toString(16).padStart(4, '0') + payload;
+describe('the upload-pack exchange', () => {
+  const pkt = (payload: string | Buffer): Buffer => {
+    const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'latin1');
+    return Buffer.concat([
+      Buffer.from((bytes.length + 4).toString(16).padStart(4, '0'), 'latin1'),
+      bytes,
+    ]);
+  };
+  const band = (number: number, data: string | Buffer): Buffer =>
+    pkt(Buffer.concat([Buffer.from([number]), Buffer.from(data)]));
+  const FLUSH = Buffer.from('0000', 'latin1');
 
-  it('adds thin-pack to the first want line and fixes its length', () => {
+  it('asks for one commit, depth 1, with our shallow commits and one have', () => {
     // Prepare
-    const want = pkt(`want ${SHA('a')} multi_ack_detailed side-band-64k ofs-delta\n`);
-    const rest = `${pkt('deepen 1\n')}0000${pkt('done\n')}`;
+    const request = { want: SHA('a'), have: SHA('b'), shallow: [SHA('c')], depth: 1 };
 
     // Act
-    const body = Buffer.from(addThinPack(Buffer.from(want + rest, 'latin1'))).toString('latin1');
+    const body = uploadPackRequest(request, ['thin-pack', 'ofs-delta', 'agent=driftless']);
 
     // Assess
     assert.equal(
-      body,
-      pkt(`want ${SHA('a')} multi_ack_detailed side-band-64k ofs-delta thin-pack\n`) + rest,
+      body.toString('latin1'),
+      `0056want ${SHA('a')} thin-pack ofs-delta agent=driftless\n` +
+        `0035shallow ${SHA('c')}\n000ddeepen 1\n0000` +
+        `0032have ${SHA('b')}\n0009done\n`,
     );
   });
 
-  it('leaves other bodies alone', () => {
+  it('reads the capabilities of a v0/v1 advertisement, with or without the service line', () => {
     // Prepare
-    const lsRefs = Buffer.from(`${pkt('command=ls-refs\n')}0000`, 'latin1');
+    const refs = Buffer.concat([
+      pkt(`${SHA('1')} HEAD\0multi_ack thin-pack side-band-64k shallow\n`),
+      pkt(`${SHA('1')} refs/heads/main\n`),
+      FLUSH,
+    ]);
+    const withService = Buffer.concat([pkt('# service=git-upload-pack\n'), FLUSH, refs]);
+    const v2 = Buffer.concat([pkt('# service=git-upload-pack\n'), FLUSH, pkt('version 2\n')]);
 
     // Act
-    const body = addThinPack(lsRefs);
+    const fromV1 = parseCapabilities(withService);
+    const bare = parseCapabilities(refs);
 
     // Assess
-    assert.deepEqual(Buffer.from(body), lsRefs);
+    assert.deepEqual([...fromV1], ['multi_ack', 'thin-pack', 'side-band-64k', 'shallow']);
+    assert.deepEqual(bare, fromV1);
+    assert.throws(() => parseCapabilities(v2), UploadPackError);
   });
 
-  it('reads capabilities from a v1 advertisement and none from v2', () => {
+  it('splits the answer into shallow updates and the side-band-1 pack, skipping progress', () => {
     // Prepare
-    const v1 = `${pkt('# service=git-upload-pack\n')}0000${pkt(`${SHA('1')} HEAD\0multi_ack thin-pack side-band\n`)}0000`;
-    const v2 = `${pkt('# service=git-upload-pack\n')}0000${pkt('version 2\n')}${pkt('ls-refs\n')}0000`;
+    const response = Buffer.concat([
+      pkt(`shallow ${SHA('a')}\n`),
+      pkt(`unshallow ${SHA('b')}\n`),
+      FLUSH,
+      pkt(`ACK ${SHA('b')}\n`),
+      band(2, 'Counting objects: 3\r'),
+      band(1, 'PACK'),
+      band(1, Buffer.from([0, 1, 2])),
+      FLUSH,
+    ]);
 
     // Act
-    const fromV1 = v1Capabilities(Buffer.from(v1, 'latin1'));
-    const fromV2 = v1Capabilities(Buffer.from(v2, 'latin1'));
+    const result = parseUploadPackResponse(response, true);
 
     // Assess
-    assert.deepEqual(fromV1, ['multi_ack', 'thin-pack', 'side-band']);
-    assert.equal(fromV2, undefined);
+    assert.deepEqual(result.shallow, [SHA('a')]);
+    assert.deepEqual(result.unshallow, [SHA('b')]);
+    assert.deepEqual(result.pack, Buffer.concat([Buffer.from('PACK'), Buffer.from([0, 1, 2])]));
+  });
+
+  it("raises the server's errors: an unknown want apart, band 3 as the server put it", () => {
+    // Prepare
+    const notOurRef = Buffer.concat([pkt(`ERR upload-pack: not our ref ${SHA('f')}`)]);
+    const fatal = Buffer.concat([pkt('NAK\n'), band(3, 'fatal: out of memory\n'), FLUSH]);
+    const truncated = Buffer.from('00', 'latin1');
+
+    // Act
+    const unknown = (): unknown => parseUploadPackResponse(notOurRef, true);
+    const failed = (): unknown => parseUploadPackResponse(fatal, true);
+    const broken = (): unknown => parseUploadPackResponse(truncated, true);
+
+    // Assess
+    assert.throws(unknown, UnknownWantError);
+    assert.throws(failed, (error: unknown) => {
+      assert.ok(error instanceof UploadPackError && !(error instanceof UnknownWantError));
+      assert.equal(error.message, 'the server reported: fatal: out of memory');
+      return true;
+    });
+    assert.throws(broken, UploadPackError);
   });
 });

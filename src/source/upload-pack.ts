@@ -1,0 +1,255 @@
+/**
+ * One shallow fetch over Git's smart HTTP protocol (v0/v1, stateless):
+ * the pack holding one commit, its tree and blobs, minus what a `have`
+ * commit already gives us.
+ *
+ * Two requests:
+ * 1. GET `<url>/info/refs?service=git-upload-pack`: the ref advertisement,
+ *    read for the server's capabilities only.
+ * 2. POST `<url>/git-upload-pack`: `want <sha> <capabilities>`, our shallow
+ *    commits, `deepen <depth>`, a flush, `have <sha>`, `done`. The answer:
+ *    the shallow-info section (`shallow`/`unshallow` lines, flush), `NAK` or
+ *    `ACK <sha>`, then the pack multiplexed on side-band 1 (band 2 is
+ *    progress, band 3 a fatal error).
+ *
+ * Basic credentials, when the track has some, go on both requests up front:
+ * no round trip is spent on a 401 challenge. HTTP goes through the same
+ * isomorphic-git {@link HttpClient} as the ref listing, and HTTP failures
+ * are raised as isomorphic-git's HttpError, so git-errors.ts translates
+ * both alike.
+ *
+ * Capabilities asked for, when offered: `thin-pack` (for a shallow want
+ * the server leaves out the objects of the `have` commit only in a thin
+ * pack; see pack-index.ts), `ofs-delta`, `side-band-64k`, `shallow`,
+ * `no-progress`. Not `multi_ack`: with one `have` and `done` in one
+ * request there is nothing to negotiate.
+ */
+import git, { type GitHttpResponse, type HttpClient } from 'isomorphic-git';
+import { basicAuthorization, type BasicCredentials } from './credentials.ts';
+
+const SERVICE = 'git-upload-pack';
+const AGENT = 'driftless';
+/** Capabilities we use, in the order sent; `agent=` is added. */
+const WANTED_CAPABILITIES = ['thin-pack', 'ofs-delta', 'side-band-64k', 'shallow', 'no-progress'];
+const FLUSH = '0000';
+const OID = /^[0-9a-f]{40}$/;
+
+export interface UploadPackRequest {
+  readonly http: HttpClient;
+  /** The repository URL, without credentials. */
+  readonly url: string;
+  readonly credentials: BasicCredentials | undefined;
+  /** The commit to fetch. */
+  readonly want: string;
+  /** A commit the repository has (with its whole tree), offered as common history. */
+  readonly have: string | undefined;
+  /** The repository's shallow commits (its `shallow` file), so the server knows where its history stops. */
+  readonly shallow: readonly string[];
+  /** How many commits of history to fetch. */
+  readonly depth: number;
+}
+
+export interface UploadPackResult {
+  /** The pack (possibly thin), checksum included; empty when the server sent none. */
+  readonly pack: Buffer;
+  /** Commits the server made shallow boundaries: their parents were not sent. */
+  readonly shallow: readonly string[];
+  /** Shallow commits of ours whose parents the pack now holds. */
+  readonly unshallow: readonly string[];
+}
+
+/** The server refused the fetch or broke the protocol; the message is the server's when it gave one. */
+export class UploadPackError extends Error {
+  override readonly name: string = 'UploadPackError';
+}
+
+/** The server does not serve the wanted commit (`not our ref`): unknown, or not reachable from a ref. */
+export class UnknownWantError extends UploadPackError {
+  override readonly name = 'UnknownWantError';
+}
+
+/** Fetches the pack of `request.want`; see the module comment for the exchange. */
+export async function fetchPack(request: UploadPackRequest): Promise<UploadPackResult> {
+  const base = request.url.replace(/\/+$/, '');
+  const authorization = request.credentials && {
+    authorization: basicAuthorization(request.credentials),
+  };
+  const advertisement = await send(request.http, {
+    method: 'GET',
+    url: `${base}/info/refs?service=${SERVICE}`,
+    headers: { ...authorization, 'user-agent': `git/${AGENT}` },
+  });
+  const offered = parseCapabilities(advertisement);
+  const capabilities = [
+    ...WANTED_CAPABILITIES.filter((capability) => offered.has(capability)),
+    `agent=${AGENT}`,
+  ];
+  if (!offered.has('shallow') && request.depth > 0) {
+    throw new UploadPackError('the server does not support shallow fetches');
+  }
+  const body = uploadPackRequest(request, capabilities);
+  const response = await send(request.http, {
+    method: 'POST',
+    url: `${base}/${SERVICE}`,
+    headers: {
+      ...authorization,
+      'user-agent': `git/${AGENT}`,
+      'content-type': `application/x-${SERVICE}-request`,
+      accept: `application/x-${SERVICE}-result`,
+    },
+    // One buffer, not a stream: isomorphic-git's node client then sends a
+    // Content-Length, which some hosts (AWS CodeCommit) insist on. Its own
+    // fetch passes an array the same way, whatever the type says.
+    body: [body] as unknown as AsyncIterableIterator<Uint8Array>,
+  });
+  return parseUploadPackResponse(response, offered.has('side-band-64k'));
+}
+
+/** The body of the POST: pkt-lines, see the module comment. */
+export function uploadPackRequest(
+  request: Pick<UploadPackRequest, 'want' | 'have' | 'shallow' | 'depth'>,
+  capabilities: readonly string[],
+): Buffer {
+  const lines = [pktLine(`want ${request.want} ${capabilities.join(' ')}\n`)];
+  for (const oid of request.shallow) lines.push(pktLine(`shallow ${oid}\n`));
+  if (request.depth > 0) lines.push(pktLine(`deepen ${request.depth}\n`));
+  lines.push(FLUSH);
+  if (request.have) lines.push(pktLine(`have ${request.have}\n`));
+  lines.push(pktLine('done\n'));
+  return Buffer.from(lines.join(''), 'latin1');
+}
+
+/**
+ * The capabilities of a v0/v1 ref advertisement: after the NUL of the first
+ * ref line (`<oid> <ref>\0<capabilities>`), which follows the optional
+ * `# service=` line and its flush.
+ */
+export function parseCapabilities(advertisement: Buffer): Set<string> {
+  const reader = new PktReader(advertisement);
+  let line = reader.next();
+  if (line?.toString('latin1').startsWith('# service=')) {
+    reader.next(); // its flush
+    line = reader.next();
+  }
+  const text = line?.toString('latin1') ?? '';
+  if (text.startsWith('ERR ')) throw new UploadPackError(text.slice(4).trim());
+  if (text.startsWith('version 2')) {
+    throw new UploadPackError('the server answered with protocol v2 unasked');
+  }
+  const nul = text.indexOf('\0');
+  if (nul < 0) throw new UploadPackError('the ref advertisement lists no capabilities');
+  return new Set(
+    text
+      .slice(nul + 1)
+      .trim()
+      .split(' ')
+      .filter(Boolean),
+  );
+}
+
+/** Splits the POST's answer into the shallow updates and the pack; see the module comment. */
+export function parseUploadPackResponse(response: Buffer, sideBand: boolean): UploadPackResult {
+  const reader = new PktReader(response);
+  const shallow: string[] = [];
+  const unshallow: string[] = [];
+  // Shallow-info (sent for a deepen request), then NAK or ACK.
+  for (;;) {
+    const line = reader.next();
+    if (line === undefined)
+      throw new UploadPackError('the server ended its answer before the pack');
+    if (line === FLUSH_LINE) continue; // the end of the shallow-info section
+    const text = line.toString('latin1').replace(/\n$/, '');
+    const [keyword, oid] = text.split(' ');
+    if (keyword === 'shallow' && oid && OID.test(oid)) shallow.push(oid);
+    else if (keyword === 'unshallow' && oid && OID.test(oid)) unshallow.push(oid);
+    else if (keyword === 'NAK' || keyword === 'ACK') break;
+    else if (keyword === 'ERR') throw serverError(text.slice(4));
+    else throw new UploadPackError(`unexpected line from the server: ${JSON.stringify(text)}`);
+  }
+  if (!sideBand) return { pack: Buffer.from(reader.rest()), shallow, unshallow };
+  const pack: Buffer[] = [];
+  for (;;) {
+    const line = reader.next();
+    if (line === undefined || line === FLUSH_LINE) break;
+    const band = line[0];
+    if (band === 1) pack.push(line.subarray(1));
+    else if (band === 3) throw serverError(line.subarray(1).toString('utf8'));
+    else if (band !== 2) {
+      // An ERR line instead of a band (upload-pack died before the pack).
+      const text = line.toString('latin1');
+      if (text.startsWith('ERR ')) throw serverError(text.slice(4));
+      throw new UploadPackError(`unexpected side-band ${band} from the server`);
+    }
+  }
+  return { pack: Buffer.concat(pack), shallow, unshallow };
+}
+
+function serverError(message: string): UploadPackError {
+  const text = message.trim();
+  return /not our ref/.test(text)
+    ? new UnknownWantError(`the server does not serve the commit: ${text}`)
+    : new UploadPackError(`the server reported: ${text}`);
+}
+
+/** Sends `request`; a status other than 200 becomes isomorphic-git's HttpError. Returns the body. */
+async function send(
+  http: HttpClient,
+  request: Parameters<HttpClient['request']>[0],
+): Promise<Buffer> {
+  const response = await http.request(request);
+  const body = await collect(response);
+  if (response.statusCode !== 200) {
+    throw new git.Errors.HttpError(
+      response.statusCode,
+      response.statusMessage,
+      body.subarray(0, 1024).toString('utf8'),
+    );
+  }
+  return body;
+}
+
+async function collect(response: GitHttpResponse): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  if (response.body) for await (const chunk of response.body) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+function pktLine(payload: string): string {
+  return (Buffer.byteLength(payload, 'latin1') + 4).toString(16).padStart(4, '0') + payload;
+}
+
+/** Returned by {@link PktReader.next} for a flush-pkt (`0000`). */
+const FLUSH_LINE = Buffer.alloc(0);
+
+/** Reads pkt-lines: 4 hex digits of length (its own 4 included), then the payload. */
+class PktReader {
+  private position = 0;
+
+  constructor(private readonly data: Buffer) {}
+
+  /** The next payload, {@link FLUSH_LINE} for a flush, undefined at the end. */
+  next(): Buffer | undefined {
+    if (this.position + 4 > this.data.length) return undefined;
+    const header = this.data.subarray(this.position, this.position + 4).toString('latin1');
+    const length = /^[0-9a-f]{4}$/i.test(header) ? Number.parseInt(header, 16) : NaN;
+    if (Number.isNaN(length) || (length > 0 && length < 4)) {
+      // 0001/0002 (delim, response-end) belong to protocol v2 only.
+      throw new UploadPackError(`malformed pkt-line header ${JSON.stringify(header)}`);
+    }
+    if (length === 0) {
+      this.position += 4;
+      return FLUSH_LINE;
+    }
+    if (this.position + length > this.data.length) {
+      throw new UploadPackError('the server answer ends inside a pkt-line');
+    }
+    const payload = this.data.subarray(this.position + 4, this.position + length);
+    this.position += length;
+    return payload;
+  }
+
+  /** Whatever follows the lines read so far (a pack sent without side-band). */
+  rest(): Buffer {
+    return this.data.subarray(this.position);
+  }
+}
