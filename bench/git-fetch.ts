@@ -2,7 +2,9 @@
  * Fetching a 500-file repository from the test Git server: driftless' Git
  * source (isomorphic-git: `resolve` + `readFiles` into a fresh cache
  * directory) against `git clone --depth 1`; then the incremental fetch of
- * the next commit (one file changed) into the cache the fresh fetch left.
+ * the next commit (one file changed) into the cache the fresh fetch left,
+ * against that fresh fetch (the goal) and against `git fetch --depth 1` in
+ * the clone (for scale).
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -39,6 +41,7 @@ export const gitFetch: Benchmark = {
     const fresh: number[] = [];
     const clone: number[] = [];
     const incremental: number[] = [];
+    const gitIncremental: number[] = [];
     let wrongCounts = 0;
     for (let run = 0; run <= ctx.runs; run++) {
       const measured = run > 0;
@@ -64,9 +67,21 @@ export const gitFetch: Benchmark = {
       await pushFiles(repository, manifestFiles(changed ? [changed] : []), {
         message: `change one file (${run})`,
       });
-      const { ms, value } = await timed(() => fetchWith(cacheDir));
-      if (value !== count) wrongCounts++;
-      if (measured) incremental.push(ms);
+      await rotated(run, [
+        async () => {
+          const { ms, value } = await timed(() => fetchWith(cacheDir));
+          if (value !== count) wrongCounts++;
+          if (measured) incremental.push(ms);
+        },
+        async () => {
+          const { ms } = await timed(() =>
+            runGit(['-C', cloneDir, 'fetch', '--quiet', '--depth', '1', 'origin', 'main'], {
+              credentials: repository,
+            }),
+          );
+          if (measured) gitIncremental.push(ms);
+        },
+      ]);
       process.stderr.write(`# git-fetch run ${run}${measured ? '' : ' (warm-up)'} done\n`);
     }
     const sanity = wrongCounts > 0 ? [`${wrongCounts} fetches did not read ${count} files`] : [];
@@ -90,6 +105,15 @@ export const gitFetch: Benchmark = {
         goal: { maxRatio: 0.5 },
         notes: [
           'a new source over the cache the fresh fetch of the same run left, as a later process would find it',
+        ],
+      },
+      {
+        metric: 'incremental fetch vs git fetch, next commit',
+        unit: 'ms',
+        runs: incremental,
+        peer: { label: 'git fetch --depth 1 (in the clone)', runs: gitIncremental },
+        notes: [
+          'for scale: the same next commit fetched by the git CLI into the clone of the same run (no checkout)',
         ],
       },
     ];

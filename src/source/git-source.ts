@@ -1,7 +1,7 @@
 /**
  * The Git source: the {@link GitSource} port over isomorphic-git.
  *
- * - https/http repositories: refs listed with one ls-refs exchange; commits
+ * - https/http repositories: refs read from one ref advertisement; commits
  *   fetched shallow into a cache under `cacheDir` (one bare repository per
  *   normalised URL, reused between runs so the next commit is an incremental
  *   fetch); one operation at a time per cache directory in this process.
@@ -20,7 +20,7 @@ import { credentialsFor, type SecretReader } from './credentials.ts';
 import { GitRefNotFoundError, GitRepositoryError, type GitErrorContext } from './errors.ts';
 import { KeyQueue } from './key-queue.ts';
 import { LocalRepository } from './local-repository.ts';
-import { RemoteRepository } from './remote-repository.ts';
+import { CapabilityCache, RemoteRepository } from './remote-repository.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
 
@@ -41,6 +41,7 @@ export interface GitSourceOptions {
 export function createGitSource(options: GitSourceOptions): GitSource {
   const http = options.http ?? httpNode;
   const queue = new KeyQueue();
+  const capabilities = new CapabilityCache();
   const cwd = options.cwd ?? process.cwd();
 
   const locate = (
@@ -65,6 +66,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       cacheDir: options.cacheDir,
       http,
       queue,
+      capabilities,
       credentials,
       context,
       track: track.name,

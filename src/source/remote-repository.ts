@@ -1,8 +1,10 @@
 /**
- * A repository reached over smart HTTP: refs are listed with one ls-refs
- * call (isomorphic-git), commits are fetched shallow (depth 1, one sha, no
- * tags; see upload-pack.ts) into a bare cache repository that later fetches
- * reuse, and trees are read from the cache's objects.
+ * A repository reached over smart HTTP: refs are read from one ref
+ * advertisement (GET info/refs), commits are fetched shallow (depth 1, one
+ * sha, no tags; see upload-pack.ts) into a bare cache repository that later
+ * fetches reuse, and trees are read from the cache's objects. A resolve
+ * followed by a fetch costs two requests: the fetch reuses the capabilities
+ * the resolve's advertisement listed (see {@link CapabilityCache}).
  *
  * Cache layout (`<cacheDir>/<cacheKey>/`, a bare repository):
  * - `refs/driftless/tracks/<track>`: the last commit read for a track, and
@@ -23,7 +25,7 @@ import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { RevisionFile } from '../render/types.ts';
 import type { ResolvedRevision } from './ports.ts';
-import { basicAuthorization, type BasicCredentials } from './credentials.ts';
+import type { BasicCredentials } from './credentials.ts';
 import { GitFetchError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
 import { translateGitError } from './git-errors.ts';
 import {
@@ -38,7 +40,7 @@ import { storePack } from './pack-index.ts';
 import { readTreeFiles } from './read-tree-files.ts';
 import type { RemoteLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
-import { fetchPack, UnknownWantError } from './upload-pack.ts';
+import { fetchPack, readAdvertisement, UnknownWantError } from './upload-pack.ts';
 
 /** Packs a cache may hold before it is started over (see openCache). */
 const MAX_PACKS = 100;
@@ -51,11 +53,34 @@ const TRACK_REF_PREFIX = 'refs/driftless/tracks/';
 // Track names are DNS labels; anything else gets no per-track ref rather than a malformed one.
 const TRACK_REF_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 
+/** How long a server's advertised capabilities are reused instead of asked for again. */
+const CAPABILITIES_TTL_MS = 60_000;
+
+/**
+ * Capabilities per repository URL from the last advertisement read, shared
+ * by one Git source: the fetch right after a resolve skips its own GET.
+ */
+export class CapabilityCache {
+  private readonly entries = new Map<string, { capabilities: ReadonlySet<string>; at: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  get(url: string): ReadonlySet<string> | undefined {
+    const entry = this.entries.get(url);
+    return entry && this.now() - entry.at < CAPABILITIES_TTL_MS ? entry.capabilities : undefined;
+  }
+
+  set(url: string, capabilities: ReadonlySet<string>): void {
+    this.entries.set(url, { capabilities, at: this.now() });
+  }
+}
+
 export interface RemoteRepositoryOptions {
   readonly location: RemoteLocation;
   readonly cacheDir: string;
   readonly http: HttpClient;
   readonly queue: KeyQueue;
+  readonly capabilities: CapabilityCache;
   readonly credentials: BasicCredentials | undefined;
   readonly context: GitErrorContext;
   /** The track name, for its per-track `have` ref. */
@@ -156,6 +181,7 @@ export class RemoteRepository {
         have,
         shallow: [...shallow],
         depth: DEPTH,
+        ...this.knownCapabilities(),
       });
     } catch (error) {
       if (error instanceof UnknownWantError) return false;
@@ -201,25 +227,25 @@ export class RemoteRepository {
       : undefined;
   }
 
-  /** The server's refs with annotated tags peeled and HEAD's target: one ls-refs exchange. */
+  /** The server's refs with annotated tags peeled and HEAD's target: one advertisement. */
   private async listRefs(): Promise<RefEntry[]> {
+    const { url } = this.options.location;
     try {
-      const refs = await git.listServerRefs({
-        http: this.options.http,
-        url: this.options.location.url,
-        peelTags: true,
-        symrefs: true,
-        ...this.auth(),
-      });
-      return refs.map((ref) => ({
-        ref: ref.ref,
-        oid: ref.oid,
-        ...(ref.peeled ? { peeled: ref.peeled } : {}),
-        ...(ref.target ? { target: ref.target } : {}),
-      }));
+      const advertisement = await readAdvertisement(
+        this.options.http,
+        url,
+        this.options.credentials,
+      );
+      this.options.capabilities.set(url, advertisement.capabilities);
+      return advertisement.refs;
     } catch (error) {
       throw translateGitError(error, this.options.context, this.authenticated);
     }
+  }
+
+  private knownCapabilities(): { capabilities?: ReadonlySet<string> } {
+    const known = this.options.capabilities.get(this.options.location.url);
+    return known ? { capabilities: known } : {};
   }
 
   /**
@@ -247,15 +273,6 @@ export class RemoteRepository {
 
   private get authenticated(): boolean {
     return this.options.credentials !== undefined;
-  }
-
-  /**
-   * Credentials for isomorphic-git (ls-refs): sent up front as a header, so
-   * no round trip is spent on a 401; a refused one fails at once (HTTP 401).
-   */
-  private auth(): { headers?: Record<string, string> } {
-    const credentials = this.options.credentials;
-    return credentials ? { headers: { Authorization: basicAuthorization(credentials) } } : {};
   }
 }
 

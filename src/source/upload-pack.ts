@@ -5,7 +5,9 @@
  *
  * Two requests:
  * 1. GET `<url>/info/refs?service=git-upload-pack`: the ref advertisement,
- *    read for the server's capabilities only.
+ *    with the refs (see {@link readAdvertisement}, which resolving a track
+ *    uses) and the server's capabilities. Skipped when the caller still has
+ *    the capabilities of a recent advertisement.
  * 2. POST `<url>/git-upload-pack`: `want <sha> <capabilities>`, our shallow
  *    commits, `deepen <depth>`, a flush, `have <sha>`, `done`. The answer:
  *    the shallow-info section (`shallow`/`unshallow` lines, flush), `NAK` or
@@ -26,6 +28,7 @@
  */
 import git, { type GitHttpResponse, type HttpClient } from 'isomorphic-git';
 import { basicAuthorization, type BasicCredentials } from './credentials.ts';
+import type { RefEntry } from './select-ref.ts';
 
 const SERVICE = 'git-upload-pack';
 const AGENT = 'driftless';
@@ -47,6 +50,14 @@ export interface UploadPackRequest {
   readonly shallow: readonly string[];
   /** How many commits of history to fetch. */
   readonly depth: number;
+  /** The server's capabilities from a recent advertisement; read anew when absent. */
+  readonly capabilities?: ReadonlySet<string>;
+}
+
+/** A v0/v1 ref advertisement: the refs (tags peeled, HEAD's target) and the capabilities. */
+export interface Advertisement {
+  readonly refs: RefEntry[];
+  readonly capabilities: ReadonlySet<string>;
 }
 
 export interface UploadPackResult {
@@ -74,12 +85,9 @@ export async function fetchPack(request: UploadPackRequest): Promise<UploadPackR
   const authorization = request.credentials && {
     authorization: basicAuthorization(request.credentials),
   };
-  const advertisement = await send(request.http, {
-    method: 'GET',
-    url: `${base}/info/refs?service=${SERVICE}`,
-    headers: { ...authorization, 'user-agent': `git/${AGENT}` },
-  });
-  const offered = parseCapabilities(advertisement);
+  const offered =
+    request.capabilities ??
+    (await readAdvertisement(request.http, request.url, request.credentials)).capabilities;
   const capabilities = [
     ...WANTED_CAPABILITIES.filter((capability) => offered.has(capability)),
     `agent=${AGENT}`,
@@ -119,32 +127,80 @@ export function uploadPackRequest(
   return Buffer.from(lines.join(''), 'latin1');
 }
 
+/** GETs and parses the ref advertisement of `url`: one request for refs and capabilities. */
+export async function readAdvertisement(
+  http: HttpClient,
+  url: string,
+  credentials: BasicCredentials | undefined,
+): Promise<Advertisement> {
+  const body = await send(http, {
+    method: 'GET',
+    url: `${url.replace(/\/+$/, '')}/info/refs?service=${SERVICE}`,
+    headers: {
+      ...(credentials ? { authorization: basicAuthorization(credentials) } : {}),
+      'user-agent': `git/${AGENT}`,
+    },
+  });
+  return parseAdvertisement(body);
+}
+
 /**
- * The capabilities of a v0/v1 ref advertisement: after the NUL of the first
- * ref line (`<oid> <ref>\0<capabilities>`), which follows the optional
- * `# service=` line and its flush.
+ * Parses a v0/v1 ref advertisement: the optional `# service=` line and its
+ * flush, then `<oid> <ref>` lines; the first carries the capabilities after
+ * a NUL (an empty repository advertises `capabilities^{}` with a zero oid),
+ * `<ref>^{}` lines give what an annotated tag points to, and the
+ * `symref=HEAD:<ref>` capability names HEAD's target.
  */
-export function parseCapabilities(advertisement: Buffer): Set<string> {
+export function parseAdvertisement(advertisement: Buffer): Advertisement {
   const reader = new PktReader(advertisement);
   let line = reader.next();
   if (line?.toString('latin1').startsWith('# service=')) {
     reader.next(); // its flush
     line = reader.next();
   }
-  const text = line?.toString('latin1') ?? '';
-  if (text.startsWith('ERR ')) throw new UploadPackError(text.slice(4).trim());
-  if (text.startsWith('version 2')) {
+  const first = line?.toString('latin1') ?? '';
+  if (first.startsWith('ERR ')) throw new UploadPackError(first.slice(4).trim());
+  if (first.startsWith('version 2')) {
     throw new UploadPackError('the server answered with protocol v2 unasked');
   }
-  const nul = text.indexOf('\0');
+  const nul = first.indexOf('\0');
   if (nul < 0) throw new UploadPackError('the ref advertisement lists no capabilities');
-  return new Set(
-    text
+  const capabilities = new Set(
+    first
       .slice(nul + 1)
       .trim()
       .split(' ')
       .filter(Boolean),
   );
+  const symrefs = new Map<string, string>();
+  for (const capability of capabilities) {
+    const match = /^symref=([^:]+):(.+)$/.exec(capability);
+    if (match) symrefs.set(match[1]!, match[2]!);
+  }
+  const refs = new Map<string, { oid: string; peeled?: string }>();
+  let text: string | undefined = first.slice(0, nul);
+  while (text !== undefined) {
+    const [oid, name] = text.replace(/\n$/, '').split(' ');
+    if (oid && name && OID.test(oid) && name !== 'capabilities^{}') {
+      if (name.endsWith('^{}')) {
+        const tag = refs.get(name.slice(0, -3));
+        if (tag) tag.peeled = oid;
+      } else {
+        refs.set(name, { oid });
+      }
+    }
+    const next = reader.next();
+    text = next === undefined || next === FLUSH_LINE ? undefined : next.toString('latin1');
+  }
+  return {
+    capabilities,
+    refs: [...refs].map(([ref, { oid, peeled }]) => ({
+      ref,
+      oid,
+      ...(peeled ? { peeled } : {}),
+      ...(symrefs.has(ref) ? { target: symrefs.get(ref)! } : {}),
+    })),
+  };
 }
 
 /** Splits the POST's answer into the shallow updates and the pack; see the module comment. */

@@ -578,7 +578,7 @@ describe('the Git source over HTTP', () => {
     }
   });
 
-  it('sends the credentials up front: no request is answered 401', async () => {
+  it('resolves and fetches in two requests, credentials sent up front (no request answered 401)', async () => {
     // Prepare
     const repository = await newRepository();
     await pushFiles(repository, { 'deploy/a.yaml': 'a: 1\n' });
@@ -593,11 +593,9 @@ describe('the Git source over HTTP', () => {
 
     // Assess
     assert.deepEqual(recorder.requests, [
-      // resolve: ls-refs over protocol v2 (isomorphic-git)
+      // resolve: the ref advertisement (refs and capabilities)
       `GET ${path}/info/refs?service=git-upload-pack 200`,
-      `POST ${path}/git-upload-pack 200`,
-      // readFiles: the shallow fetch over protocol v0
-      `GET ${path}/info/refs?service=git-upload-pack 200`,
+      // readFiles: the shallow fetch, with the capabilities the resolve just read
       `POST ${path}/git-upload-pack 200`,
     ]);
   });

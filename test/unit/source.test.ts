@@ -13,7 +13,7 @@ import {
 } from '../../src/source/repository-location.ts';
 import { classifyReference, selectRef, type RefEntry } from '../../src/source/select-ref.ts';
 import {
-  parseCapabilities,
+  parseAdvertisement,
   parseUploadPackResponse,
   UnknownWantError,
   UploadPackError,
@@ -367,24 +367,38 @@ describe('the upload-pack exchange', () => {
     );
   });
 
-  it('reads the capabilities of a v0/v1 advertisement, with or without the service line', () => {
+  it('reads refs, peeled tags, HEAD and capabilities of a v0/v1 advertisement, with or without the service line', () => {
     // Prepare
     const refs = Buffer.concat([
-      pkt(`${SHA('1')} HEAD\0multi_ack thin-pack side-band-64k shallow\n`),
+      pkt(
+        `${SHA('1')} HEAD\0multi_ack thin-pack side-band-64k shallow symref=HEAD:refs/heads/main\n`,
+      ),
       pkt(`${SHA('1')} refs/heads/main\n`),
+      pkt(`${SHA('2')} refs/tags/v1.0.0\n`),
+      pkt(`${SHA('3')} refs/tags/v1.0.0^{}\n`),
       FLUSH,
     ]);
     const withService = Buffer.concat([pkt('# service=git-upload-pack\n'), FLUSH, refs]);
+    const empty = Buffer.concat([pkt(`${'0'.repeat(40)} capabilities^{}\0shallow\n`), FLUSH]);
     const v2 = Buffer.concat([pkt('# service=git-upload-pack\n'), FLUSH, pkt('version 2\n')]);
 
     // Act
-    const fromV1 = parseCapabilities(withService);
-    const bare = parseCapabilities(refs);
+    const fromV1 = parseAdvertisement(withService);
+    const bare = parseAdvertisement(refs);
 
     // Assess
-    assert.deepEqual([...fromV1], ['multi_ack', 'thin-pack', 'side-band-64k', 'shallow']);
+    assert.deepEqual(
+      [...fromV1.capabilities],
+      ['multi_ack', 'thin-pack', 'side-band-64k', 'shallow', 'symref=HEAD:refs/heads/main'],
+    );
+    assert.deepEqual(fromV1.refs, [
+      { ref: 'HEAD', oid: SHA('1'), target: 'refs/heads/main' },
+      { ref: 'refs/heads/main', oid: SHA('1') },
+      { ref: 'refs/tags/v1.0.0', oid: SHA('2'), peeled: SHA('3') },
+    ]);
     assert.deepEqual(bare, fromV1);
-    assert.throws(() => parseCapabilities(v2), UploadPackError);
+    assert.deepEqual(parseAdvertisement(empty).refs, []);
+    assert.throws(() => parseAdvertisement(v2), UploadPackError);
   });
 
   it('splits the answer into shallow updates and the side-band-1 pack, skipping progress', () => {
