@@ -24,6 +24,8 @@ export interface KubeRequest {
 export interface KubeResponse {
   readonly status: number;
   readonly body: unknown;
+  /** The Retry-After header, in seconds, when the server sent one. */
+  readonly retryAfterSeconds?: number;
 }
 
 /** Sends one request to the API server and parses the JSON answer. */
@@ -34,7 +36,15 @@ export interface KubeHttpOptions {
   readonly maxSockets?: number;
   /** Per-request timeout. */
   readonly timeoutMs?: number;
+  /** Waits before resending a request the server throttled (429); tests shorten it. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
+
+/** Resends of one throttled request before its 429 is handed on (client-go allows 10). */
+const THROTTLE_RETRIES = 10;
+/** Longest wait for one Retry-After, and the wait when the server named none. */
+const MAX_RETRY_AFTER_MS = 10_000;
+const DEFAULT_RETRY_AFTER_MS = 1_000;
 
 /** Builds a transport for one API server. */
 export function createKubeTransport(
@@ -101,7 +111,12 @@ export function createKubeTransport(
             } catch {
               // Not JSON (a proxy's error page, say): hand the text over as it is.
             }
-            resolve({ status: res.statusCode ?? 0, body: parsed });
+            const retryAfter = Number(res.headers['retry-after']);
+            resolve({
+              status: res.statusCode ?? 0,
+              body: parsed,
+              ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}),
+            });
           });
         },
       );
@@ -120,11 +135,26 @@ export function createKubeTransport(
     });
   };
 
+  const sleep =
+    options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+
   return async (request) => {
-    const response = await send(request);
-    if (response.status !== 401) return response;
-    // Expired or rotated credentials: fetch fresh ones and try once more, as kubectl does.
-    endpoint.credentials.invalidate();
-    return send(request);
+    let response = await send(request);
+    if (response.status === 401) {
+      // Expired or rotated credentials: fetch fresh ones and try once more, as kubectl does.
+      endpoint.credentials.invalidate();
+      response = await send(request);
+    }
+    // API Priority and Fairness sheds load with 429 + Retry-After; client-go waits and resends.
+    for (let retry = 0; response.status === 429 && retry < THROTTLE_RETRIES; retry++) {
+      const seconds = response.retryAfterSeconds;
+      await sleep(
+        seconds === undefined
+          ? DEFAULT_RETRY_AFTER_MS
+          : Math.min(seconds * 1000, MAX_RETRY_AFTER_MS),
+      );
+      response = await send(request);
+    }
+    return response;
   };
 }
