@@ -86,7 +86,7 @@ export const firstApply: Benchmark = {
         peer: { label: 'kubectl apply --server-side', runs: kubectlRuns },
         goal: { maxRatio: 0.3 },
         notes: [
-          'driftless = applyObjects (staged SSA, 16 in flight) incl. connecting and discovery; kubectl = the whole process incl. its start',
+          'driftless = applyObjects (staged SSA, 32 in flight) incl. reading the kubeconfig, connecting and discovery; kubectl = the whole process incl. its start',
           throttling,
           ...(failures > 0 ? [`${failures} objects FAILED to apply in driftless' runs`] : []),
         ],

@@ -93,7 +93,7 @@ export const gitFetch: Benchmark = {
         peer: { label: 'git clone --depth 1', runs: clone },
         goal: { maxRatio: 1.5 },
         notes: [
-          'driftless = resolve (ls-refs) + shallow fetch into an empty cache + reading every file of the tree, with a new source each time; git = the whole clone process incl. checkout',
+          'driftless = resolve (ref advertisement) + shallow fetch into an empty cache + reading every file of the tree, with a new source each time; git = the whole clone process incl. checkout',
           ...sanity,
         ],
       },

@@ -138,7 +138,7 @@ export const pushToApplied: Benchmark = {
         peer: { label: 'git clone --depth 1 && kubectl apply --server-side', runs: peerRuns },
         goal: { max: 2000, maxRatio: 0.5 },
         notes: [
-          'driftless = webhook POST -> 202 -> fetch job (ls-refs, shallow incremental fetch, render, fs artifact) -> sync job (SSA of every object, status) -> appliedRevision seen (polled every 10 ms); every object changes in each measured run',
+          'driftless = webhook POST -> 202 -> fetch job (ref advertisement, shallow incremental fetch, render, fs artifact) -> sync job (SSA of every object, status) -> appliedRevision seen (polled every 10 ms); every object changes in each measured run',
         ],
       },
     ];

@@ -222,7 +222,7 @@ export async function applyObjects(
   options: ApplyObjectsOptions,
 ): Promise<ApplyObjectsResult> {
   const timeoutMs = options.timeoutMs ?? 120_000;
-  const concurrency = options.concurrency ?? 16;
+  const concurrency = options.concurrency ?? 32;
   const items: Item[] = objects.map((object, index) => ({
     object,
     subject: subjectOf(refOf(object)),
