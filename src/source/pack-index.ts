@@ -24,12 +24,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32, deflateSync, inflateSync, type Zlib } from 'node:zlib';
-import { applyDelta, type ExternalReader, type PackedObject } from './pack-reader.ts';
+import {
+  applyDelta,
+  OFS_DELTA,
+  readEntryHeader,
+  REF_DELTA,
+  TYPES,
+  type ExternalReader,
+  type PackedObject,
+} from './pack-reader.ts';
 
-const TYPES = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' } as const;
 const TYPE_CODES = { commit: 1, tree: 2, blob: 3, tag: 4 } as const;
-const OFS_DELTA = 6;
-const REF_DELTA = 7;
 const PACK_SIGNATURE = 0x5041434b; // "PACK"
 const IDX_HEADER = Buffer.from([0xff, 0x74, 0x4f, 0x63, 0, 0, 0, 2]); // "\377tOc", version 2
 const HEADER_BYTES = 12;
@@ -158,34 +163,16 @@ function readEntries(pack: Buffer, count: number): Entry[] {
   for (let i = 0; i < count; i++) {
     const offset = position;
     if (position >= end) throw new PackIndexError(`pack ends after ${i} of ${count} objects`);
-    // Type and inflated size: 3 bits and a little-endian base-128 number.
-    let byte = pack[position++]!;
-    const type = (byte >> 4) & 7;
-    let size = byte & 15;
-    let shift = 4;
-    while (byte & 0x80) {
-      byte = pack[position++]!;
-      size += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    }
+    const header = readEntryHeader(pack, position);
+    const { type, size, baseOid } = header;
+    position = header.dataStart;
     let baseOffset: number | undefined;
-    let baseOid: string | undefined;
-    if (type === OFS_DELTA) {
-      // A big-endian base-128 distance back to the base, with an offset per extra byte.
-      byte = pack[position++]!;
-      let distance = byte & 0x7f;
-      while (byte & 0x80) {
-        byte = pack[position++]!;
-        distance = (distance + 1) * 128 + (byte & 0x7f);
-      }
-      baseOffset = offset - distance;
+    if (header.baseDistance !== undefined) {
+      baseOffset = offset - header.baseDistance;
       if (baseOffset < HEADER_BYTES) {
         throw new PackIndexError(`object at ${offset} has its delta base outside the pack`);
       }
-    } else if (type === REF_DELTA) {
-      baseOid = pack.subarray(position, position + 20).toString('hex');
-      position += 20;
-    } else if (!(type in TYPES)) {
+    } else if (baseOid === undefined && !(type in TYPES)) {
       throw new PackIndexError(`object at ${offset} has the unknown type ${type}`);
     }
     const { data, consumed } = inflateEntry(pack.subarray(position, end), size, offset);

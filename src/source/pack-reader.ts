@@ -30,9 +30,58 @@ export interface PackedObject {
 /** Reads an object from anywhere in the repository; for thin-pack ref-delta bases. */
 export type ExternalReader = (oid: string) => Promise<PackedObject | undefined>;
 
-const TYPES = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' } as const;
-const OFS_DELTA = 6;
-const REF_DELTA = 7;
+/** Pack entry types of whole objects. */
+export const TYPES = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' } as const;
+/** A delta against the entry a distance back in the same pack. */
+export const OFS_DELTA = 6;
+/** A delta against the object named by its oid (in the pack, or outside it in a thin pack). */
+export const REF_DELTA = 7;
+
+/** The header of one pack entry. */
+export interface EntryHeader {
+  readonly type: number;
+  /** The size of the inflated data (of the delta, for a delta). */
+  readonly size: number;
+  /** OFS_DELTA: how far before this entry its base starts. */
+  readonly baseDistance?: number;
+  /** REF_DELTA: the base's oid. */
+  readonly baseOid?: string;
+  /** Where the entry's zlib stream starts. */
+  readonly dataStart: number;
+}
+
+/**
+ * Reads the header of the entry at `start`: type and size (3 bits, then a
+ * little-endian base-128 number), then for an ofs-delta the big-endian
+ * base-128 distance to its base (plus one per extra byte), for a ref-delta
+ * the base's 20-byte oid.
+ */
+export function readEntryHeader(pack: Buffer, start: number): EntryHeader {
+  let position = start;
+  let byte = pack[position++]!;
+  const type = (byte >> 4) & 7;
+  let size = byte & 15;
+  let shift = 4;
+  while (byte & 0x80) {
+    byte = pack[position++]!;
+    size += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+  }
+  if (type === OFS_DELTA) {
+    byte = pack[position++]!;
+    let distance = byte & 0x7f;
+    while (byte & 0x80) {
+      byte = pack[position++]!;
+      distance = (distance + 1) * 128 + (byte & 0x7f);
+    }
+    return { type, size, baseDistance: distance, dataStart: position };
+  }
+  if (type === REF_DELTA) {
+    const baseOid = pack.subarray(position, position + 20).toString('hex');
+    return { type, size, baseOid, dataStart: position + 20 };
+  }
+  return { type, size, dataStart: position };
+}
 const IDX_MAGIC = 0xff744f63;
 
 /** Deltas chain at most this deep in packs git writes (pack.depth is 50 by default; 4095 max). */
@@ -81,30 +130,13 @@ class Pack {
     depth: number,
   ): Promise<PackedObject | undefined> {
     if (depth > MAX_DELTA_DEPTH || start < 12 || start >= pack.length - 20) return undefined;
-    let position = start;
-    let byte = pack[position++]!;
-    const type = (byte >> 4) & 7;
-    let size = byte & 15;
-    let shift = 4;
-    while (byte & 0x80) {
-      byte = pack[position++]!;
-      size += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    }
+    const { type, size, baseDistance, baseOid, dataStart: position } = readEntryHeader(pack, start);
     let base: PackedObject | undefined;
-    if (type === OFS_DELTA) {
-      byte = pack[position++]!;
-      let distance = byte & 0x7f;
-      while (byte & 0x80) {
-        byte = pack[position++]!;
-        distance = (distance + 1) * 128 + (byte & 0x7f);
-      }
-      const baseStart = start - distance;
+    if (baseDistance !== undefined) {
+      const baseStart = start - baseDistance;
       base = this.bases.get(baseStart) ?? (await this.readAt(pack, baseStart, external, depth + 1));
       if (base) this.bases.set(baseStart, base);
-    } else if (type === REF_DELTA) {
-      const baseOid = pack.subarray(position, position + 20).toString('hex');
-      position += 20;
+    } else if (baseOid !== undefined) {
       const baseStart = this.offsets.get(baseOid);
       base =
         baseStart === undefined

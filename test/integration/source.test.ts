@@ -201,6 +201,18 @@ after(async () => {
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
 
+/** Checks the error of a fetch with a wrong password: named, and never quoting the password. */
+function wrongPasswordError(url: string, wrongPassword: string) {
+  return (error: unknown): boolean => {
+    assert.ok(error instanceof GitAuthError, String(error));
+    assert.equal(
+      error.message,
+      `track "webapp": authentication failed for ${url} (check the track's auth secret)`,
+    );
+    assert.ok(!`${error.stack} ${JSON.stringify(error)}`.includes(wrongPassword));
+    return true;
+  };
+}
 describe('the Git source over HTTP', () => {
   it('resolves a branch and reads its manifests with basic auth', async () => {
     // Prepare
@@ -270,15 +282,7 @@ describe('the Git source over HTTP', () => {
       );
       return true;
     });
-    await assert.rejects(withWrongAuth, (error: unknown) => {
-      assert.ok(error instanceof GitAuthError, String(error));
-      assert.equal(
-        error.message,
-        `track "webapp": authentication failed for ${repository.url} (check the track's auth secret)`,
-      );
-      assert.ok(!`${error.stack} ${JSON.stringify(error)}`.includes(wrongPassword));
-      return true;
-    });
+    await assert.rejects(withWrongAuth, wrongPasswordError(repository.url, wrongPassword));
   });
 
   it('follows a branch force-pushed to an unrelated commit', async () => {
@@ -614,15 +618,7 @@ describe('the Git source over HTTP', () => {
     const missing = (): Promise<unknown> => right.readFiles(trackOf(missingUrl), sha);
 
     // Assess
-    await assert.rejects(refused, (error: unknown) => {
-      assert.ok(error instanceof GitAuthError, String(error));
-      assert.equal(
-        error.message,
-        `track "webapp": authentication failed for ${repository.url} (check the track's auth secret)`,
-      );
-      assert.ok(!`${error.stack} ${JSON.stringify(error)}`.includes(wrongPassword));
-      return true;
-    });
+    await assert.rejects(refused, wrongPasswordError(repository.url, wrongPassword));
     await assert.rejects(missing, (error: unknown) => {
       assert.ok(error instanceof GitFetchError, String(error));
       assert.equal(
