@@ -347,7 +347,11 @@ export function readKubeconfigFile(path: string): Kubeconfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new KubeconfigError(`kubeconfig ${path}: ${(error as Error).message}`, { cause: error });
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'does not exist'
+        : `cannot be read: ${(error as Error).message}`;
+    throw new KubeconfigError(`kubeconfig ${path} ${reason}`, { cause: error });
   }
   return parseKubeconfig(text, path, dirname(resolve(path)));
 }

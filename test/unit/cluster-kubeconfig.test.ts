@@ -271,7 +271,8 @@ describe('kubeconfig reader', () => {
     await assert.rejects(
       endpointFor({ name: 'prod', credentials: { type: 'kubeconfig', path: join(dir, 'absent') } }),
       (error: unknown) =>
-        error instanceof KubeconfigError && error.message.startsWith('cluster "prod": kubeconfig '),
+        error instanceof KubeconfigError &&
+        error.message === `cluster "prod": kubeconfig ${join(dir, 'absent')} does not exist`,
     );
   });
 });
