@@ -3,8 +3,11 @@
  * sends, sent raw from Node (node:https, keep-alive, a fixed number in
  * flight) with nothing else — no discovery, no existence LIST, no changeset.
  * What the API server can take on this machine bounds any client's time.
+ * Its agent shares one TLS context, as driftless' does (see kube-http.ts), so
+ * the baseline carries no client overhead driftless avoids.
  */
 import https from 'node:https';
+import tls from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 
@@ -30,15 +33,17 @@ export async function rawApply(
   fieldManager: string,
   concurrency = 32,
 ): Promise<void> {
-  const tls: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(tls);
+  const options: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
   const server = new URL(kc.getCurrentCluster()?.server ?? '');
   const agent = new https.Agent({
     keepAlive: true,
     maxSockets: concurrency,
-    ca: tls.ca,
-    cert: tls.cert,
-    key: tls.key,
+    secureContext: tls.createSecureContext({
+      ca: options.ca,
+      cert: options.cert,
+      key: options.key,
+    }),
   });
   const send = (object: KubeObject): Promise<void> =>
     new Promise((resolve, reject) => {
@@ -51,7 +56,7 @@ export async function rawApply(
           path: `${pathOf(object)}?fieldManager=${fieldManager}&force=true`,
           agent,
           headers: {
-            ...(tls.headers as Record<string, string> | undefined),
+            ...(options.headers as Record<string, string> | undefined),
             'content-type': 'application/apply-patch+yaml',
             'content-length': body.length,
             accept: 'application/json',

@@ -35,6 +35,8 @@ export function formatValue(value: number | undefined, unit: Measurement['unit']
       return value >= 1024 ? `${(value / 1024).toFixed(2)} MB` : `${value.toFixed(0)} KB`;
     case 'requests':
       return `${value.toFixed(0)} req`;
+    case 'cores':
+      return `${value.toFixed(2)} cores`;
   }
 }
 

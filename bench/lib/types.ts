@@ -13,7 +13,7 @@ export interface Goal {
 export interface Measurement {
   /** What was measured, e.g. "first apply, 1000 objects". */
   readonly metric: string;
-  readonly unit: 'ms' | 'MB' | 'KB' | 'requests';
+  readonly unit: 'ms' | 'MB' | 'KB' | 'requests' | 'cores';
   /** driftless' figure of each run. */
   readonly runs: number[];
   /** What driftless is compared with, measured side by side in the same runs. */

@@ -5,10 +5,14 @@
  * models that silently drop unknown fields, and we must send manifests exactly
  * as written (server-side apply decides what they mean).
  * One keep-alive agent per cluster (and client certificate) keeps TLS
- * handshakes off the hot path.
+ * handshakes off the hot path. The agent gets one TLS context made up front
+ * rather than the CA, certificate and key themselves: given those, Node
+ * builds a context for every connection and keys every request by a string
+ * holding all three PEMs (a fifth of the client's CPU for 1,000 applies).
  */
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import type { ClientCertificate, ClusterEndpoint } from './cluster-endpoint.ts';
 import { ClusterUnreachableError } from './errors.ts';
 
@@ -64,10 +68,13 @@ export function createKubeTransport(
     if (cached && cached.certificate === certificate) return cached.agent;
     // Requests still running on the old certificate may take up to the timeout.
     if (cached) setTimeout(() => cached.agent.destroy(), timeoutMs).unref();
-    const agent = new https.Agent({
-      ...agentOptions,
+    const secureContext = tls.createSecureContext({
       ...(endpoint.ca ? { ca: endpoint.ca } : {}),
       ...(certificate ? { cert: certificate.cert, key: certificate.key } : {}),
+    });
+    const agent = new https.Agent({
+      ...agentOptions,
+      secureContext,
       rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
       ...(endpoint.tlsServerName ? { servername: endpoint.tlsServerName } : {}),
     });

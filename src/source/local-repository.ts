@@ -16,7 +16,7 @@ import {
   GitRepositoryError,
   type GitErrorContext,
 } from './errors.ts';
-import { objectReader, peelObject, type GitDir } from './git-objects.ts';
+import { RepositoryObjects, type GitDir } from './git-objects.ts';
 import { readTreeFiles } from './read-tree-files.ts';
 import type { LocalLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
@@ -60,13 +60,13 @@ export class LocalRepository {
       );
     }
     return this.guard(() =>
-      readTreeFiles(objectReader(this.dir), commit.tree, subPath, sha, this.context),
+      readTreeFiles(new RepositoryObjects(this.dir), commit.tree, subPath, sha, this.context),
     );
   }
 
   /** The commit `oid` names (annotated tags peeled), or a {@link GitRefNotFoundError}. */
   private async commit(oid: string, name = oid): Promise<{ oid: string; tree: string }> {
-    const found = await this.guard(() => peelObject(this.dir, oid));
+    const found = await this.guard(() => new RepositoryObjects(this.dir).peel(oid));
     if (found.kind === 'commit') return found;
     throw new GitRefNotFoundError(
       found.kind === 'missing'

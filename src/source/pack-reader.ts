@@ -164,29 +164,54 @@ class Pack {
   }
 }
 
-/** The objects of a repository's packs, listed once: make one per read operation. */
+/**
+ * The objects of a repository's packs, listed once: make one per read
+ * operation, and {@link refresh} it after storing a pack.
+ */
 export class PackReader {
-  private constructor(private readonly packs: readonly Pack[]) {}
+  private readonly packs = new Map<string, Pack>();
+  /** Index files that could not be parsed (version 1, malformed): isomorphic-git reads those. */
+  private readonly unreadable = new Set<string>();
+
+  private constructor(private readonly dir: string) {}
 
   /** Indexes the packs of `gitdir`; a pack whose index cannot be read is left to isomorphic-git. */
   static async open(gitdir: string): Promise<PackReader> {
-    const dir = join(gitdir, 'objects', 'pack');
-    const names = await readdir(dir).catch(() => [] as string[]);
-    const packs = await Promise.all(
-      names
-        .filter((name) => name.endsWith('.idx'))
-        .map(async (name) => {
-          const idx = await readFile(join(dir, name)).catch(() => undefined);
-          const parsed = idx && parseIndex(idx);
-          return parsed && new Pack(join(dir, name.replace(/idx$/, 'pack')), ...parsed);
-        }),
+    const reader = new PackReader(join(gitdir, 'objects', 'pack'));
+    await reader.refresh();
+    return reader;
+  }
+
+  /**
+   * Indexes the packs added since the last listing. Packs already indexed
+   * keep their bytes, so the packs of earlier fetches are not read again.
+   */
+  async refresh(): Promise<void> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const added = names.filter(
+      (name) => name.endsWith('.idx') && !this.packs.has(name) && !this.unreadable.has(name),
     );
-    return new PackReader(packs.filter((pack): pack is Pack => pack !== undefined));
+    await Promise.all(
+      added.map(async (name) => {
+        const idx = await readFile(join(this.dir, name)).catch(() => undefined);
+        const parsed = idx && parseIndex(idx);
+        if (!parsed) {
+          this.unreadable.add(name);
+          return;
+        }
+        this.packs.set(name, new Pack(join(this.dir, name.replace(/idx$/, 'pack')), ...parsed));
+      }),
+    );
+  }
+
+  /** True when this reader indexed every pack it found: an oid none has is in no pack. */
+  get complete(): boolean {
+    return this.unreadable.size === 0;
   }
 
   /** The object `oid` from a pack, or undefined when no pack here has it (or can give it). */
   async read(oid: string, external: ExternalReader): Promise<PackedObject | undefined> {
-    for (const pack of this.packs) {
+    for (const pack of this.packs.values()) {
       if (pack.offsets.has(oid)) return pack.read(oid, external);
     }
     return undefined;

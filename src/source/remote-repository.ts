@@ -15,6 +15,8 @@
  *   cache holds {@link MAX_PACKS} packs and is started over.
  * - `shallow`: the commits whose parents the cache lacks, as git keeps it;
  *   isomorphic-git reads it, and the server is told of it on every fetch.
+ * - `driftless-blobs/<track>`: the blobs of the tree the track read last,
+ *   so the next read inflates only what changed (see blob-memo.ts).
  *
  * Basic credentials, when the track has some, are sent with the first
  * request of each exchange: no round trip is spent on a 401 challenge.
@@ -28,13 +30,8 @@ import type { ResolvedRevision } from './ports.ts';
 import type { BasicCredentials } from './credentials.ts';
 import { GitFetchError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
 import { translateGitError } from './git-errors.ts';
-import {
-  objectReader,
-  peelObject,
-  repositoryObjects,
-  type GitDir,
-  type PeeledObject,
-} from './git-objects.ts';
+import { BlobMemo } from './blob-memo.ts';
+import { RepositoryObjects, type GitDir, type PeeledObject } from './git-objects.ts';
 import type { KeyQueue } from './key-queue.ts';
 import { storePack } from './pack-index.ts';
 import { readTreeFiles } from './read-tree-files.ts';
@@ -50,6 +47,8 @@ const DEPTH = 1;
 
 const LAST_FETCHED_REF = 'refs/driftless/last';
 const TRACK_REF_PREFIX = 'refs/driftless/tracks/';
+/** Per track, the blobs of the last tree it read (see blob-memo.ts). */
+const BLOB_MEMO_DIR = 'driftless-blobs';
 // Track names are DNS labels; anything else gets no per-track ref rather than a malformed one.
 const TRACK_REF_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 
@@ -116,22 +115,40 @@ export class RemoteRepository {
     const sha = revision.toLowerCase();
     return this.options.queue.run(this.gitdir, async () => {
       const dir = await this.openCache();
-      const commit = await this.fetchCommit(dir, sha);
-      return readTreeFiles(objectReader(dir), commit.tree, subPath, sha, this.options.context);
+      const objects = new RepositoryObjects(dir);
+      const commit = await this.fetchCommit(dir, objects, sha);
+      const memoPath = this.blobMemoPath;
+      if (!memoPath) return readTreeFiles(objects, commit.tree, subPath, sha, this.options.context);
+      const memo = await BlobMemo.load(memoPath);
+      const files = await readTreeFiles(
+        memo.over(objects),
+        commit.tree,
+        subPath,
+        sha,
+        this.options.context,
+      );
+      // The memo only saves time on the next read: failing to write it is no reason to fail this one.
+      await memo.save(memoPath).catch(() => undefined);
+      return files;
     });
   }
 
   /** Fetches `sha` into the cache, or throws {@link GitRefNotFoundError} when the server does not have it. */
   private async ensureCommit(sha: string): Promise<void> {
     await this.options.queue.run(this.gitdir, async () => {
-      await this.fetchCommit(await this.openCache(), sha);
+      const dir = await this.openCache();
+      await this.fetchCommit(dir, new RepositoryObjects(dir), sha);
     });
   }
 
   /** The commit `sha` from the cache, fetched first when missing. Runs inside the queue. */
-  private async fetchCommit(dir: GitDir, sha: string): Promise<{ tree: string }> {
-    let found = await peelObject(dir, sha);
-    if (found.kind === 'missing') found = await this.fetchSha(dir, sha);
+  private async fetchCommit(
+    dir: GitDir,
+    objects: RepositoryObjects,
+    sha: string,
+  ): Promise<{ tree: string }> {
+    let found = await objects.peel(sha);
+    if (found.kind === 'missing') found = await this.fetchSha(dir, objects, sha);
     if (found.kind === 'missing') {
       throw new GitRefNotFoundError(
         `commit ${sha} not found in ${this.options.location.display}`,
@@ -154,13 +171,17 @@ export class RemoteRepository {
    * reachable from a ref by sha; one that does not (`not our ref`) is asked
    * for the ref whose tip is `sha` instead, if there is one.
    */
-  private async fetchSha(dir: GitDir, sha: string): Promise<PeeledObject> {
-    if (await this.fetch(dir, sha)) return peelObject(dir, sha);
+  private async fetchSha(
+    dir: GitDir,
+    objects: RepositoryObjects,
+    sha: string,
+  ): Promise<PeeledObject> {
+    if (await this.fetch(dir, objects, sha)) return objects.peel(sha);
     const tip = (await this.listRefs()).find((entry) => (entry.peeled ?? entry.oid) === sha);
     // The sha itself was refused, so only a different advertised oid is worth a try: an
     // annotated tag's, whose fetch brings the commit it points to.
-    if (tip && tip.oid !== sha) await this.fetch(dir, tip.oid);
-    return peelObject(dir, sha);
+    if (tip && tip.oid !== sha) await this.fetch(dir, objects, tip.oid);
+    return objects.peel(sha);
   }
 
   /**
@@ -168,7 +189,7 @@ export class RemoteRepository {
    * `have`: the pack is indexed and stored, and the `shallow` file updated.
    * False when the server does not serve `want` by its sha.
    */
-  private async fetch(dir: GitDir, want: string): Promise<boolean> {
+  private async fetch(dir: GitDir, objects: RepositoryObjects, want: string): Promise<boolean> {
     const have = await this.haveCommit(dir);
     const shallow = await readShallow(dir.gitdir);
     let result;
@@ -189,7 +210,8 @@ export class RemoteRepository {
     }
     try {
       if (result.pack.length > 0) {
-        await storePack(dir.gitdir, result.pack, repositoryObjects(dir));
+        await storePack(dir.gitdir, result.pack, objects.external);
+        await objects.refresh();
       }
       // As git does: the server's new boundaries in, the commits it completed out.
       for (const oid of result.shallow) shallow.add(oid);
@@ -219,6 +241,12 @@ export class RemoteRepository {
     await git.writeRef({ fs, gitdir, ref: LAST_FETCHED_REF, value: sha, force: true });
     if (this.trackRef)
       await git.writeRef({ fs, gitdir, ref: this.trackRef, value: sha, force: true });
+  }
+
+  private get blobMemoPath(): string | undefined {
+    return TRACK_REF_NAME.test(this.options.track)
+      ? join(this.gitdir, BLOB_MEMO_DIR, this.options.track)
+      : undefined;
   }
 
   private get trackRef(): string | undefined {

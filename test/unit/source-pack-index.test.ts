@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { repositoryObjects } from '../../src/source/git-objects.ts';
+import { RepositoryObjects } from '../../src/source/git-objects.ts';
 import { indexPack, PackIndexError, storePack } from '../../src/source/pack-index.ts';
 
 const dirs: string[] = [];
@@ -121,7 +121,7 @@ describe('indexPack', () => {
     }
 
     // Act
-    const result = await indexPack(thin, repositoryObjects({ gitdir, cache: {} }));
+    const result = await indexPack(thin, new RepositoryObjects({ gitdir, cache: {} }).external);
 
     // Assess
     assert.ok(result.appended > 0, 'the pack should be thin');

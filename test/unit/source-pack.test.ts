@@ -4,11 +4,20 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import fs, {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { objectReader } from '../../src/source/git-objects.ts';
+import isogit from 'isomorphic-git';
+import { parseTree, RepositoryObjects } from '../../src/source/git-objects.ts';
 import { applyDelta, PackReader } from '../../src/source/pack-reader.ts';
 
 const dirs: string[] = [];
@@ -133,7 +142,7 @@ describe('applyDelta', () => {
   });
 });
 
-describe('objectReader', () => {
+describe('RepositoryObjects', () => {
   it('reads packed and loose blobs, and fails on a corrupt pack as isomorphic-git does', async () => {
     // Prepare
     const { work, gitdir } = repository();
@@ -141,7 +150,7 @@ describe('objectReader', () => {
     const packed = objects(work).find(({ type }) => type === 'blob')!.oid;
 
     // Act
-    const reader = objectReader({ gitdir, cache: {} });
+    const reader = new RepositoryObjects({ gitdir, cache: {} });
 
     // Assess
     assert.equal(Buffer.from(await reader.readBlob(loose)).toString(), 'loose: true\n');
@@ -150,7 +159,100 @@ describe('objectReader', () => {
     const bytes = readFileSync(pack);
     bytes[100] = bytes[100]! ^ 0xff;
     writeFileSync(pack, bytes);
-    await assert.rejects(objectReader({ gitdir, cache: {} }).readBlob(packed));
+    await assert.rejects(new RepositoryObjects({ gitdir, cache: {} }).readBlob(packed));
+  });
+});
+
+describe('RepositoryObjects trees and commits', () => {
+  /** A repository with a subdirectory, an executable, a symlink, a submodule and tags. */
+  function varied(): { work: string; gitdir: string } {
+    const work = mkdtempSync(join(tmpdir(), 'driftless-objects-'));
+    dirs.push(work);
+    git(work, ['init', '--quiet', '-b', 'main']);
+    mkdirSync(join(work, 'sub'));
+    writeFileSync(join(work, 'sub', 'a.yaml'), 'a: 1\n');
+    writeFileSync(join(work, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    symlinkSync('sub/a.yaml', join(work, 'link.yaml'));
+    git(work, ['add', '.']);
+    git(work, ['update-index', '--add', '--cacheinfo', `160000,${'1'.repeat(40)},module`]);
+    git(work, ['commit', '--quiet', '-m', 'c']);
+    git(work, ['tag', '-a', '-m', 'one', 'v1']);
+    git(work, ['tag', '-a', '-m', 'two', 'v1-again', 'v1']);
+    git(work, ['repack', '-adq']);
+    return { work, gitdir: join(work, '.git') };
+  }
+
+  it('parses trees from packs as isomorphic-git does', async () => {
+    // Prepare
+    const { work, gitdir } = varied();
+    const trees = objects(work).filter(({ type }) => type === 'tree');
+
+    // Act
+    const reader = new RepositoryObjects({ gitdir, cache: {} });
+    const ours = await Promise.all(trees.map(({ oid }) => reader.readTree(oid)));
+
+    // Assess
+    for (const [i, { oid }] of trees.entries()) {
+      const { tree } = await isogit.readTree({ fs, gitdir, oid });
+      const byPath = (a: { path: string }, b: { path: string }): number =>
+        a.path < b.path ? -1 : 1;
+      assert.deepEqual([...ours[i]!].sort(byPath), [...tree].sort(byPath), oid);
+    }
+    const root = ours.find((entries) => entries.some((e) => e.path === 'module'))!;
+    assert.deepEqual(root.map(({ path, mode, type }) => `${path} ${mode} ${type}`).sort(), [
+      'link.yaml 120000 blob',
+      'module 160000 commit',
+      'run.sh 100755 blob',
+      'sub 040000 tree',
+    ]);
+  });
+
+  it('refuses a malformed tree', () => {
+    assert.throws(() => parseTree(Buffer.from('100644 name-without-oid')), /malformed git tree/);
+    assert.throws(
+      () => parseTree(Buffer.concat([Buffer.from('777 x\0'), Buffer.alloc(20)])),
+      /unknown mode 777/,
+    );
+  });
+
+  it('peels commits and annotated tags, and says what is missing or no commit', async () => {
+    // Prepare
+    const { work, gitdir } = varied();
+    const commit = git(work, ['rev-parse', 'HEAD']).trim();
+    const tree = git(work, ['rev-parse', 'HEAD^{tree}']).trim();
+    const tagOfTag = git(work, ['rev-parse', 'v1-again']).trim();
+    const blob = git(work, ['rev-parse', 'HEAD:sub/a.yaml']).trim();
+    const loose = git(work, ['hash-object', '-w', '--stdin'], 'loose\n').trim();
+
+    // Act
+    const reader = new RepositoryObjects({ gitdir, cache: {} });
+
+    // Assess
+    assert.deepEqual(await reader.peel(commit), { kind: 'commit', oid: commit, tree });
+    assert.deepEqual(await reader.peel(tagOfTag), { kind: 'commit', oid: commit, tree });
+    assert.deepEqual(await reader.peel(blob), { kind: 'other', type: 'blob' });
+    assert.deepEqual(await reader.peel(loose), { kind: 'other', type: 'blob' });
+    assert.deepEqual(await reader.peel('0'.repeat(40)), { kind: 'missing' });
+  });
+
+  it('reads a pack stored after its first read once refreshed', async () => {
+    // Prepare
+    const { work, gitdir } = varied();
+    const reader = new RepositoryObjects({ gitdir, cache: {} });
+    assert.deepEqual(await reader.peel('0'.repeat(40)), { kind: 'missing' });
+    writeFileSync(join(work, 'new.yaml'), 'new: true\n');
+    git(work, ['add', '.']);
+    git(work, ['commit', '--quiet', '-m', 'next']);
+    git(work, ['repack', '-dq']); // a second pack with the new objects
+    const next = git(work, ['rev-parse', 'HEAD']).trim();
+    const blob = git(work, ['rev-parse', 'HEAD:new.yaml']).trim();
+
+    // Act
+    await reader.refresh();
+
+    // Assess
+    assert.equal((await reader.peel(next)).kind, 'commit');
+    assert.equal(Buffer.from(await reader.readBlob(blob)).toString(), 'new: true\n');
   });
 });
 
