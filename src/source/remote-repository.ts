@@ -116,10 +116,14 @@ export class RemoteRepository {
     return this.options.queue.run(this.gitdir, async () => {
       const dir = await this.openCache();
       const objects = new RepositoryObjects(dir);
-      const commit = await this.fetchCommit(dir, objects, sha);
       const memoPath = this.blobMemoPath;
-      if (!memoPath) return readTreeFiles(objects, commit.tree, subPath, sha, this.options.context);
-      const memo = await BlobMemo.load(memoPath);
+      // Read while the commit is fetched; load never fails (an unreadable memo is an empty one).
+      const loadingMemo = memoPath ? BlobMemo.load(memoPath) : undefined;
+      const commit = await this.fetchCommit(dir, objects, sha);
+      if (!memoPath || !loadingMemo) {
+        return readTreeFiles(objects, commit.tree, subPath, sha, this.options.context);
+      }
+      const memo = await loadingMemo;
       const files = await readTreeFiles(
         memo.over(objects),
         commit.tree,
@@ -190,8 +194,10 @@ export class RemoteRepository {
    * False when the server does not serve `want` by its sha.
    */
   private async fetch(dir: GitDir, objects: RepositoryObjects, want: string): Promise<boolean> {
-    const have = await this.haveCommit(dir);
-    const shallow = await readShallow(dir.gitdir);
+    const [have, shallow] = await Promise.all([this.haveCommit(dir), readShallow(dir.gitdir)]);
+    // While the server prepares the pack: read the pack holding `have`, where a thin
+    // pack's bases are. Failing here costs nothing: indexing reads it again, and reports.
+    const warming = have ? objects.peel(have).catch(() => undefined) : undefined;
     let result;
     try {
       result = await fetchPack({
@@ -207,16 +213,15 @@ export class RemoteRepository {
     } catch (error) {
       if (error instanceof UnknownWantError) return false;
       throw translateGitError(error, this.options.context, this.authenticated);
+    } finally {
+      await warming;
     }
     try {
-      if (result.pack.length > 0) {
-        await storePack(dir.gitdir, result.pack, objects.external);
-        await objects.refresh();
-      }
+      if (result.pack.length > 0) await storePack(dir.gitdir, result.pack, objects.external);
       // As git does: the server's new boundaries in, the commits it completed out.
       for (const oid of result.shallow) shallow.add(oid);
       for (const oid of result.unshallow) shallow.delete(oid);
-      await writeShallow(dir.gitdir, shallow);
+      await Promise.all([objects.refresh(), writeShallow(dir.gitdir, shallow)]);
     } catch (error) {
       throw new GitFetchError(
         `storing what ${this.options.location.display} sent failed: ${messageOf(error)}`,
@@ -238,9 +243,10 @@ export class RemoteRepository {
 
   private async rememberFetched(sha: string): Promise<void> {
     const gitdir = this.gitdir;
-    await git.writeRef({ fs, gitdir, ref: LAST_FETCHED_REF, value: sha, force: true });
-    if (this.trackRef)
-      await git.writeRef({ fs, gitdir, ref: this.trackRef, value: sha, force: true });
+    const refs = [LAST_FETCHED_REF, ...(this.trackRef ? [this.trackRef] : [])];
+    await Promise.all(
+      refs.map((ref) => git.writeRef({ fs, gitdir, ref, value: sha, force: true })),
+    );
   }
 
   private get blobMemoPath(): string | undefined {
