@@ -273,16 +273,19 @@ describe('the Git source over HTTP', () => {
     const withWrongAuth = wrong.readFiles(trackOf(repository), 'a'.repeat(40));
 
     // Assess
-    await assert.rejects(withoutAuth, (error: unknown) => {
-      assert.ok(error instanceof GitAuthError, String(error));
-      assert.equal(error.code, 'GIT_AUTH_FAILED');
-      assert.equal(
-        error.message,
-        `track "webapp": authentication required by ${repository.url}, and the track has no auth (add auth: {type: token, secret: ...})`,
-      );
-      return true;
-    });
-    await assert.rejects(withWrongAuth, wrongPasswordError(repository.url, wrongPassword));
+    // Both handlers attached at once: the second rejection must not go unhandled meanwhile.
+    await Promise.all([
+      assert.rejects(withoutAuth, (error: unknown) => {
+        assert.ok(error instanceof GitAuthError, String(error));
+        assert.equal(error.code, 'GIT_AUTH_FAILED');
+        assert.equal(
+          error.message,
+          `track "webapp": authentication required by ${repository.url}, and the track has no auth (add auth: {type: token, secret: ...})`,
+        );
+        return true;
+      }),
+      assert.rejects(withWrongAuth, wrongPasswordError(repository.url, wrongPassword)),
+    ]);
   });
 
   it('follows a branch force-pushed to an unrelated commit', async () => {
@@ -413,23 +416,26 @@ describe('the Git source over HTTP', () => {
       'deploy/prod/nested/db.yml': 'db: 1\n',
       'deploy/prod/web.yaml': 'env: prod\n',
     });
-    await assert.rejects(escaping, (error: unknown) => {
-      assert.ok(error instanceof SubPathError, String(error));
-      assert.match(
-        error.message,
-        /symlink "deploy\/prod\/passwd\.yaml" points outside the repository \("\/etc\/passwd"\)/,
-      );
-      return true;
-    });
-    await assert.rejects(dotDot, SubPathError);
-    await assert.rejects(missing, (error: unknown) => {
-      assert.ok(error instanceof SubPathError, String(error));
-      assert.equal(
-        error.message,
-        `track "webapp": subPath "deploy/dev" does not exist at revision ${inside}`,
-      );
-      return true;
-    });
+    // All handlers attached at once: no rejection goes unhandled while another is awaited.
+    await Promise.all([
+      assert.rejects(escaping, (error: unknown) => {
+        assert.ok(error instanceof SubPathError, String(error));
+        assert.match(
+          error.message,
+          /symlink "deploy\/prod\/passwd\.yaml" points outside the repository \("\/etc\/passwd"\)/,
+        );
+        return true;
+      }),
+      assert.rejects(dotDot, SubPathError),
+      assert.rejects(missing, (error: unknown) => {
+        assert.ok(error instanceof SubPathError, String(error));
+        assert.equal(
+          error.message,
+          `track "webapp": subPath "deploy/dev" does not exist at revision ${inside}`,
+        );
+        return true;
+      }),
+    ]);
   });
 
   it('reuses its cache: the next commit is an incremental fetch', async () => {
