@@ -476,6 +476,36 @@ describe('the Git source over HTTP', () => {
     );
   });
 
+  it('reads the next commit right past a damaged blob memo, and writes the memo anew', async () => {
+    // Prepare
+    const repository = await newRepository();
+    await pushFiles(repository, { 'a.yaml': 'a: 1\n', 'b.yaml': 'b: 1\n' });
+    const cacheDir = scratchDir('cache');
+    const track = trackOf(repository);
+    const first = sourceFor(basicSecret(repository), { cacheDir }).source;
+    await first.readFiles(track, (await first.resolve(track)).revision);
+    const [cache] = await readdir(cacheDir);
+    const memo = join(cacheDir, cache!, 'driftless-blobs', track.name);
+    const damaged = await readFile(memo);
+    // b.yaml stays as it is in the next commit: a damaged memo entry used for it would show.
+    damaged[damaged.indexOf('b: 1') + 3] = '9'.charCodeAt(0);
+    await writeFile(memo, damaged);
+    await pushFiles(repository, { 'a.yaml': 'a: 2\n' });
+    const next = sourceFor(basicSecret(repository), { cacheDir }).source;
+
+    // Act
+    const read = await next.readFiles(track, (await next.resolve(track)).revision);
+
+    // Assess
+    assert.deepEqual(contents(read), { 'a.yaml': 'a: 2\n', 'b.yaml': 'b: 1\n' });
+    const rewritten = await readFile(memo);
+    assert.ok(
+      rewritten.includes('a: 2\n') && rewritten.includes('b: 1\n'),
+      'memo holds the new tree',
+    );
+    assert.ok(!rewritten.includes('a: 1\n'), 'memo holds only the last tree read');
+  });
+
   it('reads a file the incremental fetch sent as a delta against the previous pack', async () => {
     // Prepare
     const repository = await newRepository();
