@@ -135,6 +135,33 @@ describe('syncTrack', () => {
     assert.equal(conditionOf(result.state, 'Ready')?.status, 'False');
   });
 
+  it('fails an object with a field the server does not know, naming it, and prunes nothing', async () => {
+    // Prepare
+    const { track, repo, ns } = await newTrack('typo');
+    await pushFiles(repo, { 'a.yaml': configMap('a', 'one'), 'b.yaml': configMap('b', 'one') });
+    await syncTrack(track, { trigger: 'manual' }, deps);
+    // A typo in Git. Server-side apply refuses fields its schema lacks (a client that went
+    // through typed models, as client-node's does, would drop them silently instead).
+    await pushFiles(repo, {
+      'a.yaml': configMap('a', 'two').replace('metadata:', 'metadata:\n  name: a\nmetadta:'),
+      'b.yaml': null,
+    });
+
+    // Act
+    const result = await syncTrack(track, { trigger: 'webhook' }, deps);
+
+    // Assess
+    assert.equal(result.result, 'failed');
+    const failed = result.changeset.find((e) => e.subject === `ConfigMap/${ns}/a`);
+    assert.equal(failed?.action, 'failed');
+    assert.match(
+      failed?.error ?? '',
+      new RegExp(`^ConfigMap/${ns}/a: .*\\.metadta: field not declared in schema`),
+    );
+    assert.equal(await configMapValue(ns, 'a'), 'one');
+    assert.equal(await configMapValue(ns, 'b'), 'one', 'nothing is pruned after a failed apply');
+  });
+
   it('refuses an empty revision unless allowEmpty is set', async () => {
     // Prepare
     const { track, repo, ns } = await newTrack('empty');
