@@ -18,11 +18,11 @@ describe('kube transport: throttling and expired credentials', () => {
   let server: Server;
   let url: string;
   let script: Scripted[];
-  let seen: { authorization: string | undefined }[];
+  let seen: { authorization: string | undefined; url: string | undefined }[];
 
   before(async () => {
     server = createServer((req, res) => {
-      seen.push({ authorization: req.headers.authorization });
+      seen.push({ authorization: req.headers.authorization, url: req.url });
       const next = script.shift() ?? { status: 200 };
       res.writeHead(next.status, { 'content-type': 'application/json', ...next.headers });
       res.end(JSON.stringify({ kind: next.status === 200 ? 'ConfigMap' : 'Status' }));
@@ -38,10 +38,10 @@ describe('kube transport: throttling and expired credentials', () => {
     seen = [];
   });
 
-  function endpoint(tokens: string[]): ClusterEndpoint & { invalidations: number } {
+  function endpoint(tokens: string[], server = url): ClusterEndpoint & { invalidations: number } {
     let current = 0;
     const result = {
-      server: url,
+      server,
       insecureSkipTlsVerify: false,
       label: 'test',
       invalidations: 0,
@@ -106,5 +106,28 @@ describe('kube transport: throttling and expired credentials', () => {
       seen.map((s) => s.authorization),
       ['Bearer old', 'Bearer new'],
     );
+  });
+  it('sends the path prefix of the server URL and the query, encoded, without undefined parameters', async () => {
+    // Prepare
+    const transport = createKubeTransport(endpoint(['t'], `${url}/k8s/clusters/c-1/`));
+
+    // Act
+    const response = await transport({
+      method: 'GET',
+      path: '/api/v1/namespaces/apps/configmaps',
+      query: {
+        labelSelector: 'driftless.dev/track=web,tier in (a b)',
+        limit: '500',
+        dryRun: undefined,
+      },
+    });
+
+    // Assess
+    assert.equal(response.status, 200);
+    assert.equal(
+      seen[0]?.url,
+      '/k8s/clusters/c-1/api/v1/namespaces/apps/configmaps?labelSelector=driftless.dev%2Ftrack%3Dweb%2Ctier+in+%28a+b%29&limit=500',
+    );
+    assert.equal(response.retryAfterSeconds, undefined);
   });
 });
