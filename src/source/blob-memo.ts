@@ -31,14 +31,16 @@ const CHECKSUM_BYTES = 32;
 export class BlobMemo {
   /** Every blob read through {@link over}: what the next memo holds. */
   private readonly read = new Map<string, Uint8Array>();
-  private fromMemo = 0;
 
-  private constructor(private readonly blobs: ReadonlyMap<string, Uint8Array>) {}
+  private constructor(
+    private readonly path: string,
+    private readonly blobs: ReadonlyMap<string, Uint8Array>,
+  ) {}
 
   /** The memo at `path`; empty when there is none or it cannot be read. */
   static async load(path: string): Promise<BlobMemo> {
     const bytes = await readFile(path).catch(() => undefined);
-    return new BlobMemo(bytes ? parseMemo(bytes) : new Map());
+    return new BlobMemo(path, bytes ? parseMemo(bytes) : new Map());
   }
 
   /** `objects`, with blobs taken from the memo when it has them. */
@@ -46,9 +48,7 @@ export class BlobMemo {
     return {
       readTree: (oid) => objects.readTree(oid),
       readBlob: async (oid) => {
-        const remembered = this.blobs.get(oid);
-        if (remembered) this.fromMemo++;
-        const blob = remembered ?? (await objects.readBlob(oid));
+        const blob = this.blobs.get(oid) ?? (await objects.readBlob(oid));
         this.read.set(oid, blob);
         return blob;
       },
@@ -56,11 +56,15 @@ export class BlobMemo {
   }
 
   /**
-   * Writes the blobs read through {@link over} to `path` (atomically), unless
-   * they are exactly the ones the memo held already.
+   * Writes the blobs read through {@link over} to the memo's file
+   * (atomically), unless they are exactly the ones it held already.
    */
-  async save(path: string): Promise<void> {
-    if (this.fromMemo === this.read.size && this.read.size === this.blobs.size) return;
+  async save(): Promise<void> {
+    const unchanged =
+      this.read.size === this.blobs.size &&
+      [...this.read.keys()].every((oid) => this.blobs.has(oid));
+    if (unchanged) return;
+    const path = this.path;
     const parts: Buffer[] = [HEADER];
     for (const [oid, blob] of this.read) {
       const length = Buffer.alloc(LENGTH_BYTES);

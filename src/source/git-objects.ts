@@ -69,7 +69,7 @@ export class RepositoryObjects implements ObjectReader {
 
   async readTree(oid: string): Promise<readonly TreeEntry[]> {
     const found = await this.packed(oid, 0);
-    if (found?.type === 'tree') return parseTree(found.object);
+    if (found?.type === 'tree') return parseTree(found.object, oid);
     const { tree } = await git.readTree({
       fs,
       gitdir: this.dir.gitdir,
@@ -99,8 +99,9 @@ export class RepositoryObjects implements ObjectReader {
     const found = await this.packed(oid, 0);
     if (found) {
       if (found.type === 'commit')
-        return { kind: 'commit', points: headerField(found.object, 'tree') };
-      if (found.type === 'tag') return { kind: 'tag', points: headerField(found.object, 'object') };
+        return { kind: 'commit', points: headerField(found.object, 'tree', oid) };
+      if (found.type === 'tag')
+        return { kind: 'tag', points: headerField(found.object, 'object', oid) };
       return { kind: 'other', type: found.type };
     }
     // Neither loose nor in a pack this reader indexed: missing, without asking isomorphic-git
@@ -168,21 +169,21 @@ export class RepositoryObjects implements ObjectReader {
 }
 
 /** The oid on a commit's `tree` line or a tag's `object` line (the first lines of either). */
-function headerField(object: Uint8Array, field: 'tree' | 'object'): string {
+function headerField(object: Uint8Array, field: 'tree' | 'object', oid: string): string {
   const prefix = `${field} `;
   const line = Buffer.from(object.subarray(0, prefix.length + 40)).toString('latin1');
-  const oid = line.slice(prefix.length);
-  if (!line.startsWith(prefix) || !/^[0-9a-f]{40}$/.test(oid)) {
-    throw new Error(`malformed git object: no "${field}" line`);
+  const value = line.slice(prefix.length);
+  if (!line.startsWith(prefix) || !/^[0-9a-f]{40}$/.test(value)) {
+    throw new Error(`malformed git object ${oid}: no "${field}" line`);
   }
-  return oid;
+  return value;
 }
 
 /**
  * The entries of a tree object (`<octal mode> <name>\0<20-byte oid>` each),
  * with modes and types as isomorphic-git's readTree gives them.
  */
-export function parseTree(tree: Uint8Array): TreeEntry[] {
+export function parseTree(tree: Uint8Array, oid: string): TreeEntry[] {
   const bytes = Buffer.from(tree.buffer, tree.byteOffset, tree.byteLength);
   const entries: TreeEntry[] = [];
   let position = 0;
@@ -190,9 +191,9 @@ export function parseTree(tree: Uint8Array): TreeEntry[] {
     const space = bytes.indexOf(0x20, position);
     const nul = space < 0 ? -1 : bytes.indexOf(0, space + 1);
     if (space < 0 || nul < 0 || nul + 21 > bytes.length) {
-      throw new Error('malformed git tree object');
+      throw new Error(`malformed git tree object ${oid}`);
     }
-    const mode = normalMode(bytes.toString('latin1', position, space));
+    const mode = normalMode(bytes.toString('latin1', position, space), oid);
     entries.push({
       mode,
       path: bytes.toString('utf8', space + 1, nul),
@@ -205,11 +206,11 @@ export function parseTree(tree: Uint8Array): TreeEntry[] {
 }
 
 /** Git writes `40000` for trees, and old gits odd file modes (`100664`): normalised as isomorphic-git does. */
-function normalMode(mode: string): string {
+function normalMode(mode: string, oid: string): string {
   if (/^0?4/.test(mode)) return '040000';
   if (mode.startsWith('1006')) return '100644';
   if (mode.startsWith('1007')) return '100755';
   if (mode.startsWith('120')) return '120000';
   if (mode.startsWith('160')) return '160000';
-  throw new Error(`malformed git tree object: unknown mode ${mode}`);
+  throw new Error(`malformed git tree object ${oid}: unknown mode ${mode}`);
 }

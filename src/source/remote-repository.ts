@@ -120,7 +120,7 @@ export class RemoteRepository {
       // Read while the commit is fetched; load never fails (an unreadable memo is an empty one).
       const loadingMemo = memoPath ? BlobMemo.load(memoPath) : undefined;
       const commit = await this.fetchCommit(dir, objects, sha);
-      if (!memoPath || !loadingMemo) {
+      if (!loadingMemo) {
         return readTreeFiles(objects, commit.tree, subPath, sha, this.options.context);
       }
       const memo = await loadingMemo;
@@ -132,7 +132,7 @@ export class RemoteRepository {
         this.options.context,
       );
       // The memo only saves time on the next read: failing to write it is no reason to fail this one.
-      await memo.save(memoPath).catch(() => undefined);
+      await memo.save().catch(() => undefined);
       return files;
     });
   }

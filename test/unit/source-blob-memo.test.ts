@@ -59,7 +59,7 @@ describe('BlobMemo', () => {
     const second = ['a: 1\n', 'b: 20\n', 'c: 3\n'];
     const memo = await BlobMemo.load(path);
     await readAll(memo, readerOf(first), first);
-    await memo.save(path);
+    await memo.save();
 
     // Act
     const reader = readerOf(second);
@@ -75,7 +75,7 @@ describe('BlobMemo', () => {
     const path = memoPath();
     const memo = await BlobMemo.load(path);
     await readAll(memo, readerOf(['a: 1\n']), ['a: 1\n']);
-    await memo.save(path);
+    await memo.save();
     const bytes = readFileSync(path);
     bytes[bytes.length - 32 - 2] = 'X'.charCodeAt(0); // 'a: 1\n' -> 'a: X\n', before the checksum
     writeFileSync(path, bytes);
@@ -94,7 +94,7 @@ describe('BlobMemo', () => {
     const path = memoPath();
     const memo = await BlobMemo.load(path);
     await readAll(memo, readerOf(['a: 1\n', 'b: 2\n']), ['a: 1\n', 'b: 2\n']);
-    await memo.save(path);
+    await memo.save();
     writeFileSync(path, readFileSync(path).subarray(0, -3));
     const foreign = `${path}-foreign`;
     writeFileSync(foreign, 'not a memo');
@@ -110,21 +110,40 @@ describe('BlobMemo', () => {
     assert.equal(foreignReader.reads.length, 1);
   });
 
+  it('is written anew when a read repeats a remembered blob and adds a new one', async () => {
+    // Prepare: a memo of a and b; the next tree holds a twice (two paths, one blob) and c.
+    const path = memoPath();
+    const first = await BlobMemo.load(path);
+    await readAll(first, readerOf(['a: 1\n', 'b: 2\n']), ['a: 1\n', 'b: 2\n']);
+    await first.save();
+    const next = await BlobMemo.load(path);
+    await readAll(next, readerOf(['c: 3\n']), ['a: 1\n', 'a: 1\n', 'c: 3\n']);
+
+    // Act
+    await next.save();
+
+    // Assess
+    const reader = readerOf([]);
+    const read = await readAll(await BlobMemo.load(path), reader, ['a: 1\n', 'c: 3\n']);
+    assert.deepEqual(read, ['a: 1\n', 'c: 3\n']);
+    assert.deepEqual(reader.reads, [], 'both came from the memo');
+  });
+
   it('keeps only the blobs of the last read, and leaves an unchanged memo alone', async () => {
     // Prepare
     const path = memoPath();
     const first = await BlobMemo.load(path);
     await readAll(first, readerOf(['a: 1\n', 'b: 2\n']), ['a: 1\n', 'b: 2\n']);
-    await first.save(path);
+    await first.save();
     const smaller = await BlobMemo.load(path);
     await readAll(smaller, readerOf(['a: 1\n']), ['a: 1\n']);
-    await smaller.save(path);
+    await smaller.save();
     const written = statSync(path).mtimeMs;
 
     // Act
     const again = await BlobMemo.load(path);
     await readAll(again, readerOf([]), ['a: 1\n']);
-    await again.save(path);
+    await again.save();
     const reader = readerOf(['b: 2\n']);
     await readAll(await BlobMemo.load(path), reader, ['b: 2\n']);
 

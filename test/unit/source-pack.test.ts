@@ -207,11 +207,14 @@ describe('RepositoryObjects trees and commits', () => {
     ]);
   });
 
-  it('refuses a malformed tree', () => {
-    assert.throws(() => parseTree(Buffer.from('100644 name-without-oid')), /malformed git tree/);
+  it('refuses a malformed tree, naming it', () => {
     assert.throws(
-      () => parseTree(Buffer.concat([Buffer.from('777 x\0'), Buffer.alloc(20)])),
-      /unknown mode 777/,
+      () => parseTree(Buffer.from('100644 name-without-oid'), 'f'.repeat(40)),
+      /malformed git tree object f{40}$/,
+    );
+    assert.throws(
+      () => parseTree(Buffer.concat([Buffer.from('777 x\0'), Buffer.alloc(20)]), 'e'.repeat(40)),
+      /malformed git tree object e{40}: unknown mode 777/,
     );
   });
 
