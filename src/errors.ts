@@ -24,3 +24,8 @@ export class UsageError extends DriftlessError {
 export class NotImplementedError extends DriftlessError {
   readonly code = 'NOT_IMPLEMENTED';
 }
+
+/** The message of anything thrown: an Error's message, or the thrown value as text. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -22,6 +22,7 @@ import {
 import { mapWithLimit } from './pool.ts';
 import { isCustomResourceDefinition, splitStages } from './stages.ts';
 import { waitUntil } from './wait.ts';
+import { messageOf } from '../errors.ts';
 
 export interface ApplyObjectsOptions {
   /** The track whose ownership label every applied object carries. */
@@ -56,10 +57,6 @@ export function withOwnershipLabel(object: KubeObject, track: string): KubeObjec
     ...object,
     metadata: { ...object.metadata, labels: { ...object.metadata.labels, [TRACK_LABEL]: track } },
   };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

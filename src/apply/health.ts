@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { subjectOf, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import { messageOf } from '../errors.ts';
 
 export type HealthState = 'Current' | 'InProgress' | 'Failed' | 'NotFound';
 
@@ -174,7 +175,7 @@ export async function waitForHealth(
           return {
             subject,
             state: 'InProgress',
-            message: error instanceof Error ? error.message : String(error),
+            message: messageOf(error),
           };
         }
       }),

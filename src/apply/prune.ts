@@ -9,6 +9,7 @@ import type { ChangeSetEntry } from './changeset.ts';
 import { refOfEntry, type InventoryEntry } from './inventory.ts';
 import { TRACK_LABEL, isPruneDisabled } from './ownership.ts';
 import { mapWithLimit } from './pool.ts';
+import { messageOf } from '../errors.ts';
 
 export interface PruneOptions {
   readonly track: string;
@@ -49,7 +50,7 @@ export async function pruneObjects(
         });
         return result === 'deleted' ? { subject, action: 'deleted' } : undefined;
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         return {
           subject,
           action: 'failed',

@@ -5,7 +5,7 @@
  */
 import type { Operation } from 'fast-json-patch';
 import type { Track } from '../config/types.ts';
-import { UsageError } from '../errors.ts';
+import { UsageError, messageOf } from '../errors.ts';
 import { reconcileDrift, type DriftResult } from '../sync/reconcile-drift.ts';
 import { formatChangeset, formatCounts } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
@@ -26,10 +26,6 @@ export interface DriftRun extends DriftResult {
 
 /** Values longer than this are cut in the text table; `-o json` carries them whole. */
 const VALUE_WIDTH = 60;
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 function found(run: DriftResult): boolean {
   return run.drifted.length > 0 || run.missing.length > 0;

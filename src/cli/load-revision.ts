@@ -7,8 +7,7 @@ import type { Track } from '../config/types.ts';
 import { parseBundle, parseRevision, placeBundle } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { CliContext } from './context.ts';
-
-const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+import { isFullCommitId } from '../object-id.ts';
 
 export interface TargetRevision {
   readonly revision: string;
@@ -28,7 +27,7 @@ export async function targetRevision(
   pinned: string | null,
 ): Promise<TargetRevision> {
   if (requested !== undefined) {
-    if (FULL_SHA.test(requested)) return { revision: requested, origin: 'requested' };
+    if (isFullCommitId(requested)) return { revision: requested, origin: 'requested' };
     const source = await ctx.source();
     const resolved = await source.resolve({ ...track, reference: requested, semver: undefined });
     return { revision: resolved.revision, origin: resolved.ref };

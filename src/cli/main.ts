@@ -4,7 +4,7 @@
  * DESIGN.md fixes (2 usage or config — nothing attempted; 3 operation failed).
  */
 import { ConfigError, readOptionalEnv } from '../config/index.ts';
-import { DriftlessError, NotImplementedError, UsageError } from '../errors.ts';
+import { DriftlessError, NotImplementedError, UsageError, messageOf } from '../errors.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
 import { openContext as openRealContext, type OpenContext } from './context.ts';
@@ -105,7 +105,7 @@ export async function runCli(
       ctx.close();
     }
   } catch (error) {
-    reportError(io, error instanceof Error ? error.message : String(error));
+    reportError(io, messageOf(error));
     if (error instanceof CommandLineError) io.stderr.write(`usage: ${error.usage}\n`);
     if (!(error instanceof DriftlessError) && error instanceof Error && error.stack) {
       // Not one of ours: likely a bug, and the stack is what a report needs.

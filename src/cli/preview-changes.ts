@@ -23,6 +23,7 @@ import type { RenderedBundle, RenderedObject } from '../render/types.ts';
 import { selectObjects } from '../sync/select-objects.ts';
 import { unifiedDiff } from './unified-diff.ts';
 import { toYaml } from './yaml-text.ts';
+import { messageOf } from '../errors.ts';
 
 export type PlannedAction = 'create' | 'update' | 'prune';
 
@@ -63,10 +64,6 @@ export function comparable(object: KubeObject): KubeObject {
 
 function asYaml(object: KubeObject | undefined): string {
   return object === undefined ? '' : toYaml(comparable(object), { sortKeys: true });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** As sync applies it: with the ownership label (else the dry-run would show it removed). */

@@ -16,10 +16,7 @@ import type { CommandLine } from './parse-command-line.ts';
 import { findTrack } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
 import { formatSyncResult, syncJson } from './sync-command.ts';
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+import { messageOf } from '../errors.ts';
 
 /** What `--revision` / `--previous` ask for; the parser already made sure exactly one is given. */
 export function rollbackTarget(line: Pick<CommandLine, 'revision' | 'previous'>): RollbackTarget {

@@ -1,7 +1,7 @@
 /** `driftless sync`: every track in dependency order, or one, with trigger `manual`. */
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
-import { UsageError } from '../errors.ts';
+import { UsageError, messageOf } from '../errors.ts';
 import { syncTrack, type SyncResult } from '../sync/sync-track.ts';
 import { emptyTrackState, readTrackState } from '../sync/track-state.ts';
 import { formatChangeset } from './changeset-summary.ts';
@@ -22,10 +22,6 @@ export function syncJson(result: SyncResult) {
     status: statusJson(result.track, result.state),
     ...(result.error === undefined ? {} : { error: result.error }),
   };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 async function syncOne(

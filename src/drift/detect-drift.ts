@@ -31,6 +31,7 @@ import { suspectReason } from './manifest-fields.ts';
 import { planApply } from './plan-apply.ts';
 import { readLive } from './read-live.ts';
 import { fieldSetAsStored, manifestAsStored } from './secret-string-data.ts';
+import { messageOf } from '../errors.ts';
 
 /** One object whose fields drifted. */
 export interface DriftedObject {
@@ -78,10 +79,6 @@ const plans = new WeakMap<DriftedObject, KubeObject>();
 /** The object detection dry-ran for `drifted`, if this process detected it. */
 export function plannedApply(drifted: DriftedObject): KubeObject | undefined {
   return plans.get(drifted);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function withSubject(subject: string, error: unknown): string {

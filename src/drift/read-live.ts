@@ -8,16 +8,13 @@ import { mapWithLimit } from '../apply/pool.ts';
 import { UnknownResourceError } from '../cluster/errors.ts';
 import { objectKey, refOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import { messageOf } from '../errors.ts';
 
 export interface LiveObjects {
   /** By object key; absent means the object does not exist. */
   readonly found: Map<string, KubeObject>;
   /** By object key: why the object could not be read. */
   readonly errors: Map<string, string>;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 export async function readLive(

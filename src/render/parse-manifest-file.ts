@@ -1,5 +1,5 @@
 import { constructFromEvents, parseEvents, YAMLException } from 'js-yaml';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
 import { ManifestParseError } from './errors.ts';
 import { lineIndex } from './line-index.ts';
 import { scanEvents, type AliasBudget } from './scan-events.ts';
@@ -79,7 +79,7 @@ export function parseManifestFile(
       throw new ManifestParseError(file.path, line, column, error.reason, { cause: error });
     }
     // js-yaml documents that other errors (e.g. a stack overflow) can escape too.
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new ManifestParseError(file.path, 1, 1, reason, { cause: error });
   }
 }

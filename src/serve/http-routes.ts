@@ -8,6 +8,7 @@ import type { Logger } from './logger.ts';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus-text.ts';
 import { readBody } from './read-body.ts';
 import { handleWebhook, type WebhookAnswer, type WebhookRouteDeps } from './webhook-route.ts';
+import { messageOf } from '../errors.ts';
 
 export interface HttpRoutesDeps {
   readonly webhook: WebhookRouteDeps;
@@ -116,7 +117,7 @@ export function httpRoutes(deps: HttpRoutesDeps): RequestListener {
       deps.logger.error('request failed', {
         method: req.method,
         path: new URL(req.url ?? '/', 'http://localhost').pathname,
-        error: error instanceof Error ? error.message : String(error),
+        error: messageOf(error),
       });
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.destroy();

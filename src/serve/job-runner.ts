@@ -9,6 +9,7 @@ import type { DriftJob, FetchJob, Job, RollbackJob, SyncJob } from '../sync/jobs
 import type { Logger } from './logger.ts';
 import type { ServeMetrics } from './serve-metrics.ts';
 import type { JobContext } from './track-queue.ts';
+import { messageOf } from '../errors.ts';
 
 /** What a job did, reduced to what logs and metrics need. */
 export interface JobOutcome {
@@ -37,10 +38,6 @@ export interface JobRunnerDeps {
   readonly metrics: ServeMetrics;
   readonly logger: Logger;
   readonly now?: () => number;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 async function dispatch(track: Track, job: Job, handlers: JobHandlers): Promise<JobOutcome> {

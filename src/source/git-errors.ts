@@ -5,7 +5,7 @@
  * credentials, because they are never part of a URL here.
  */
 import git from 'isomorphic-git';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
 import { GitAuthError, GitFetchError, type GitErrorContext } from './errors.ts';
 
 /** Node's codes for a host that cannot be reached at all. */
@@ -62,7 +62,7 @@ export function translateGitError(
     );
   }
   const code = (error as { code?: unknown } | undefined)?.code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (typeof code === 'string' && NETWORK_CODES.has(code)) {
     return new GitFetchError(`cannot reach ${url}: ${message}`, withCause);
   }

@@ -23,8 +23,7 @@ import { LocalRepository } from './local-repository.ts';
 import { CapabilityCache, RemoteRepository } from './remote-repository.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
-
-const FULL_SHA = /^[0-9a-f]{40}$/i;
+import { isFullCommitId } from '../object-id.ts';
 
 export interface GitSourceOptions {
   /** Directory holding one cache repository per remote repository; created when missing. */
@@ -79,7 +78,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       return (await open(track)).resolve(request);
     },
     async readFiles(track: TrackSource, revision: string): Promise<RevisionFile[]> {
-      if (!FULL_SHA.test(revision)) {
+      if (!isFullCommitId(revision)) {
         const { location, context } = locate(track);
         throw new GitRefNotFoundError(
           `revision "${revision}" of ${location.display} is not a full commit sha (resolve it first)`,

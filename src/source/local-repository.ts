@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import git from 'isomorphic-git';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
 import type { RevisionFile } from '../render/types.ts';
 import type { ResolvedRevision } from './ports.ts';
 import {
@@ -98,10 +98,10 @@ export class LocalRepository {
       return await read();
     } catch (error) {
       if (error instanceof DriftlessError) throw error;
-      throw new GitFetchError(
-        `reading ${this.location.display} failed: ${error instanceof Error ? error.message : String(error)}`,
-        { ...this.context, cause: error },
-      );
+      throw new GitFetchError(`reading ${this.location.display} failed: ${messageOf(error)}`, {
+        ...this.context,
+        cause: error,
+      });
     }
   }
 }

@@ -33,6 +33,7 @@ import {
   type ExternalReader,
   type PackedObject,
 } from './pack-reader.ts';
+import { messageOf } from '../errors.ts';
 
 const TYPE_CODES = { commit: 1, tree: 2, blob: 3, tag: 4 } as const;
 const PACK_SIGNATURE = 0x5041434b; // "PACK"
@@ -377,8 +378,4 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

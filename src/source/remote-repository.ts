@@ -38,6 +38,7 @@ import { readTreeFiles } from './read-tree-files.ts';
 import type { RemoteLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
 import { fetchPack, readAdvertisement, UnknownWantError } from './upload-pack.ts';
+import { messageOf } from '../errors.ts';
 
 /** Packs a cache may hold before it is started over (see openCache). */
 const MAX_PACKS = 100;
@@ -331,8 +332,4 @@ async function writeShallow(gitdir: string, oids: ReadonlySet<string>): Promise<
   const temporary = `${path}.lock`;
   await writeFile(temporary, [...oids].sort().join('\n') + '\n');
   await rename(temporary, path);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -4,6 +4,7 @@
  */
 import semver from 'semver';
 import { GitRefAmbiguousError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
+import { isFullCommitId } from '../object-id.ts';
 
 /** One ref of a repository, as a server advertises it or a local repository lists it. */
 export interface RefEntry {
@@ -24,7 +25,6 @@ export type RefRequest =
   | { readonly kind: 'name'; readonly name: string }
   | { readonly kind: 'semver'; readonly range: string };
 
-const FULL_SHA = /^[0-9a-f]{40}$/i;
 const SHORT_SHA = /^[0-9a-f]{4,39}$/i;
 
 /** How many refs an error message lists before "and N more". */
@@ -41,7 +41,8 @@ export function classifyReference(track: {
 }): RefRequest {
   if (track.semver !== undefined) return { kind: 'semver', range: track.semver };
   const reference = track.reference ?? 'main';
-  if (FULL_SHA.test(reference)) return { kind: 'commit', sha: reference.toLowerCase() };
+  if (isFullCommitId(reference.toLowerCase()))
+    return { kind: 'commit', sha: reference.toLowerCase() };
   if (reference.startsWith('refs/') || reference === 'HEAD')
     return { kind: 'full', ref: reference };
   return { kind: 'name', name: reference };

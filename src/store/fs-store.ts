@@ -22,7 +22,7 @@ import {
   StateCorruptError,
   StoreUnavailableError,
 } from './errors.ts';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
 import { withFileLock, type FileLockOptions } from './fs-lock.ts';
 import {
   artifactDir,
@@ -85,7 +85,7 @@ function errorCode(error: unknown): string | undefined {
 /** Lets typed errors through and turns every other failure into StoreUnavailableError. */
 function unavailable(path: string, error: unknown): never {
   if (error instanceof DriftlessError) throw error;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   throw new StoreUnavailableError(`${path}: ${reason}`, { cause: error });
 }
 

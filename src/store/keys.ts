@@ -16,6 +16,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { InvalidStoreKeyError } from './errors.ts';
 import type { Digest, HistoryEntry, HistoryTrigger } from './ports.ts';
+import { isFullCommitId } from '../object-id.ts';
 
 /**
  * A Kubernetes label value (tracks are also the `driftless.dev/track` label):
@@ -23,9 +24,6 @@ import type { Digest, HistoryEntry, HistoryTrigger } from './ports.ts';
  * never `.` or `..` since it must start with an alphanumeric.
  */
 const TRACK_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
-
-/** A full commit sha: SHA-1 (40 hex) or SHA-256 (64 hex) object format, lower case. */
-const REVISION = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 /** Longest delivery id accepted; ids are hashed, this only bounds memory. */
 const MAX_DELIVERY_ID_LENGTH = 1024;
@@ -51,7 +49,7 @@ export function assertTrackName(track: unknown): asserts track is string {
 
 /** Throws `InvalidStoreKeyError` unless `revision` is a full lower-case commit sha. */
 export function assertRevision(revision: unknown): asserts revision is string {
-  if (typeof revision !== 'string' || !REVISION.test(revision)) {
+  if (typeof revision !== 'string' || !isFullCommitId(revision)) {
     throw new InvalidStoreKeyError(
       `${JSON.stringify(revision)}: invalid revision: expected a full commit sha (40 or 64 lower-case hex)`,
     );

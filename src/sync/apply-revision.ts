@@ -15,16 +15,16 @@ import { pruneObjects } from '../apply/prune.ts';
 import { objectKey, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
 import { parseBundle, placeBundle } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncJob } from './jobs.ts';
-import { DEPENDENCY_NOT_READY } from './resume-dependents.ts';
 import { selectObjects } from './select-objects.ts';
 import {
   acquireApplyLease,
   conditionOf,
+  DEPENDENCY_NOT_READY,
   readTrackState,
   releaseApplyLease,
   setCondition,
@@ -52,10 +52,6 @@ export interface SyncResult {
   readonly state: TrackState;
   /** Why the sync failed or was refused; undefined on success. */
   readonly error?: string;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** A revision the apply could not use: the condition it failed and why. Nothing was applied. */

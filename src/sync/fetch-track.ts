@@ -8,12 +8,13 @@
  * track's current desired revision was resolved changes nothing.
  */
 import type { Track } from '../config/types.ts';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
 import { parseRevision, serializeBundle } from '../render/index.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { FetchJob, SyncJob } from './jobs.ts';
 import { setCondition, updateTrackState } from './track-state.ts';
+import { isFullCommitId } from '../object-id.ts';
 
 export interface FetchDeps {
   readonly source: GitSource;
@@ -32,18 +33,12 @@ export interface FetchResult {
   readonly error?: string;
 }
 
-const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function reasonOf(error: unknown, fallback: string): string {
   return error instanceof DriftlessError ? error.code : fallback;
 }
 
 async function resolve(track: Track, job: FetchJob, source: GitSource): Promise<string> {
-  if (job.revision && FULL_SHA.test(job.revision)) return job.revision;
+  if (job.revision && isFullCommitId(job.revision)) return job.revision;
   const target = job.revision ? { ...track, reference: job.revision, semver: undefined } : track;
   return (await source.resolve(target)).revision;
 }

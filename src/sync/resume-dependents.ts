@@ -9,10 +9,7 @@ import type { Track } from '../config/types.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { SyncResult } from './apply-revision.ts';
 import type { SyncJob } from './jobs.ts';
-import { conditionOf, readTrackState } from './track-state.ts';
-
-/** The reason a sync refused for an unready dependency leaves on Ready. */
-export const DEPENDENCY_NOT_READY = 'DependencyNotReady';
+import { conditionOf, DEPENDENCY_NOT_READY, readTrackState } from './track-state.ts';
 
 /**
  * Sync jobs for the tracks that depend on `result`'s track and wait for it:

@@ -16,6 +16,9 @@ export type ConditionType =
   | 'Healthy'
   | 'Ready';
 
+/** The Ready reason of a sync refused because a dependency is not Ready (resume-dependents.ts looks for it). */
+export const DEPENDENCY_NOT_READY = 'DependencyNotReady';
+
 export interface Condition {
   readonly type: ConditionType;
   readonly status: 'True' | 'False' | 'Unknown';

@@ -20,9 +20,7 @@ import { pushDelivery } from './push-delivery.ts';
 import { verifyHexHmac } from './signature.ts';
 import { WebhookPayloadError } from './errors.ts';
 import type { HostReceiver } from './types.ts';
-
-/** SHA-1 or SHA-256 object id. */
-const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
+import { isFullCommitId } from '../../object-id.ts';
 
 export const genericReceiver: HostReceiver = {
   deliveryHeaders: ['x-driftless-delivery'],
@@ -50,7 +48,7 @@ export const genericReceiver: HostReceiver = {
       );
     }
     const after = requiredString(payload, 'after');
-    if (!OBJECT_ID.test(after))
+    if (!isFullCommitId(after.toLowerCase()))
       throw new WebhookPayloadError(`after "${after}" is not a full commit sha`);
     return pushDelivery([
       {
