@@ -1,6 +1,48 @@
-// Flat config: recommended JS + type-aware TypeScript rules for the whole tree.
+// Flat config: recommended JS + type-aware TypeScript rules for the whole tree, and the
+// dependency rules of docs/architecture.md as errors, so the next wrong-way import fails CI.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/**
+ * Which folders of src/ each folder may not import: the core (config, source, render, store,
+ * cluster, apply, drift, sync and the files at src/ root) never imports the adapters (cli,
+ * serve, aws); serve and aws never import cli; inside the core, lower layers never import
+ * higher ones (config <- render, store, cluster <- source, apply <- drift <- sync).
+ */
+const ADAPTERS = ['cli', 'serve', 'aws'];
+const FORBIDDEN = {
+  '': [...ADAPTERS, 'config', 'source', 'render', 'store', 'cluster', 'apply', 'drift', 'sync'],
+  config: [...ADAPTERS, 'source', 'render', 'store', 'cluster', 'apply', 'drift', 'sync'],
+  render: [...ADAPTERS, 'source', 'store', 'cluster', 'apply', 'drift', 'sync'],
+  store: [...ADAPTERS, 'source', 'render', 'cluster', 'apply', 'drift', 'sync'],
+  cluster: [...ADAPTERS, 'source', 'render', 'store', 'apply', 'drift', 'sync'],
+  source: [...ADAPTERS, 'store', 'cluster', 'apply', 'drift', 'sync'],
+  apply: [...ADAPTERS, 'source', 'store', 'drift', 'sync'],
+  drift: [...ADAPTERS, 'source', 'store', 'sync'],
+  sync: ADAPTERS,
+  serve: ['cli', 'aws'],
+  aws: ['cli', 'serve'],
+  cli: ['aws'],
+};
+
+/** A path pattern matching a relative import of `folder` of src/ from anywhere in src/. */
+const folderPattern = (folder) => `^\\.{1,2}/(\\.\\./)*(src/)?${folder}/`;
+
+function dependencyRules(folder, forbidden) {
+  const message = `src/${folder || '(root)'} may not import ${forbidden.map((f) => `src/${f}`).join(', ')} (docs/architecture.md, dependency rules)`;
+  const regex = `(${forbidden.map(folderPattern).join('|')})`;
+  return {
+    files: folder === '' ? ['src/*.ts'] : [`src/${folder}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex, message }] }],
+      // Dynamic imports are loaded lazily but are dependencies all the same.
+      'no-restricted-syntax': [
+        'error',
+        { selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`, message },
+      ],
+    },
+  };
+}
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.driftless/', '.serverless/', '.esbuild/'] },
@@ -9,6 +51,24 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  ...Object.entries(FORBIDDEN).map(([folder, forbidden]) => dependencyRules(folder, forbidden)),
+  {
+    // Lambda entry points are thin adapters over src/aws (and the core): never the CLI or serve.
+    files: ['handlers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+src/(cli|serve)/',
+              message: 'handlers/ import src/aws and the core only (docs/architecture.md)',
+            },
+          ],
+        },
+      ],
     },
   },
 );

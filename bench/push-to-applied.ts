@@ -7,8 +7,8 @@
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { openContext } from '../src/cli/context.ts';
-import { silentLogger } from '../src/serve/logger.ts';
+import { openLocalContext } from '../src/sync/local-context.ts';
+import { silentLogger } from '../src/logger.ts';
 import { startServe } from '../src/serve/start-serve.ts';
 import { readTrackState } from '../src/sync/track-state.ts';
 import { pushFiles, runGit, type GitRepository } from '../test/harness/git-server.ts';
@@ -72,7 +72,7 @@ export const pushToApplied: Benchmark = {
       repository,
       namespace: driftlessNs,
     });
-    const cli = await openContext(configFile, env);
+    const cli = await openLocalContext(configFile, env);
     const serve = await startServe(cli, {
       port: 0,
       host: '127.0.0.1',

@@ -9,7 +9,7 @@ import type { SqsBatchResponse, SqsEvent } from '../src/aws/lambda-events.ts';
 import { parseApplyJob } from '../src/aws/parse-job.ts';
 import { runApplyJob, type RunApplyJobDeps } from '../src/aws/run-apply-job.ts';
 import { processSqsBatch } from '../src/aws/sqs-batch.ts';
-import type { Logger } from '../src/serve/logger.ts';
+import type { Logger } from '../src/logger.ts';
 
 /** The handler over `deps` (tests pass fakes). */
 export function createApplyHandler(

@@ -7,7 +7,7 @@ import { enqueueDueTracks } from '../src/aws/enqueue-due-tracks.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
 import type { ScheduleEvent } from '../src/aws/lambda-events.ts';
 import { triggerDeps, type TriggerDeps } from '../src/aws/trigger-deps.ts';
-import type { Logger } from '../src/serve/logger.ts';
+import type { Logger } from '../src/logger.ts';
 
 /** The handler over `deps` (tests pass fakes). */
 export function createDriftHandler(

@@ -9,7 +9,7 @@ import type { SqsBatchResponse, SqsEvent } from '../src/aws/lambda-events.ts';
 import { parseFetchJob } from '../src/aws/parse-job.ts';
 import { runFetchJob, type RunFetchJobDeps } from '../src/aws/run-fetch-job.ts';
 import { processSqsBatch } from '../src/aws/sqs-batch.ts';
-import type { Logger } from '../src/serve/logger.ts';
+import type { Logger } from '../src/logger.ts';
 
 /** The handler over `deps` (tests pass fakes). */
 export function createFetchHandler(

@@ -8,7 +8,7 @@
 import { functionLogger } from '../src/aws/function-logger.ts';
 import { parseRollbackRequest, requestRollback } from '../src/aws/request-rollback.ts';
 import { triggerDeps, type TriggerDeps } from '../src/aws/trigger-deps.ts';
-import type { Logger } from '../src/serve/logger.ts';
+import type { Logger } from '../src/logger.ts';
 
 /** The handler over `deps` (tests pass fakes). */
 export function createRollbackHandler(

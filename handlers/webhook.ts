@@ -8,7 +8,7 @@ import { functionLogger } from '../src/aws/function-logger.ts';
 import { jsonResult, providerOf, webhookRequestOf } from '../src/aws/http-api.ts';
 import type { HttpApiEvent, HttpApiResult } from '../src/aws/lambda-events.ts';
 import { webhookDeps } from '../src/aws/webhook-deps.ts';
-import type { Logger } from '../src/serve/logger.ts';
+import type { Logger } from '../src/logger.ts';
 
 /** The handler over `deps` (tests pass fakes). */
 export function createWebhookHandler(

@@ -4,7 +4,7 @@
  * a request's headers or body, which may carry signatures or tokens.
  */
 import { readOptionalEnv, type Environment } from '../config/env.ts';
-import { jsonLogger, type Logger, type LogLevel } from '../serve/logger.ts';
+import { jsonLogger, type Logger, type LogLevel } from '../logger.ts';
 import { FUNCTION_ENV } from './function-env.ts';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];

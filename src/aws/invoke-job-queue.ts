@@ -30,7 +30,7 @@ import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readEnv, readOptionalEnv, type Environment } from '../config/env.ts';
 import { DriftlessError } from '../errors.ts';
-import type { Logger } from '../serve/logger.ts';
+import type { Logger } from '../logger.ts';
 import type { Job, JobQueue } from '../sync/jobs.ts';
 import { functionLogger } from './function-logger.ts';
 import { FUNCTION_ENV } from './function-env.ts';

@@ -10,7 +10,7 @@
  */
 import { formatSecretRef, type SecretRef } from '../config/secret-ref.ts';
 import type { Environment } from '../config/env.ts';
-import { readSecret as readLocalSecret, SecretUnavailableError } from '../cli/read-secret.ts';
+import { readSecret as readLocalSecret, SecretUnavailableError } from '../config/read-secret.ts';
 
 /** Reads a secret's value. */
 export type SecretReader = (ref: SecretRef) => Promise<string>;

@@ -1,10 +1,10 @@
-import type { CliContext } from './context.ts';
+import type { LocalContext } from '../sync/local-context.ts';
 import type { Output } from './output.ts';
 import type { CommandLine } from './parse-command-line.ts';
 
 /** Runs one command against an open context; returns the exit code. */
 export type CommandHandler = (
-  ctx: CliContext,
+  ctx: LocalContext,
   line: CommandLine,
   output: Output,
 ) => Promise<number>;

@@ -9,7 +9,7 @@ import { UsageError, messageOf } from '../errors.ts';
 import { reconcileDrift, type DriftResult } from '../sync/reconcile-drift.ts';
 import { formatChangeset, formatCounts } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
-import type { CliContext } from './context.ts';
+import type { LocalContext } from '../sync/local-context.ts';
 import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
 import { findTrack, inDependencyOrder } from './select-tracks.ts';
@@ -139,7 +139,7 @@ export function formatDriftRun(run: DriftRun, output: Output): string {
   return lines.join('\n');
 }
 
-async function checkOne(ctx: CliContext, track: Track, detectOnly: boolean): Promise<DriftRun> {
+async function checkOne(ctx: LocalContext, track: Track, detectOnly: boolean): Promise<DriftRun> {
   const leftInPlace =
     track.drift === 'detect'
       ? ('drift: detect' as const)
@@ -175,7 +175,7 @@ async function checkOne(ctx: CliContext, track: Track, detectOnly: boolean): Pro
  * look (`--detect-only`): correcting it would change a cluster someone froze.
  */
 function selectTracks(
-  ctx: CliContext,
+  ctx: LocalContext,
   track: string | undefined,
   configFile: string,
   detectOnly: boolean,

@@ -6,7 +6,7 @@
 import type { Track } from '../config/types.ts';
 import { parseBundle, parseRevision, placeBundle } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
-import type { CliContext } from './context.ts';
+import type { LocalContext } from '../sync/local-context.ts';
 import { isFullCommitId } from '../object-id.ts';
 
 export interface TargetRevision {
@@ -23,7 +23,7 @@ export interface TargetRevision {
 export async function targetRevision(
   track: Track,
   requested: string | undefined,
-  ctx: CliContext,
+  ctx: LocalContext,
   pinned: string | null,
 ): Promise<TargetRevision> {
   if (requested !== undefined) {
@@ -41,7 +41,7 @@ export async function targetRevision(
 export async function loadRevisionBundle(
   track: Track,
   revision: string,
-  ctx: CliContext,
+  ctx: LocalContext,
 ): Promise<RenderedBundle> {
   const parsed = (await ctx.artifacts.has(track.name, revision))
     ? parseBundle(await ctx.artifacts.get(track.name, revision))

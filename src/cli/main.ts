@@ -7,7 +7,10 @@ import { ConfigError, readOptionalEnv } from '../config/index.ts';
 import { DriftlessError, NotImplementedError, UsageError, messageOf } from '../errors.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
-import { openContext as openRealContext, type OpenContext } from './context.ts';
+import {
+  openLocalContext as openRealLocalContext,
+  type OpenLocalContext,
+} from '../sync/local-context.ts';
 import { diffCommand } from './diff-command.ts';
 import { driftCommand } from './drift-command.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
@@ -49,7 +52,7 @@ function helpText(): string {
 /** What {@link runCli} may be given instead of the real process and services. */
 export interface CliDependencies extends Partial<CliIo> {
   /** Builds the context from the config file; tests pass fakes of the ports. */
-  readonly openContext?: OpenContext;
+  readonly openLocalContext?: OpenLocalContext;
 }
 
 /** `driftless: ` before every line, so each line of a multi-line error is recognisable in logs. */
@@ -98,7 +101,7 @@ export async function runCli(
     const handler = HANDLERS[command.name];
     if (!handler)
       throw new NotImplementedError(`"driftless ${command.name}" is not implemented yet`);
-    const ctx = await (dependencies.openContext ?? openRealContext)(line.config, io.env);
+    const ctx = await (dependencies.openLocalContext ?? openRealLocalContext)(line.config, io.env);
     try {
       return await handler(ctx, line, new Output(io));
     } finally {

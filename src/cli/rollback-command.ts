@@ -9,7 +9,7 @@ import { resolveRollbackTarget, rollbackTrack, type RollbackTarget } from '../sy
 import { emptyTrackState, readTrackState } from '../sync/track-state.ts';
 import { formatChangeset } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
-import type { CliContext } from './context.ts';
+import type { LocalContext } from '../sync/local-context.ts';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
 import type { CommandLine } from './parse-command-line.ts';
@@ -24,7 +24,7 @@ export function rollbackTarget(line: Pick<CommandLine, 'revision' | 'previous'>)
 }
 
 async function rollbackOne(
-  ctx: CliContext,
+  ctx: LocalContext,
   track: Track,
   revision: string,
   output: Output,

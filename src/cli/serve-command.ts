@@ -3,7 +3,7 @@
  * then a graceful stop (no new webhooks or scheduled work, running jobs
  * finish). Logs are JSON lines on stderr; stdout stays empty.
  */
-import { jsonLogger } from '../serve/logger.ts';
+import { jsonLogger } from '../logger.ts';
 import { DEFAULT_PORT, startServe, type ServeOptions } from '../serve/start-serve.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';

@@ -6,7 +6,7 @@ import { syncTrack, type SyncResult } from '../sync/sync-track.ts';
 import { emptyTrackState, readTrackState } from '../sync/track-state.ts';
 import { formatChangeset } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
-import type { CliContext } from './context.ts';
+import type { LocalContext } from '../sync/local-context.ts';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
 import { findTrack, inDependencyOrder } from './select-tracks.ts';
@@ -25,7 +25,7 @@ export function syncJson(result: SyncResult) {
 }
 
 async function syncOne(
-  ctx: CliContext,
+  ctx: LocalContext,
   track: Track,
   revision: string | undefined,
   output: Output,

@@ -4,7 +4,7 @@
  * is in the webhook route and the metrics.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus-text.ts';
 import { readBody } from './read-body.ts';
 import { handleWebhook, type WebhookAnswer, type WebhookRouteDeps } from './webhook-route.ts';

@@ -6,7 +6,7 @@
  */
 import type { Track } from '../config/types.ts';
 import type { DriftJob, FetchJob, Job, RollbackJob, SyncJob } from '../sync/jobs.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 import type { ServeMetrics } from './serve-metrics.ts';
 import type { JobContext } from './track-queue.ts';
 import { messageOf } from '../errors.ts';

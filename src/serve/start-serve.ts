@@ -5,8 +5,8 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CliContext } from '../cli/context.ts';
-import { readSecret } from '../cli/read-secret.ts';
+import type { LocalContext } from '../sync/local-context.ts';
+import { readSecret } from '../config/read-secret.ts';
 import type { Environment } from '../config/env.ts';
 import type { WebhookHost } from '../config/types.ts';
 import { DEFAULT_MAX_BYTES } from '../source/webhooks/index.ts';
@@ -14,7 +14,7 @@ import type { DeliveryLog } from '../store/ports.ts';
 import { readTrackState, type TrackState } from '../sync/track-state.ts';
 import { httpRoutes } from './http-routes.ts';
 import { createJobRunner, type JobHandlers } from './job-runner.ts';
-import { silentLogger, type Logger } from './logger.ts';
+import { silentLogger, type Logger } from '../logger.ts';
 import { startScheduler, type SchedulerTimers } from './scheduler.ts';
 import { ServeMetrics } from './serve-metrics.ts';
 import { TrackQueue } from './track-queue.ts';
@@ -67,7 +67,7 @@ function memoryDeliveryLog(): DeliveryLog {
 
 /** Every configured host's secrets, read once at start so a missing one fails now, not on a push. */
 async function webhookSecrets(
-  ctx: CliContext,
+  ctx: LocalContext,
   env: Environment | undefined,
 ): Promise<Partial<Record<WebhookHost, readonly string[]>>> {
   const resolve = ctx.readSecret ?? ((ref) => readSecret(ref, env));
@@ -80,7 +80,7 @@ async function webhookSecrets(
 
 /** Starts the local stack; resolves once the server listens. */
 export async function startServe(
-  ctx: CliContext,
+  ctx: LocalContext,
   options: ServeOptions = {},
 ): Promise<RunningServe> {
   const logger = options.logger ?? silentLogger;

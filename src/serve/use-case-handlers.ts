@@ -5,7 +5,7 @@
  * use-case module is loaded on its first job, so a stack that only fetches
  * never loads the apply code.
  */
-import type { CliContext } from '../cli/context.ts';
+import type { LocalContext } from '../sync/local-context.ts';
 import type { JobHandlers, JobOutcome } from './job-runner.ts';
 
 function field(value: unknown, name: string): unknown {
@@ -57,7 +57,7 @@ export function driftOutcomeOf(value: unknown): JobOutcome {
 }
 
 /** Handlers running the `src/sync/` use-cases with `ctx`'s stores, Git source and clusters. */
-export function useCaseHandlers(ctx: CliContext): JobHandlers {
+export function useCaseHandlers(ctx: LocalContext): JobHandlers {
   return {
     async fetch(track, job) {
       const [{ fetchTrack }, source] = await Promise.all([

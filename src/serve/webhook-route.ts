@@ -12,7 +12,7 @@ import {
 } from '../source/webhooks/index.ts';
 import type { DeliveryLog } from '../store/ports.ts';
 import type { FetchJob } from '../sync/jobs.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 import type { JobContext } from './track-queue.ts';
 
 export const WEBHOOK_HOSTS: readonly WebhookHost[] = [

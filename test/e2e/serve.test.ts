@@ -3,7 +3,7 @@
  * server (basic auth from an env: secret), the shared test cluster, the
  * filesystem store, and webhooks signed as GitHub and GitLab sign them,
  * posted over HTTP. The stack runs in this process through the same
- * `openContext` and `startServe` the command uses; the last test runs the
+ * `openLocalContext` and `startServe` the command uses; the last test runs the
  * command itself as a child process and stops it with SIGTERM.
  */
 import assert from 'node:assert/strict';
@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { openContext } from '../../src/cli/context.ts';
-import type { CliContext } from '../../src/cli/context.ts';
-import { jsonLogger } from '../../src/serve/logger.ts';
+import { openLocalContext } from '../../src/sync/local-context.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
+import { jsonLogger } from '../../src/logger.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import {
@@ -133,7 +133,7 @@ describe('driftless serve against a real cluster and Git server', () => {
   let ns: string;
   let core: CoreV1Api;
   let env: NodeJS.ProcessEnv;
-  let ctx: CliContext;
+  let ctx: LocalContext;
   let serve: RunningServe;
   const logs: string[] = [];
 
@@ -196,7 +196,7 @@ describe('driftless serve against a real cluster and Git server', () => {
         '',
       ].join('\n'),
     );
-    ctx = await openContext(configFile, env);
+    ctx = await openLocalContext(configFile, env);
     serve = await startServe(ctx, {
       port: 0,
       host: '127.0.0.1',

@@ -13,7 +13,7 @@ import type { SqsEvent } from '../../src/aws/lambda-events.ts';
 import { parseApplyJob, parseFetchJob } from '../../src/aws/parse-job.ts';
 import { processSqsBatch } from '../../src/aws/sqs-batch.ts';
 import { QueueNotConfiguredError } from '../../src/aws/sqs-job-queue.ts';
-import type { Logger, LogFields } from '../../src/serve/logger.ts';
+import type { Logger, LogFields } from '../../src/logger.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { freePort } from '../harness/processes.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createAwsSecretReader } from '../../src/aws/secrets.ts';
-import { SecretUnavailableError } from '../../src/cli/read-secret.ts';
+import { SecretUnavailableError } from '../../src/config/read-secret.ts';
 import { MissingEnvError } from '../../src/config/env.ts';
 
 function counting(values: Record<string, string>) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runCli } from '../../src/cli/main.ts';
-import type { OpenContext } from '../../src/cli/context.ts';
+import type { OpenLocalContext } from '../../src/sync/local-context.ts';
 
 /** Runs the CLI in-process; any attempt to open the config fails the test (nothing may be attempted). */
 async function driftless(
@@ -10,7 +10,7 @@ async function driftless(
   let stdout = '';
   let stderr = '';
   let opened = false;
-  const openContext: OpenContext = async () => {
+  const openLocalContext: OpenLocalContext = async () => {
     opened = true;
     throw new Error('the context must not be opened on a usage error');
   };
@@ -18,7 +18,7 @@ async function driftless(
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },
     env: {},
-    openContext,
+    openLocalContext,
   });
   return { code, stdout, stderr, opened };
 }

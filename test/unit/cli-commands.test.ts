@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
-import type { CliContext } from '../../src/cli/context.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 import { objectKey } from '../../src/cluster/kube-object.ts';
@@ -75,7 +75,7 @@ describe('driftless commands over fake ports', () => {
   let cluster: FakeCluster;
   let files: Record<string, string>;
 
-  const context = (): CliContext => ({
+  const context = (): LocalContext => ({
     config: parseConfig(CONFIG, 'driftless.yaml'),
     artifacts: store.artifacts,
     state: store.state,
@@ -91,7 +91,7 @@ describe('driftless commands over fake ports', () => {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
       env: {},
-      openContext: async () => context(),
+      openLocalContext: async () => context(),
     });
     return { code, stdout, stderr };
   };

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
-import type { CliContext } from '../../src/cli/context.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 import {
   driftExitCode,
   driftJson,
@@ -68,7 +68,7 @@ describe('driftless drift', () => {
   let cluster: FakeCluster;
   let clusterError: Error | undefined;
 
-  const context = (): CliContext => ({
+  const context = (): LocalContext => ({
     config: parseConfig(CONFIG, 'driftless.yaml'),
     artifacts: store.artifacts,
     state: store.state,
@@ -87,7 +87,7 @@ describe('driftless drift', () => {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
       env: {},
-      openContext: async () => context(),
+      openLocalContext: async () => context(),
     });
     return { code, stdout, stderr };
   };

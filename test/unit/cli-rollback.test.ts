@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { CliContext } from '../../src/cli/context.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 import { objectKey } from '../../src/cluster/kube-object.ts';
@@ -72,7 +72,7 @@ describe('driftless rollback and unpin', () => {
     },
   };
 
-  const context = (): CliContext => ({
+  const context = (): LocalContext => ({
     config: parseConfig(CONFIG, 'driftless.yaml'),
     artifacts: store.artifacts,
     state: store.state,
@@ -88,7 +88,7 @@ describe('driftless rollback and unpin', () => {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
       env: {},
-      openContext: async () => context(),
+      openLocalContext: async () => context(),
     });
     return { code, stdout, stderr };
   };

@@ -15,7 +15,7 @@ import type { HttpApiEvent, SqsEvent } from '../../src/aws/lambda-events.ts';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { parseConfig } from '../../src/config/parse-config.ts';
 import type { Config } from '../../src/config/types.ts';
-import type { Logger } from '../../src/serve/logger.ts';
+import type { Logger } from '../../src/logger.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import type { Job, JobQueue } from '../../src/sync/jobs.ts';

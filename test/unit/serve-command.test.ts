@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { CliContext } from '../../src/cli/context.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 import { Output } from '../../src/cli/output.ts';
 import { serveCommandWith } from '../../src/cli/serve-command.ts';
 import { parseConfig } from '../../src/config/index.ts';
@@ -14,7 +14,7 @@ describe('serve command', () => {
     // Prepare
     const dir = await mkdtemp(join(tmpdir(), 'driftless-serve-cmd-'));
     const store = createStore({ type: 'fs', path: join(dir, 'store') });
-    const ctx: CliContext = {
+    const ctx: LocalContext = {
       config: parseConfig('webhooks:\n  github: {secret: env:GH}\n', 'driftless.yaml'),
       artifacts: store.artifacts,
       state: store.state,

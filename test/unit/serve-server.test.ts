@@ -8,11 +8,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { CliContext } from '../../src/cli/context.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
 import type { JobHandlers, JobOutcome } from '../../src/serve/job-runner.ts';
-import { jsonLogger } from '../../src/serve/logger.ts';
+import { jsonLogger } from '../../src/logger.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import type { DriftJob, FetchJob, Job, RollbackJob, SyncJob } from '../../src/sync/jobs.ts';
@@ -109,7 +109,7 @@ describe('driftless serve over fake use-cases', () => {
     store = createStore({ type: 'fs', path: join(dir, 'store') });
     handlers = new FakeHandlers();
     logs = [];
-    const ctx: CliContext = {
+    const ctx: LocalContext = {
       config: parseConfig(CONFIG, 'driftless.yaml'),
       artifacts: store.artifacts,
       state: store.state,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
-import { jsonLogger } from '../../src/serve/logger.ts';
+import { jsonLogger } from '../../src/logger.ts';
 import { Histogram, formatMetrics } from '../../src/serve/prometheus-text.ts';
 import { startScheduler, type SchedulerTimers } from '../../src/serve/scheduler.ts';
 import { driftOutcomeOf, outcomeOf } from '../../src/serve/use-case-handlers.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runApplyJob, type RunApplyJobDeps } from '../../src/aws/run-apply-job.ts';
-import type { CliContext } from '../../src/cli/context.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Config } from '../../src/config/types.ts';
 import type { GitSource } from '../../src/source/ports.ts';
@@ -132,7 +132,7 @@ describe('resuming dependents', () => {
   it("serve: a sync's outcome names the waiting dependent's sync as its next job", async () => {
     // Prepare: a fresh store where app waits for base.
     const serveStore = new FsStore({ path: join(dir, 'serve') });
-    const ctx: CliContext = {
+    const ctx: LocalContext = {
       config,
       artifacts: serveStore,
       state: serveStore,

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { readOptionalEnv, type Environment } from '../config/env.ts';
+import { readOptionalEnv, type Environment } from './env.ts';
 
 /**
  * Expands a leading `~/` (or a lone `~`) to the home directory. Config files

@@ -1,5 +1,5 @@
 /**
- * The CLI's composition root: loads driftless.yaml, opens the store, and
+ * The composition root of one local process (the CLI, `driftless serve`): loads driftless.yaml, opens the store, and
  * builds the Git source and cluster connections on first use, so commands
  * that only read state (status, history) never load Git or read cluster
  * credentials.
@@ -18,12 +18,12 @@ import type {
   StoreConfig as StorePortConfig,
   StateStore,
 } from '../store/ports.ts';
-import { expandHome } from './expand-home.ts';
-import { gitCacheDir } from './git-cache-dir.ts';
-import { readSecret } from './read-secret.ts';
+import { expandHome } from '../config/expand-home.ts';
+import { gitCacheDir } from '../config/git-cache-dir.ts';
+import { readSecret } from '../config/read-secret.ts';
 
 /** What a command works with. Tests build one from fakes. */
-export interface CliContext {
+export interface LocalContext {
   readonly config: Config;
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
@@ -40,7 +40,7 @@ export interface CliContext {
 }
 
 /** Builds the context for a config file; ConfigError when the file is invalid. */
-export type OpenContext = (configFile: string, env: Environment) => Promise<CliContext>;
+export type OpenLocalContext = (configFile: string, env: Environment) => Promise<LocalContext>;
 
 /**
  * The store port's config for driftless.yaml's `store:`. The config module
@@ -66,7 +66,7 @@ function withExpandedPaths(cluster: Cluster, env: Environment): Cluster {
 }
 
 /** Opens the context of the real CLI: the configured store, Git over isomorphic-git, kubeconfig clusters. */
-export const openContext: OpenContext = async (configFile, env) => {
+export const openLocalContext: OpenLocalContext = async (configFile, env) => {
   const config = await loadConfig(configFile);
   const store = createStore(storePortConfig(config.store));
   const secrets = (ref: Parameters<typeof readSecret>[0]): Promise<string> => readSecret(ref, env);

@@ -4,8 +4,8 @@
  * and are not reachable from here yet.
  */
 import { readFile } from 'node:fs/promises';
-import { readEnv, type Environment } from '../config/env.ts';
-import { formatSecretRef, type SecretRef } from '../config/secret-ref.ts';
+import { readEnv, type Environment } from './env.ts';
+import { formatSecretRef, type SecretRef } from './secret-ref.ts';
 import { DriftlessError, NotImplementedError } from '../errors.ts';
 import { expandHome } from './expand-home.ts';
 

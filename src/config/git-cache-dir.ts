@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { readOptionalEnv, type Environment } from '../config/env.ts';
-import type { StoreConfig } from '../config/types.ts';
+import { readOptionalEnv, type Environment } from './env.ts';
+import type { StoreConfig } from './types.ts';
 
 /** The user's cache directory, per platform conventions (XDG on Linux and the BSDs). */
 function userCacheDir(env: Environment, platform: NodeJS.Platform): string {
