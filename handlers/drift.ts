@@ -3,13 +3,16 @@
  * (polls the ref: a missed webhook is caught within the interval) and a
  * drift job. Holds no credentials.
  */
-import { enqueueDueTracks } from '../src/aws/enqueue-due-tracks.ts';
+import { triggerDeps, type TriggerDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
 import type { ScheduleEvent } from '../src/aws/lambda-events.ts';
-import { triggerDeps, type TriggerDeps } from '../src/aws/trigger-deps.ts';
 import type { Logger } from '../src/logger.ts';
+import { scheduleDueTracks } from '../src/sync/schedule.ts';
 
-/** The handler over `deps` (tests pass fakes). */
+/** serverless.yml's `rate(1 minute)`: a track due before the next tick is taken at this one. */
+const SCHEDULE_PERIOD_MS = 60_000;
+
+/** The handler over `deps` (tests and the local stage pass their own). */
 export function createDriftHandler(
   deps: () => Promise<TriggerDeps> = () => triggerDeps({ fetchQueue: true }),
   log: Logger = functionLogger('drift'),
@@ -17,7 +20,9 @@ export function createDriftHandler(
 ) {
   return async (_event: ScheduleEvent): Promise<{ tracks: string[] }> => {
     try {
-      const queued = await enqueueDueTracks(now(), await deps());
+      const queued = await scheduleDueTracks(now(), await deps(), {
+        periodMs: SCHEDULE_PERIOD_MS,
+      });
       if (queued.tracks.length > 0) log.info('due tracks queued', { tracks: queued.tracks });
       return queued;
     } catch (error) {

@@ -7,7 +7,7 @@
  */
 import { functionLogger } from '../src/aws/function-logger.ts';
 import { parseRollbackRequest, requestRollback } from '../src/aws/request-rollback.ts';
-import { triggerDeps, type TriggerDeps } from '../src/aws/trigger-deps.ts';
+import { triggerDeps, type TriggerDeps } from '../src/aws/function-deps.ts';
 import type { Logger } from '../src/logger.ts';
 
 /** The handler over `deps` (tests pass fakes). */

@@ -1,16 +1,17 @@
 /**
- * POST /webhook/{provider} (API Gateway HTTP API): verify the delivery,
- * record its id, queue a fetch job per matching track, answer 202 at once.
+ * POST /webhook/{provider} (API Gateway HTTP API): the webhook use-case
+ * (src/sync/accept-webhook.ts) — verify, record the delivery id, queue a
+ * fetch job per matching track — answered at once with its JSON body.
  * A bad signature is 401 and nothing else happens.
  */
-import { acceptWebhook, type AcceptWebhookDeps } from '../src/aws/accept-webhook.ts';
+import { webhookDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
 import { jsonResult, providerOf, webhookRequestOf } from '../src/aws/http-api.ts';
 import type { HttpApiEvent, HttpApiResult } from '../src/aws/lambda-events.ts';
-import { webhookDeps } from '../src/aws/webhook-deps.ts';
 import type { Logger } from '../src/logger.ts';
+import { acceptWebhook, type AcceptWebhookDeps } from '../src/sync/accept-webhook.ts';
 
-/** The handler over `deps` (tests pass fakes). */
+/** The handler over `deps` (tests and the local stage pass their own). */
 export function createWebhookHandler(
   deps: () => Promise<AcceptWebhookDeps> = () => webhookDeps(),
   log: Logger = functionLogger('webhook'),
@@ -18,13 +19,9 @@ export function createWebhookHandler(
   return async (event: HttpApiEvent): Promise<HttpApiResult> => {
     const provider = providerOf(event);
     try {
-      const { status, ...answer } = await acceptWebhook(
-        provider,
-        webhookRequestOf(event),
-        await deps(),
-      );
-      log[status >= 400 ? 'warn' : 'info']('webhook delivery', { provider, status, ...answer });
-      return jsonResult(status, answer);
+      const { status, body } = await acceptWebhook(provider, webhookRequestOf(event), await deps());
+      log[status >= 400 ? 'warn' : 'info']('webhook delivery', { provider, status, ...body });
+      return jsonResult(status, body);
     } catch (error) {
       // Config, secret or queue trouble: the host retries a 5xx, and the details stay in the log.
       log.error('webhook delivery failed', { provider, error });

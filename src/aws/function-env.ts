@@ -16,8 +16,8 @@ export const FUNCTION_ENV = {
   /** URL of the apply queue (FIFO, one message group per track). */
   applyQueueUrl: 'DRIFTLESS_APPLY_QUEUE_URL',
   /**
-   * serverless-offline only: base URL of its Lambda Invoke API (`--lambdaPort`). When set, jobs
-   * are delivered by invoking the fetch and apply functions instead of through SQS (invoke-job-queue.ts).
+   * Local stage only (handlers/offline/): base URL of serverless-offline's Lambda Invoke API
+   * (`--lambdaPort`); jobs are delivered by invoking the fetch and apply functions (invoke-job-queue.ts).
    */
   invokeEndpoint: 'DRIFTLESS_INVOKE_ENDPOINT',
   /** With `DRIFTLESS_INVOKE_ENDPOINT`: the function fetch jobs are invoked on, e.g. `driftless-local-fetch`. */

@@ -23,15 +23,17 @@
  *
  * Pending retries live in the sending function's memory, which
  * serverless-offline keeps alive between invocations: fine for a local run,
- * which is all this is for. Never select it in AWS.
+ * which is all this is for. Only the local stage's entry points
+ * (handlers/offline/) use it; the deployed bundles do not contain it.
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readEnv, readOptionalEnv, type Environment } from '../config/env.ts';
+import { readEnv } from '../config/env.ts';
 import { DriftlessError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Job, JobQueue } from '../sync/jobs.ts';
+import type { JobQueueFactory } from './function-deps.ts';
 import { functionLogger } from './function-logger.ts';
 import { FUNCTION_ENV } from './function-env.ts';
 import type { SqsEvent, SqsRecord } from './lambda-events.ts';
@@ -258,21 +260,14 @@ export class InvokeJobQueue implements JobQueue {
 }
 
 /**
- * An {@link InvokeJobQueue} when `DRIFTLESS_INVOKE_ENDPOINT` is set (serverless-offline),
- * else undefined (SQS). `queues` says which function names the caller needs:
- * `DRIFTLESS_FETCH_FUNCTION` for fetch jobs, `DRIFTLESS_APPLY_FUNCTION` for the others.
+ * The local stage's queues (handlers/offline/): an {@link InvokeJobQueue} at
+ * `DRIFTLESS_INVOKE_ENDPOINT`, invoking `DRIFTLESS_FETCH_FUNCTION` for fetch
+ * jobs and `DRIFTLESS_APPLY_FUNCTION` for the others, as `targets` needs.
  */
-export function invokeJobQueueFromEnv(
-  queues: { readonly fetch?: boolean; readonly apply?: boolean },
-  env?: Environment,
-  log: Logger = functionLogger('job-queue', env),
-): InvokeJobQueue | undefined {
-  const endpoint = readOptionalEnv(FUNCTION_ENV.invokeEndpoint, env);
-  if (endpoint === undefined) return undefined;
-  return new InvokeJobQueue({
-    endpoint,
-    ...(queues.fetch ? { fetchFunction: readEnv(FUNCTION_ENV.fetchFunction, env) } : {}),
-    ...(queues.apply ? { applyFunction: readEnv(FUNCTION_ENV.applyFunction, env) } : {}),
-    log,
+export const invokeJobQueues: JobQueueFactory = (targets, env) =>
+  new InvokeJobQueue({
+    endpoint: readEnv(FUNCTION_ENV.invokeEndpoint, env),
+    ...(targets.fetch ? { fetchFunction: readEnv(FUNCTION_ENV.fetchFunction, env) } : {}),
+    ...(targets.apply ? { applyFunction: readEnv(FUNCTION_ENV.applyFunction, env) } : {}),
+    log: functionLogger('job-queue', env),
   });
-}

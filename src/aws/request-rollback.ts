@@ -8,7 +8,7 @@ import { UsageError } from '../errors.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import { resolveRollbackTarget, type RollbackTarget } from '../sync/rollback.ts';
-import { trackNamed } from './unknown-track.ts';
+import { trackNamed } from '../sync/track-named.ts';
 
 /** `{"track": "web", "revision": "<sha or unique prefix>"}` or `{"track": "web", "previous": true}`. */
 export interface RollbackRequest {

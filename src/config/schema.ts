@@ -16,7 +16,12 @@ import { parseResourceType } from './resource-type.ts';
 import { isSemverRange } from './semver-range.ts';
 import { parseSecretRef } from './secret-ref.ts';
 import { strictObject } from './strict-object.ts';
-import type { ClusterCredentials, WebhookConfig } from './types.ts';
+import {
+  WEBHOOK_HOSTS,
+  type ClusterCredentials,
+  type WebhookConfig,
+  type WebhookHost,
+} from './types.ts';
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -246,13 +251,12 @@ const webhookSchema = z.pipe(
   })),
 );
 
-const webhooksSchema = strictObject({
-  github: z.optional(webhookSchema),
-  gitlab: z.optional(webhookSchema),
-  gitea: z.optional(webhookSchema),
-  bitbucket: z.optional(webhookSchema),
-  generic: z.optional(webhookSchema),
-});
+const webhooksSchema = strictObject(
+  Object.fromEntries(WEBHOOK_HOSTS.map((host) => [host, z.optional(webhookSchema)])) as Record<
+    WebhookHost,
+    z.ZodMiniOptional<typeof webhookSchema>
+  >,
+);
 
 const authSchema = z.discriminatedUnion('type', [
   strictObject({ type: z.literal('basic'), secret: secretRef }),

@@ -34,8 +34,15 @@ export interface Cluster {
   readonly context?: string;
 }
 
-/** Git hosts whose push webhooks Driftless verifies. */
-export type WebhookHost = 'github' | 'gitlab' | 'gitea' | 'bitbucket' | 'generic';
+/** Git hosts whose push webhooks Driftless verifies: the one list config, serve and Lambda use. */
+export const WEBHOOK_HOSTS = ['github', 'gitlab', 'gitea', 'bitbucket', 'generic'] as const;
+
+export type WebhookHost = (typeof WEBHOOK_HOSTS)[number];
+
+/** Whether `name` (a URL path segment, say) is one of {@link WEBHOOK_HOSTS}. */
+export function isWebhookHost(name: string): name is WebhookHost {
+  return (WEBHOOK_HOSTS as readonly string[]).includes(name);
+}
 
 /** Signing secrets of one webhook host; several while a secret is being rotated. */
 export interface WebhookConfig {

@@ -1,17 +1,24 @@
 /**
  * The HTTP surface of `driftless serve`: `POST /webhook/<provider>`,
  * `GET /healthz` and `GET /metrics`. Routing and HTTP details only; the work
- * is in the webhook route and the metrics.
+ * is in the webhook use-case (src/sync/accept-webhook.ts) and the metrics.
+ * Webhook answers carry the same JSON body as the webhook function's.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus-text.ts';
 import { readBody } from './read-body.ts';
-import { handleWebhook, type WebhookAnswer, type WebhookRouteDeps } from './webhook-route.ts';
 import { messageOf } from '../errors.ts';
+import type { WebhookRequest } from '../source/webhooks/index.ts';
+import type { WebhookAnswer } from '../sync/accept-webhook.ts';
 
 export interface HttpRoutesDeps {
-  readonly webhook: WebhookRouteDeps;
+  /** The webhook use-case over serve's ports. */
+  readonly acceptWebhook: (provider: string, request: WebhookRequest) => Promise<WebhookAnswer>;
+  /** Largest webhook body read, in bytes. */
+  readonly maxBodyBytes: number;
+  /** Whether jobs are still taken (false while shutting down): /healthz says so. */
+  readonly accepting: () => boolean;
   /** The exposition document for a scrape. */
   readonly metrics: () => Promise<string>;
   /** Told the status of each webhook answer, for the deliveries counter. */
@@ -57,20 +64,18 @@ async function webhook(
   req: IncomingMessage,
   deps: HttpRoutesDeps,
 ): Promise<WebhookAnswer> {
-  const body = await readBody(req, deps.webhook.maxBytes);
+  const body = await readBody(req, deps.maxBodyBytes);
   if (body.tooLarge) {
-    return {
-      status: 413,
-      body: { error: `payload is larger than ${deps.webhook.maxBytes} bytes` },
-    };
+    const reason = `payload is larger than ${deps.maxBodyBytes} bytes`;
+    return { status: 413, body: { kind: 'rejected', reason } };
   }
   // Base64 carries the bytes through unchanged: a UTF-8 round trip would alter invalid sequences
   // and break the signature check.
-  return handleWebhook(
-    provider,
-    { headers: flatHeaders(req), body: body.bytes.toString('base64'), isBase64Encoded: true },
-    deps.webhook,
-  );
+  return deps.acceptWebhook(provider, {
+    headers: flatHeaders(req),
+    body: body.bytes.toString('base64'),
+    isBase64Encoded: true,
+  });
 }
 
 /** The request listener of the server. */
@@ -81,7 +86,7 @@ export function httpRoutes(deps: HttpRoutesDeps): RequestListener {
     if (hook) {
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');
-        sendJson(res, 405, { error: 'webhooks are delivered with POST' });
+        sendJson(res, 405, { kind: 'rejected', reason: 'webhooks are delivered with POST' });
         req.resume();
         return;
       }
@@ -89,13 +94,18 @@ export function httpRoutes(deps: HttpRoutesDeps): RequestListener {
       const provider = safeDecode(hook[1]!);
       const answer = await webhook(provider, req, deps);
       deps.onWebhookAnswer(provider, answer.status);
+      deps.logger[answer.status >= 400 ? 'warn' : 'info']('webhook delivery', {
+        provider,
+        status: answer.status,
+        ...answer.body,
+      });
       if (answer.status === 413) res.setHeader('Connection', 'close');
       sendJson(res, answer.status, answer.body);
       return;
     }
     req.resume();
     if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
-      const healthy = deps.webhook.accepting();
+      const healthy = deps.accepting();
       sendText(
         res,
         healthy ? 200 : 503,
@@ -119,7 +129,7 @@ export function httpRoutes(deps: HttpRoutesDeps): RequestListener {
         path: new URL(req.url ?? '/', 'http://localhost').pathname,
         error: messageOf(error),
       });
-      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      if (!res.headersSent) sendJson(res, 500, { kind: 'error', reason: 'internal error' });
       else res.destroy();
     });
   };

@@ -1,62 +1,32 @@
 /**
- * Runs the jobs the queue hands out: each job type to its use-case, the
- * follow-up syncs a job asks for (a fetch's revision, dependents a sync
- * unblocked) back onto the queue, and every outcome into logs and metrics. A failure is recorded and reported, never thrown: one bad
+ * Runs the jobs the queue hands out through the one job use-case
+ * (src/sync/run-job.ts), and turns each result into logs and metrics. The
+ * follow-up jobs a job asks for go back onto the queue behind their track's
+ * other jobs. A failure is recorded and reported, never thrown: one bad
  * track must not stop the others.
  */
-import type { Track } from '../config/types.ts';
-import type { DriftJob, FetchJob, Job, RollbackJob, SyncJob } from '../sync/jobs.ts';
+import { messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { Job, JobQueue } from '../sync/jobs.ts';
+import { runJob, summarizeJob, type ExecuteJob, type JobDeps } from '../sync/run-job.ts';
 import type { ServeMetrics } from './serve-metrics.ts';
 import type { JobContext } from './track-queue.ts';
-import { messageOf } from '../errors.ts';
-
-/** What a job did, reduced to what logs and metrics need. */
-export interface JobOutcome {
-  /** `applied`, `unchanged`, `failed`, `skipped`, `stored`, `corrected`, ... as the use-case says. */
-  readonly result: string;
-  readonly revision?: string | null;
-  /** Why the job failed; set when `result` is `failed`. */
-  readonly error?: string;
-  /** Sync jobs to queue next: a fetch's new revision, the dependents a sync made Ready for. */
-  readonly next?: readonly SyncJob[];
-}
-
-/** The use-cases, one per job type; `use-case-handlers.ts` wires the real ones. */
-export interface JobHandlers {
-  fetch(track: Track, job: FetchJob): Promise<JobOutcome>;
-  sync(track: Track, job: SyncJob): Promise<JobOutcome>;
-  drift(track: Track, job: DriftJob): Promise<JobOutcome>;
-  rollback(track: Track, job: RollbackJob): Promise<JobOutcome>;
-}
 
 export interface JobRunnerDeps {
-  readonly tracks: readonly Track[];
-  readonly handlers: JobHandlers;
-  /** Where follow-up sync jobs go: the same queue, behind their track's other jobs. */
+  /** The ports jobs run with; the queue is the runner's own. */
+  readonly ports: Omit<JobDeps, 'queue'>;
+  /** Where follow-up jobs go: the same queue, behind their track's other jobs. */
   readonly enqueue: (job: Job, context: JobContext) => Promise<void>;
   readonly metrics: ServeMetrics;
   readonly logger: Logger;
+  /** The use-cases; default the real ones. Unit tests pass fakes. */
+  readonly execute?: ExecuteJob;
   readonly now?: () => number;
-}
-
-async function dispatch(track: Track, job: Job, handlers: JobHandlers): Promise<JobOutcome> {
-  switch (job.type) {
-    case 'fetch':
-      return handlers.fetch(track, job);
-    case 'sync':
-      return handlers.sync(track, job);
-    case 'drift':
-      return handlers.drift(track, job);
-    case 'rollback':
-      return handlers.rollback(track, job);
-  }
 }
 
 /** The queue's `run` function over `deps`. */
 export function createJobRunner(deps: JobRunnerDeps) {
   const now = deps.now ?? Date.now;
-  const byName = new Map(deps.tracks.map((track) => [track.name, track]));
 
   return async (job: Job, context: JobContext): Promise<void> => {
     const log = deps.logger.child({
@@ -66,50 +36,43 @@ export function createJobRunner(deps: JobRunnerDeps) {
       deliveryId: job.type === 'fetch' ? job.deliveryId : undefined,
       revision: job.type === 'sync' || job.type === 'rollback' ? job.revision : undefined,
     });
-    const track = byName.get(job.track);
-    if (!track) {
-      // Only a bug (every producer takes names from the config) gets here.
-      deps.metrics.countError(job.track, job.type);
-      log.error('job for an unknown track dropped');
-      return;
-    }
+    const queue: JobQueue = {
+      // Shutting down: the artifact is stored, and the next start's poll syncs it.
+      enqueue: (next) =>
+        deps.enqueue(next, context).catch((error: unknown) =>
+          log.warn('follow-up job not queued', {
+            track: next.track,
+            next: next.type,
+            error: messageOf(error),
+          }),
+        ),
+    };
     const started = now();
-    let outcome: JobOutcome;
+    let summary;
     try {
-      outcome = await dispatch(track, job, deps.handlers);
+      summary = summarizeJob(await runJob(job, { ...deps.ports, queue }, deps.execute));
     } catch (error) {
       // The use-case could not record its own result (store or cluster unreachable, a bug).
-      deps.metrics.countError(track.name, job.type);
-      deps.metrics.countJob(track.name, job.type, 'error');
+      deps.metrics.countError(job.track, job.type);
+      deps.metrics.countJob(job.track, job.type, 'error');
       log.error('job failed', { error: messageOf(error), durationMs: now() - started });
       return;
     }
     const fields = {
-      result: outcome.result,
-      revision: outcome.revision ?? undefined,
+      result: summary.result,
+      revision: summary.revision ?? undefined,
       durationMs: now() - started,
     };
-    deps.metrics.countJob(track.name, job.type, outcome.result);
-    if (outcome.result === 'failed') {
-      deps.metrics.countError(track.name, job.type);
-      log.warn(`${job.type} failed`, { ...fields, error: outcome.error });
+    deps.metrics.countJob(job.track, job.type, summary.result);
+    if (summary.result === 'failed') {
+      deps.metrics.countError(job.track, job.type);
+      log.warn(`${job.type} failed`, { ...fields, error: summary.error });
     } else {
       log.info(`${job.type} finished`, fields);
     }
-    if (job.type === 'sync' && outcome.result === 'applied' && context.receivedAt !== undefined) {
-      deps.metrics.observeDeploy(track, (now() - context.receivedAt) / 1000);
-    }
-    for (const next of outcome.next ?? []) {
-      try {
-        await deps.enqueue(next, context);
-      } catch (error) {
-        // Shutting down: the artifact is stored, and the next start's poll syncs it.
-        log.warn('sync job not queued', {
-          track: next.track,
-          revision: next.revision,
-          error: messageOf(error),
-        });
-      }
+    const track = deps.ports.tracks.find((candidate) => candidate.name === job.track);
+    if (job.type === 'sync' && summary.result === 'applied' && context.receivedAt !== undefined) {
+      if (track) deps.metrics.observeDeploy(track, (now() - context.receivedAt) / 1000);
     }
   };
 }

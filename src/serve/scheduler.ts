@@ -1,11 +1,12 @@
 /**
- * The local stand-in for the scheduled drift function: every track's
- * `interval`, a fetch job (polling the ref, so a missed webhook is caught
- * within the interval) and a drift job. One timer per track, since intervals
- * differ per track and there is no shared clock to align them to.
+ * The clock of `driftless serve`: it ticks and the schedule use-case
+ * (src/sync/schedule.ts) queues a poll and a drift check for each track due
+ * — the work the drift function does in AWS on its EventBridge schedule.
+ * The clock ticks as often as the shortest interval asks (between 1 s and
+ * 1 min), and a track is taken at the tick nearest its due time.
  */
 import type { Track } from '../config/types.ts';
-import type { DriftJob, FetchJob } from '../sync/jobs.ts';
+import { scheduleDueTracks, type ScheduleDeps } from '../sync/schedule.ts';
 
 /** setInterval takes at most a signed 32-bit delay; longer ones would fire every millisecond. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -16,9 +17,12 @@ export interface SchedulerTimers {
 }
 
 export interface SchedulerOptions {
-  /** Also enqueue both jobs for every track at start (catch up on pushes missed while stopped). Default true. */
+  /** Also queue both jobs for every track at start (catch up on pushes missed while stopped). Default true. */
   readonly runAtStart?: boolean;
   readonly timers?: SchedulerTimers;
+  /** Told when a tick could not queue its jobs (store unreadable, queue closed). */
+  readonly onError?: (error: unknown) => void;
+  readonly now?: () => Date;
 }
 
 export interface Scheduler {
@@ -30,36 +34,23 @@ const REAL_TIMERS: SchedulerTimers = {
   clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
 };
 
-/** The jobs one tick enqueues for `track`, fetch first so a drift check compares against fresh Git. */
-export function scheduledJobs(track: Track): [FetchJob, DriftJob] {
-  return [
-    { type: 'fetch', track: track.name, trigger: 'schedule' },
-    { type: 'drift', track: track.name },
-  ];
+/** How often the clock ticks for `tracks`: the shortest interval, within 1 s and 1 min. */
+export function schedulePeriod(tracks: readonly Track[]): number {
+  const intervals = tracks.filter((track) => !track.suspend).map((track) => track.interval);
+  return Math.min(60_000, Math.max(1_000, Math.min(MAX_DELAY_MS, ...intervals)));
 }
 
-/**
- * Starts a timer per track that is not suspended; `enqueue` receives the
- * jobs (it must not throw: the scheduler has nobody to tell).
- */
-export function startScheduler(
-  tracks: readonly Track[],
-  enqueue: (job: FetchJob | DriftJob) => void,
-  options: SchedulerOptions = {},
-): Scheduler {
+/** Starts the clock over `deps`; see the module comment. */
+export function startScheduler(deps: ScheduleDeps, options: SchedulerOptions = {}): Scheduler {
   const timers = options.timers ?? REAL_TIMERS;
-  const handles: unknown[] = [];
-  for (const track of tracks) {
-    if (track.suspend) continue;
-    const tick = (): void => {
-      for (const job of scheduledJobs(track)) enqueue(job);
-    };
-    if (options.runAtStart ?? true) tick();
-    handles.push(timers.setInterval(tick, Math.min(Math.max(track.interval, 1000), MAX_DELAY_MS)));
-  }
-  return {
-    stop() {
-      for (const handle of handles.splice(0)) timers.clearInterval(handle);
-    },
+  const now = options.now ?? (() => new Date());
+  const periodMs = schedulePeriod(deps.tracks);
+  const tick = (all: boolean): void => {
+    scheduleDueTracks(now(), deps, { periodMs, all }).catch((error: unknown) =>
+      options.onError?.(error),
+    );
   };
+  if (options.runAtStart ?? true) tick(true);
+  const handle = timers.setInterval(() => tick(false), periodMs);
+  return { stop: () => timers.clearInterval(handle) };
 }

@@ -5,20 +5,22 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LocalContext } from '../sync/local-context.ts';
 import { readSecret } from '../config/read-secret.ts';
 import type { Environment } from '../config/env.ts';
 import type { WebhookHost } from '../config/types.ts';
+import { messageOf } from '../errors.ts';
+import { silentLogger, type Logger } from '../logger.ts';
 import { DEFAULT_MAX_BYTES } from '../source/webhooks/index.ts';
 import type { DeliveryLog } from '../store/ports.ts';
+import { acceptWebhook } from '../sync/accept-webhook.ts';
+import type { LocalContext } from '../sync/local-context.ts';
+import type { ExecuteJob } from '../sync/run-job.ts';
 import { readTrackState, type TrackState } from '../sync/track-state.ts';
 import { httpRoutes } from './http-routes.ts';
-import { createJobRunner, type JobHandlers } from './job-runner.ts';
-import { silentLogger, type Logger } from '../logger.ts';
+import { createJobRunner } from './job-runner.ts';
 import { startScheduler, type SchedulerTimers } from './scheduler.ts';
 import { ServeMetrics } from './serve-metrics.ts';
 import { TrackQueue } from './track-queue.ts';
-import { useCaseHandlers } from './use-case-handlers.ts';
 
 export const DEFAULT_PORT = 8080;
 
@@ -35,7 +37,7 @@ export interface ServeOptions {
   /** Largest webhook body, in bytes; default 1 MiB. */
   readonly maxBodyBytes?: number;
   /** Default: the `src/sync/` use-cases over the context. Unit tests pass fakes. */
-  readonly handlers?: JobHandlers;
+  readonly execute?: ExecuteJob;
   /** Poll and drift-check every track at start; default true. */
   readonly runAtStart?: boolean;
   readonly timers?: SchedulerTimers;
@@ -89,11 +91,17 @@ export async function startServe(
   const metrics = new ServeMetrics();
   const queue: TrackQueue = new TrackQueue(
     createJobRunner({
-      tracks,
-      handlers: options.handlers ?? useCaseHandlers(ctx),
+      ports: {
+        tracks,
+        artifacts: ctx.artifacts,
+        state: ctx.state,
+        source: () => ctx.source(),
+        cluster: (track) => ctx.cluster(track),
+      },
       enqueue: (job, context) => queue.enqueue(job, context),
       metrics,
       logger,
+      ...(options.execute ? { execute: options.execute } : {}),
     }),
     {
       concurrency: options.concurrency,
@@ -119,17 +127,24 @@ export async function startServe(
     });
   };
 
+  const deliveries = ctx.deliveries ?? memoryDeliveryLog();
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BYTES;
   const server = createServer(
     httpRoutes({
-      webhook: {
-        secrets,
-        deliveries: ctx.deliveries ?? memoryDeliveryLog(),
-        tracks,
-        accepting: () => queue.accepting,
-        enqueue: (job, context) => queue.enqueue(job, context),
-        logger,
-        maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BYTES,
+      acceptWebhook: (provider, request) => {
+        const receivedAt = Date.now();
+        return acceptWebhook(provider, request, {
+          tracks,
+          secretsOf: async (host) => secrets[host],
+          deliveries,
+          // Each job carries when its webhook arrived, for the time-to-deploy histogram.
+          queue: { enqueue: (job) => queue.enqueue(job, { receivedAt }) },
+          maxBytes: maxBodyBytes,
+          accepting: () => queue.accepting,
+        });
       },
+      maxBodyBytes,
+      accepting: () => queue.accepting,
       metrics: scrape,
       onWebhookAnswer: (provider, status) => metrics.countWebhook(provider, status),
       logger,
@@ -153,11 +168,14 @@ export async function startServe(
   });
 
   const scheduler = startScheduler(
-    tracks,
-    (job) => {
-      queue.enqueue(job).catch(() => undefined);
+    { tracks, state: ctx.state, queue },
+    {
+      ...(options.runAtStart === undefined ? {} : { runAtStart: options.runAtStart }),
+      ...(options.timers === undefined ? {} : { timers: options.timers }),
+      onError: (error) => {
+        if (queue.accepting) logger.warn('scheduled jobs not queued', { error: messageOf(error) });
+      },
     },
-    { runAtStart: options.runAtStart, timers: options.timers },
   );
 
   let closing: Promise<void> | undefined;

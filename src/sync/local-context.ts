@@ -18,6 +18,7 @@ import type {
   StoreConfig as StorePortConfig,
   StateStore,
 } from '../store/ports.ts';
+import { clusterOf } from './track-named.ts';
 import { expandHome } from '../config/expand-home.ts';
 import { gitCacheDir } from '../config/git-cache-dir.ts';
 import { readSecret } from '../config/read-secret.ts';
@@ -88,9 +89,7 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
     async cluster(track) {
       let connection = clusters.get(track.cluster);
       if (!connection) {
-        const cluster = config.clusters.find((c) => c.name === track.cluster);
-        // The config module checks every track's cluster exists; this guards a broken invariant.
-        if (!cluster) throw new Error(`track "${track.name}": no cluster "${track.cluster}"`);
+        const cluster = clusterOf(config.clusters, track);
         connection = connectCluster(withExpandedPaths(cluster, env), { readSecret: secrets, env });
         clusters.set(track.cluster, connection);
       }

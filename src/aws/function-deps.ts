@@ -1,0 +1,154 @@
+/**
+ * What each function runs with, built once per container so warm
+ * invocations reuse the config, the store's S3 client, the queue client,
+ * the Git cache and cluster connections. Each function gets only the ports
+ * its role allows: the webhook its signing secrets and the fetch queue; fetch
+ * the Git source (the only Git credentials) and the apply queue; apply the
+ * cluster connections (the only cluster credentials) and the apply queue;
+ * drift and rollback the store and the queues, no credentials at all.
+ *
+ * Which queue implementation is used is injected by the entry point:
+ * handlers/ pass nothing and get SQS; only the local stage's entry points
+ * (handlers/offline/) pass the serverless-offline invoker, so production
+ * bundles never contain it.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readEnv, readOptionalEnv, type Environment } from '../config/env.ts';
+import type { Config, Track } from '../config/types.ts';
+import type { AcceptWebhookDeps } from '../sync/accept-webhook.ts';
+import type { JobQueue } from '../sync/jobs.ts';
+import type { JobDeps } from '../sync/run-job.ts';
+import { clusterOf } from '../sync/track-named.ts';
+import type { GitSource } from '../source/ports.ts';
+import type { ArtifactStore, StateStore } from '../store/ports.ts';
+import { createClusterConnector, type ClusterConnector } from './cluster-connector.ts';
+import { functionConfig } from './function-config.ts';
+import { FUNCTION_ENV } from './function-env.ts';
+import { functionStore } from './function-store.ts';
+import { createAwsSecretReader, type SecretReader } from './secrets.ts';
+import { sqsClient } from './sqs-client.ts';
+import { SqsJobQueue } from './sqs-job-queue.ts';
+
+/** The queues a function sends to; its role allows no others. */
+export interface QueueTargets {
+  readonly fetch?: boolean;
+  readonly apply?: boolean;
+}
+
+/** Builds the job queue of a function. */
+export type JobQueueFactory = (targets: QueueTargets, env?: Environment) => JobQueue;
+
+/** The deployed queues: SQS, at the URLs serverless.yml gives each function. */
+export const sqsJobQueues: JobQueueFactory = (targets, env) =>
+  new SqsJobQueue({
+    client: sqsClient(),
+    ...(targets.fetch ? { fetchQueueUrl: readEnv(FUNCTION_ENV.fetchQueueUrl, env) } : {}),
+    ...(targets.apply ? { applyQueueUrl: readEnv(FUNCTION_ENV.applyQueueUrl, env) } : {}),
+  });
+
+let queue: JobQueue | undefined;
+let secrets: SecretReader | undefined;
+let connect: ClusterConnector | undefined;
+let source: (() => Promise<GitSource>) | undefined;
+
+function secretReader(env: Environment | undefined): SecretReader {
+  secrets ??= createAwsSecretReader(env === undefined ? {} : { env });
+  return secrets;
+}
+
+/** The config, store and queue every function has. */
+async function common(targets: QueueTargets, queues: JobQueueFactory, env?: Environment) {
+  const config = await functionConfig(env);
+  const store = functionStore(config, env);
+  queue ??= queues(targets, env);
+  return { config, store, queue };
+}
+
+/** The webhook function: its signing secrets (the only secrets it may read), deliveries, the fetch queue. */
+export async function webhookDeps(
+  queues: JobQueueFactory = sqsJobQueues,
+  env?: Environment,
+): Promise<AcceptWebhookDeps> {
+  const { config, store, queue } = await common({ fetch: true }, queues, env);
+  const readSecret = secretReader(env);
+  return {
+    tracks: config.tracks,
+    secretsOf: async (host) => {
+      const webhook = config.webhooks[host];
+      return webhook && Promise.all(webhook.secrets.map((ref) => readSecret(ref)));
+    },
+    deliveries: store.deliveries,
+    queue,
+  };
+}
+
+/** The fetch function: the Git source with its credentials; a fetch's follow-up is always a sync. */
+export async function fetchDeps(
+  queues: JobQueueFactory = sqsJobQueues,
+  env?: Environment,
+): Promise<JobDeps> {
+  const { config, store, queue } = await common({ apply: true }, queues, env);
+  source ??= once(async () => {
+    // Loaded on the first fetch: isomorphic-git and the pack reader are most of this bundle.
+    const { createGitSource } = await import('../source/git-source.ts');
+    return createGitSource({
+      cacheDir: readOptionalEnv(FUNCTION_ENV.gitCacheDir, env) ?? join(tmpdir(), 'driftless-git'),
+      readSecret: secretReader(env),
+    });
+  });
+  return { ...jobPorts(config, store, queue), source };
+}
+
+/** The apply function: cluster connections, and the apply queue for the dependents a job unblocks. */
+export async function applyDeps(
+  queues: JobQueueFactory = sqsJobQueues,
+  env?: Environment,
+): Promise<JobDeps> {
+  const { config, store, queue } = await common({ apply: true }, queues, env);
+  connect ??= createClusterConnector({ readSecret: secretReader(env) });
+  const connectTo = connect;
+  return {
+    ...jobPorts(config, store, queue),
+    cluster: (track) => connectTo(clusterOf(config.clusters, track)),
+  };
+}
+
+/** What the drift and rollback functions run with: no secret reader, no credentials of any kind. */
+export interface TriggerDeps {
+  readonly tracks: readonly Track[];
+  readonly artifacts: ArtifactStore;
+  readonly state: StateStore;
+  readonly queue: JobQueue;
+}
+
+/**
+ * The drift and rollback functions. `fetchQueue`: whether the function polls
+ * refs (drift) and so needs the fetch queue; rollback only ever sends to the
+ * apply queue, and its role allows nothing else.
+ */
+export async function triggerDeps(
+  options: { readonly fetchQueue: boolean },
+  queues: JobQueueFactory = sqsJobQueues,
+  env?: Environment,
+): Promise<TriggerDeps> {
+  const targets = { apply: true, fetch: options.fetchQueue };
+  const { config, store, queue } = await common(targets, queues, env);
+  return jobPorts(config, store, queue);
+}
+
+function jobPorts(config: Config, store: ReturnType<typeof functionStore>, queue: JobQueue) {
+  return { tracks: config.tracks, artifacts: store.artifacts, state: store.state, queue };
+}
+
+/** `make` called once; its promise shared (and forgotten when it fails, so the next job retries). */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make();
+    made.catch(() => {
+      made = undefined;
+    });
+    return made;
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The schedule's work, at every tick of a clock (EventBridge every minute in
+ * AWS, a timer in `driftless serve`): for each track due — not suspended,
+ * and whose last drift check is older than its interval — a fetch job (a
+ * poll of its ref, so a push whose webhook was lost is still deployed within
+ * the interval) and a drift job, fetch first so the drift check compares
+ * against fresh Git.
+ */
+import type { Track } from '../config/types.ts';
+import type { StateStore } from '../store/ports.ts';
+import type { DriftJob, FetchJob, JobQueue } from './jobs.ts';
+import { readTrackState } from './track-state.ts';
+
+export interface ScheduleDeps {
+  readonly tracks: readonly Track[];
+  readonly state: StateStore;
+  readonly queue: JobQueue;
+}
+
+export interface ScheduleOptions {
+  /**
+   * How often the clock ticks, in ms. A track due before the next tick is
+   * taken at this one: checks come at most one period early, never a period
+   * late (a 1-minute track on a 1-minute clock is checked every minute, not
+   * every other one). Default 0.
+   */
+  readonly periodMs?: number;
+  /** Every track that is not suspended, due or not (a local process catching up at start). */
+  readonly all?: boolean;
+}
+
+/** The tracks due for a poll and drift check at `now`. */
+export async function dueTracks(
+  tracks: readonly Track[],
+  state: StateStore,
+  now: Date,
+  options: ScheduleOptions = {},
+): Promise<Track[]> {
+  const active = tracks.filter((track) => !track.suspend);
+  if (options.all) return active;
+  const horizon = now.getTime() + (options.periodMs ?? 0);
+  const checked = await Promise.all(
+    active.map(async (track) => (await readTrackState(state, track.name)).driftCheckedAt),
+  );
+  return active.filter((track, index) => {
+    const checkedAt = checked[index];
+    return !checkedAt || Date.parse(checkedAt) + track.interval <= horizon;
+  });
+}
+
+/**
+ * The jobs one tick queues for `track`. `tick` (ISO) tells two ticks' jobs
+ * apart, so SQS FIFO de-duplication (five minutes, by content) drops only a
+ * job sent twice for the same tick.
+ */
+export function scheduledJobs(track: Track, tick: string): [FetchJob, DriftJob] {
+  return [
+    { type: 'fetch', track: track.name, trigger: 'schedule', tick },
+    { type: 'drift', track: track.name, tick },
+  ];
+}
+
+/** Queues a poll and a drift check for every due track; returns their names. */
+export async function scheduleDueTracks(
+  now: Date,
+  deps: ScheduleDeps,
+  options: ScheduleOptions = {},
+): Promise<{ tracks: string[] }> {
+  const due = await dueTracks(deps.tracks, deps.state, now, options);
+  const tick = now.toISOString();
+  // Tracks are independent: one failing send must not hold back the others, but is reported.
+  const sent = await Promise.allSettled(
+    due.map(async (track) => {
+      for (const job of scheduledJobs(track, tick)) await deps.queue.enqueue(job);
+    }),
+  );
+  const failed = sent.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+  if (failed.length > 0) {
+    throw new AggregateError(
+      failed,
+      `${failed.length} of ${due.length} due tracks were not queued`,
+    );
+  }
+  return { tracks: due.map((track) => track.name) };
+}
