@@ -79,9 +79,10 @@ export async function executeJob(track: Track, job: Job, deps: JobDeps): Promise
   const cluster = await required(deps.cluster, job, 'cluster credentials')(track);
   const useCaseDeps = { cluster, artifacts: deps.artifacts, state: deps.state, ...now };
   switch (job.type) {
-    case 'drift':
+    case 'drift': {
       const result = await reconcileDrift(track, job, useCaseDeps);
       return { type: 'drift', job, result, next: [] };
+    }
     case 'sync': {
       const result = await applyRevision(track, job, useCaseDeps);
       return { type: 'sync', job, result, next: await resumed(result, job.trigger, deps) };

@@ -5,7 +5,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { MissingEnvError } from '../../src/config/env.ts';
 import {
   InvokeJobQueue,
-  invokeJobQueueFromEnv,
+  invokeJobQueues,
   JobNotSentError,
   sqsEventOf,
 } from '../../src/aws/invoke-job-queue.ts';
@@ -283,19 +283,23 @@ describe('sqsEventOf', () => {
   });
 });
 
-describe('invokeJobQueueFromEnv', () => {
-  it('selects SQS (undefined) when no Invoke API endpoint is set', () => {
+describe('invokeJobQueues (the local stage only)', () => {
+  it('names the endpoint variable when it is missing', () => {
     // Act
-    const queue = invokeJobQueueFromEnv({ fetch: true, apply: true }, {});
+    const select = () => invokeJobQueues({ apply: true }, {});
 
     // Assess
-    assert.equal(queue, undefined);
+    assert.throws(
+      select,
+      (error: unknown) =>
+        error instanceof MissingEnvError && error.variable === 'DRIFTLESS_INVOKE_ENDPOINT',
+    );
   });
 
   it('names the function variable that is missing', () => {
     // Act
     const select = () =>
-      invokeJobQueueFromEnv(
+      invokeJobQueues(
         { fetch: true, apply: true },
         {
           DRIFTLESS_INVOKE_ENDPOINT: 'http://127.0.0.1:3002',
@@ -313,7 +317,7 @@ describe('invokeJobQueueFromEnv', () => {
 
   it('builds the queue from the endpoint and function names', () => {
     // Act
-    const queue = invokeJobQueueFromEnv(
+    const queue = invokeJobQueues(
       { apply: true },
       {
         DRIFTLESS_INVOKE_ENDPOINT: 'http://127.0.0.1:3002',

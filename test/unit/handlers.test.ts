@@ -10,7 +10,6 @@ import { createDriftHandler } from '../../handlers/drift.ts';
 import { createFetchHandler } from '../../handlers/fetch.ts';
 import { createRollbackHandler } from '../../handlers/rollback.ts';
 import { createWebhookHandler } from '../../handlers/webhook.ts';
-import type { AcceptWebhookDeps } from '../../src/aws/accept-webhook.ts';
 import type { HttpApiEvent, SqsEvent } from '../../src/aws/lambda-events.ts';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { parseConfig } from '../../src/config/parse-config.ts';
@@ -18,6 +17,7 @@ import type { Config } from '../../src/config/types.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
+import type { AcceptWebhookDeps } from '../../src/sync/accept-webhook.ts';
 import type { Job, JobQueue } from '../../src/sync/jobs.ts';
 
 const SECRET = 'It is a secret to everybody';
@@ -72,8 +72,8 @@ function webhookFixture() {
   const marked: string[] = [];
   const queue = recordingQueue();
   const deps: AcceptWebhookDeps = {
-    config: CONFIG,
-    readSecret: async () => SECRET,
+    tracks: CONFIG.tracks,
+    secretsOf: async (host) => (CONFIG.webhooks[host] ? [SECRET] : undefined),
     deliveries: {
       markDelivery: async (id) => {
         if (marked.includes(id)) return false;
@@ -184,8 +184,8 @@ describe('webhook handler', () => {
     // Prepare
     const failing = createWebhookHandler(
       async () => ({
-        config: CONFIG,
-        readSecret: async () => SECRET,
+        tracks: CONFIG.tracks,
+        secretsOf: async () => [SECRET],
         deliveries: { markDelivery: async () => true },
         queue: { enqueue: async () => Promise.reject(new Error('SQS: AccessDenied for arn:...')) },
       }),
@@ -241,7 +241,7 @@ describe('queue and trigger handlers', () => {
     const handler = createFetchHandler(
       async () => ({
         tracks: CONFIG.tracks,
-        source,
+        source: async () => source,
         artifacts: store.artifacts,
         state: store.state,
         queue,
@@ -276,9 +276,8 @@ describe('queue and trigger handlers', () => {
     const handler = createApplyHandler(
       async () => ({
         tracks: CONFIG.tracks,
-        clusters: CONFIG.clusters,
-        connect: async (cluster) => {
-          connected.push(cluster.name);
+        cluster: async (track) => {
+          connected.push(track.cluster);
           return {} as KubernetesPort;
         },
         artifacts: store.artifacts,

@@ -11,12 +11,13 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LocalContext } from '../../src/sync/local-context.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
-import type { JobHandlers, JobOutcome } from '../../src/serve/job-runner.ts';
 import { jsonLogger } from '../../src/logger.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
-import type { DriftJob, FetchJob, Job, RollbackJob, SyncJob } from '../../src/sync/jobs.ts';
-import { updateTrackState } from '../../src/sync/track-state.ts';
+import type { SyncResult } from '../../src/sync/apply-revision.ts';
+import type { Job } from '../../src/sync/jobs.ts';
+import type { JobResult } from '../../src/sync/run-job.ts';
+import { emptyTrackState, updateTrackState } from '../../src/sync/track-state.ts';
 
 const GITHUB_SECRET = 'github secret, never logged';
 const GITLAB_SECRET = 'gitlab token, never logged';
@@ -54,50 +55,56 @@ function githubHeaders(body: string, delivery: string, secret = GITHUB_SECRET) {
 }
 
 /** Use-cases that record what they were asked and answer like the real ones. */
-class FakeHandlers implements JobHandlers {
+class FakeUseCases {
   readonly jobs: Job[] = [];
-  syncResult: JobOutcome = { result: 'applied', revision: SHA };
+  syncResult: Pick<SyncResult, 'result' | 'error'> = { result: 'applied' };
   /** Resolves the next job's promise; set to hold jobs running. */
   hold?: Promise<void>;
 
-  async fetch(_track: Track, job: FetchJob): Promise<JobOutcome> {
+  readonly execute = async (_track: Track, job: Job): Promise<JobResult> => {
     this.jobs.push(job);
-    await this.hold;
-    return {
-      result: 'fetched',
-      revision: SHA,
-      next: [
-        {
-          type: 'sync',
+    const state = emptyTrackState();
+    switch (job.type) {
+      case 'fetch': {
+        await this.hold;
+        const resolvedAt = new Date().toISOString();
+        const result = { track: job.track, revision: SHA, resolvedAt, outcome: 'fetched' as const };
+        const next = { type: 'sync' as const, track: job.track, revision: SHA, resolvedAt };
+        return { type: 'fetch', job, result, next: [{ ...next, trigger: job.trigger }] };
+      }
+      case 'sync':
+      case 'rollback': {
+        const result = {
           track: job.track,
           revision: SHA,
-          resolvedAt: new Date().toISOString(),
-          trigger: job.trigger,
-        },
-      ],
-    };
-  }
-
-  async sync(_track: Track, job: SyncJob): Promise<JobOutcome> {
-    this.jobs.push(job);
-    return this.syncResult;
-  }
-
-  async drift(_track: Track, job: DriftJob): Promise<JobOutcome> {
-    this.jobs.push(job);
-    return { result: 'clean' };
-  }
-
-  async rollback(_track: Track, job: RollbackJob): Promise<JobOutcome> {
-    this.jobs.push(job);
-    return { result: 'applied' };
-  }
+          changeset: [],
+          state,
+          ...this.syncResult,
+        };
+        return job.type === 'sync'
+          ? { type: 'sync', job, result, next: [] }
+          : { type: 'rollback', job, result, next: [] };
+      }
+      case 'drift': {
+        const result = {
+          track: job.track,
+          revision: SHA,
+          drifted: [],
+          missing: [],
+          errors: [],
+          corrected: false,
+          changeset: [],
+        };
+        return { type: 'drift', job, result, next: [] };
+      }
+    }
+  };
 }
 
 describe('driftless serve over fake use-cases', () => {
   let dir: string;
   let store: ClosableStore;
-  let handlers: FakeHandlers;
+  let handlers: FakeUseCases;
   let serve: RunningServe;
   let logs: string[];
 
@@ -107,7 +114,7 @@ describe('driftless serve over fake use-cases', () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'driftless-serve-'));
     store = createStore({ type: 'fs', path: join(dir, 'store') });
-    handlers = new FakeHandlers();
+    handlers = new FakeUseCases();
     logs = [];
     const ctx: LocalContext = {
       config: parseConfig(CONFIG, 'driftless.yaml'),
@@ -122,7 +129,7 @@ describe('driftless serve over fake use-cases', () => {
       port: 0,
       host: '127.0.0.1',
       env: { GH_SECRET: GITHUB_SECRET, GL_SECRET: GITLAB_SECRET },
-      handlers,
+      execute: handlers.execute,
       runAtStart: false,
       maxBodyBytes: 4096,
       logger: jsonLogger((line) => logs.push(line), { level: 'debug' }),
@@ -222,7 +229,7 @@ describe('driftless serve over fake use-cases', () => {
     assert.equal(response.status, 401);
     assert.deepEqual(handlers.jobs, []);
     const text = logs.join('\n');
-    assert.match(text, /webhook rejected/);
+    assert.match(text, /"kind":"rejected"/);
     assert.doesNotMatch(text, /never logged/);
     assert.doesNotMatch(text, /sha256=/);
     // The forged delivery's id is not recorded: the genuine one with that id still runs.

@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import { jsonLogger } from '../../src/logger.ts';
 import { Histogram, formatMetrics } from '../../src/serve/prometheus-text.ts';
-import { startScheduler, type SchedulerTimers } from '../../src/serve/scheduler.ts';
-import { driftOutcomeOf, outcomeOf } from '../../src/serve/use-case-handlers.ts';
-import type { DriftJob, FetchJob } from '../../src/sync/jobs.ts';
+import { schedulePeriod, startScheduler, type SchedulerTimers } from '../../src/serve/scheduler.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import type { Job } from '../../src/sync/jobs.ts';
+import { updateTrackState } from '../../src/sync/track-state.ts';
 
 const TRACKS = parseConfig(
   `
@@ -37,42 +42,81 @@ class ManualTimers implements SchedulerTimers {
 }
 
 describe('scheduler', () => {
-  it('polls and drift-checks every track that is not suspended, at start and each interval', () => {
-    // Prepare
+  const NOW = new Date('2026-01-02T03:04:05.000Z');
+  let dir: string;
+  let store: FsStore;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-scheduler-'));
+    store = new FsStore({ path: dir });
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  /** Lets the tick's store reads and sends finish. */
+  async function settle(): Promise<void> {
+    for (let i = 0; i < 20; i++) await turn();
+  }
+
+  it('ticks at the shortest interval, within 1 s and 1 min', () => {
+    // Assess
+    assert.equal(schedulePeriod(TRACKS), 30_000);
+    assert.equal(schedulePeriod([]), 60_000);
+  });
+
+  it('polls and drift-checks every track that is not suspended at start, then the due ones each tick', async () => {
+    // Prepare: web was checked just now, api half an interval ago.
+    await updateTrackState(store, 'web', (state) => {
+      state.driftCheckedAt = NOW.toISOString();
+    });
+    await updateTrackState(store, 'api', (state) => {
+      state.driftCheckedAt = new Date(NOW.getTime() - 15_000).toISOString();
+    });
     const timers = new ManualTimers();
-    const jobs: (FetchJob | DriftJob)[] = [];
+    const jobs: Job[] = [];
+    const queue = { enqueue: async (job: Job) => void jobs.push(job) };
 
     // Act
-    const scheduler = startScheduler(TRACKS, (job) => jobs.push(job), { timers });
+    const scheduler = startScheduler(
+      { tracks: TRACKS, state: store, queue },
+      { timers, now: () => NOW },
+    );
+    await settle();
     const atStart = jobs.splice(0);
-    timers.timers[1]!.callback();
+    timers.timers[0]!.callback();
+    await settle();
     scheduler.stop();
 
     // Assess
-    assert.deepEqual(
-      atStart.map((job) => `${job.type} ${job.track}`),
-      ['fetch web', 'drift web', 'fetch api', 'drift api'],
-    );
+    // Tracks are queued concurrently; each track's fetch comes before its drift check.
+    for (const track of ['web', 'api']) {
+      assert.deepEqual(
+        atStart.filter((job) => job.track === track).map((job) => job.type),
+        ['fetch', 'drift'],
+      );
+    }
+    assert.equal(atStart.length, 4);
     assert.deepEqual(
       timers.timers.map((t) => t.ms),
-      [60_000, 30_000],
+      [30_000],
     );
+    // api is due within this 30 s tick; web only in a minute.
     assert.deepEqual(jobs, [
-      { type: 'fetch', track: 'api', trigger: 'schedule' },
-      { type: 'drift', track: 'api' },
+      { type: 'fetch', track: 'api', trigger: 'schedule', tick: NOW.toISOString() },
+      { type: 'drift', track: 'api', tick: NOW.toISOString() },
     ]);
     assert.ok(timers.timers.every((t) => t.cleared));
   });
 
-  it('waits for the first interval when runAtStart is false', () => {
+  it('waits for the first tick when runAtStart is false', async () => {
     // Prepare
     const jobs: unknown[] = [];
 
     // Act
-    startScheduler(TRACKS, (job) => jobs.push(job), {
-      timers: new ManualTimers(),
-      runAtStart: false,
-    }).stop();
+    startScheduler(
+      { tracks: TRACKS, state: store, queue: { enqueue: async (job) => void jobs.push(job) } },
+      { timers: new ManualTimers(), runAtStart: false },
+    ).stop();
+    await settle();
 
     // Assess
     assert.deepEqual(jobs, []);
@@ -136,34 +180,5 @@ describe('Prometheus text', () => {
         '',
       ].join('\n'),
     );
-  });
-});
-
-describe('use-case outcomes', () => {
-  it('reads result or outcome, revision and error', () => {
-    // Act
-    const sync = outcomeOf({ result: 'superseded', revision: 'abc', changeset: [] });
-    const fetched = outcomeOf({ outcome: 'failed', revision: null, error: 'no such ref' });
-
-    // Assess
-    assert.deepEqual(sync, { result: 'superseded', revision: 'abc' });
-    assert.deepEqual(fetched, { result: 'failed', error: 'no such ref' });
-  });
-
-  it('names a drift result in one word', () => {
-    // Act
-    const results = [
-      { drifted: [], missing: [], corrected: false },
-      { drifted: [{ subject: 'ConfigMap/a/b' }], missing: [], corrected: false },
-      { drifted: [], missing: ['ConfigMap/a/b'], corrected: true },
-      { drifted: [], missing: [], errors: [{ subject: 'x', error: 'x: forbidden' }] },
-    ].map((value) => driftOutcomeOf(value));
-
-    // Assess
-    assert.deepEqual(
-      results.map((outcome) => outcome.result),
-      ['clean', 'drifted', 'corrected', 'failed'],
-    );
-    assert.equal(results[3]?.error, 'x: forbidden');
   });
 });

@@ -1,23 +1,22 @@
 /**
  * A track refused because its dependency was not Ready is synced again as
- * soon as the dependency becomes Ready (through the apply function's job
- * runner), not at its next poll. Real fs store, in-memory cluster fake.
+ * soon as the dependency becomes Ready (through the one job use-case that
+ * serve and the apply function run), not at its next poll. Real fs store,
+ * in-memory cluster fake.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runApplyJob, type RunApplyJobDeps } from '../../src/aws/run-apply-job.ts';
-import type { LocalContext } from '../../src/sync/local-context.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Config } from '../../src/config/types.ts';
 import type { GitSource } from '../../src/source/ports.ts';
-import { useCaseHandlers } from '../../src/serve/use-case-handlers.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { SyncResult } from '../../src/sync/apply-revision.ts';
 import { fetchTrack } from '../../src/sync/fetch-track.ts';
 import type { Job, SyncJob } from '../../src/sync/jobs.ts';
+import { executeJob, runJob, type JobDeps } from '../../src/sync/run-job.ts';
 import { conditionOf, updateTrackState } from '../../src/sync/track-state.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
@@ -44,7 +43,10 @@ describe('resuming dependents', () => {
   let config: Config;
   let cluster: InMemoryCluster;
   let queued: Job[];
-  let deps: RunApplyJobDeps;
+  let deps: JobDeps;
+
+  const apply = async (job: SyncJob): Promise<SyncResult> =>
+    (await runJob(job, deps)).result as SyncResult;
 
   /** Fetches `track` at `revision` and returns the sync job the fetch asks for. */
   async function fetched(track: string, revision: string): Promise<SyncJob> {
@@ -74,8 +76,7 @@ describe('resuming dependents', () => {
     queued = [];
     deps = {
       tracks: config.tracks,
-      clusters: config.clusters,
-      connect: async () => cluster,
+      cluster: async () => cluster,
       artifacts: store,
       state: store,
       queue: { enqueue: async (job) => void queued.push(job) },
@@ -88,17 +89,17 @@ describe('resuming dependents', () => {
     // Prepare: the dependents' pushes arrive first and are refused.
     const appSync = await fetched('app', SHA.app);
     const pinnedSync = await fetched('pinned', SHA.pinned);
-    const refused = (await runApplyJob(appSync, deps)) as SyncResult;
-    await runApplyJob(pinnedSync, deps);
+    const refused = await apply(appSync);
+    await apply(pinnedSync);
     await updateTrackState(store, 'pinned', (state) => {
       state.pinned = SHA.pinned; // someone rolled it back meanwhile: it stays where it is
     });
     const queuedWhileRefused = queued.length;
 
     // Act
-    const base = (await runApplyJob(await fetched('base', SHA.base), deps)) as SyncResult;
+    const base = await apply(await fetched('base', SHA.base));
     const resumed = queued.filter((job): job is SyncJob => job.type === 'sync');
-    const app = resumed[0] ? ((await runApplyJob(resumed[0], deps)) as SyncResult) : undefined;
+    const app = resumed[0] ? await apply(resumed[0]) : undefined;
 
     // Assess
     assert.equal(refused.result, 'failed');
@@ -123,44 +124,37 @@ describe('resuming dependents', () => {
     queued.length = 0;
 
     // Act
-    await runApplyJob(await fetched('base', SHA.base), deps);
+    await apply(await fetched('base', SHA.base));
 
     // Assess
     assert.deepEqual(queued, []);
   });
 
-  it("serve: a sync's outcome names the waiting dependent's sync as its next job", async () => {
+  it("a sync's typed result names the waiting dependent's sync as its next job", async () => {
     // Prepare: a fresh store where app waits for base.
-    const serveStore = new FsStore({ path: join(dir, 'serve') });
-    const ctx: LocalContext = {
-      config,
-      artifacts: serveStore,
-      state: serveStore,
+    const fresh = new FsStore({ path: join(dir, 'fresh') });
+    const jobDeps: JobDeps = {
+      tracks: config.tracks,
+      artifacts: fresh,
+      state: fresh,
+      queue: { enqueue: async () => undefined },
       source: async () => gitWith(SHA.base, 'x'),
       cluster: async () => new InMemoryCluster(),
-      close: () => undefined,
     };
-    const handlers = useCaseHandlers(ctx);
     const trackOf = (name: string) => config.tracks.find((t) => t.name === name)!;
-    const appFetch = await handlers.fetch(trackOf('app'), {
-      type: 'fetch',
-      track: 'app',
-      trigger: 'webhook',
-    });
-    await handlers.sync(trackOf('app'), appFetch.next![0]!);
-    const baseFetch = await handlers.fetch(trackOf('base'), {
-      type: 'fetch',
-      track: 'base',
-      trigger: 'webhook',
-    });
+    const run = (job: Job) => executeJob(trackOf(job.track), job, jobDeps);
+    const appFetch = await run({ type: 'fetch', track: 'app', trigger: 'webhook' });
+    await run(appFetch.next[0]!);
+    const baseFetch = await run({ type: 'fetch', track: 'base', trigger: 'webhook' });
 
     // Act
-    const outcome = await handlers.sync(trackOf('base'), baseFetch.next![0]!);
+    const done = await run(baseFetch.next[0]!);
 
     // Assess
-    assert.equal(outcome.result, 'applied');
+    assert.equal(done.type, 'sync');
+    assert.equal(done.type === 'sync' ? done.result.result : undefined, 'applied');
     assert.deepEqual(
-      outcome.next?.map((job) => [job.track, job.revision]),
+      done.next.map((job) => [job.track, job.revision]),
       [['app', SHA.base]],
     );
   });
