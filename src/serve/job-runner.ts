@@ -8,6 +8,7 @@
 import { messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Job, JobQueue } from '../sync/jobs.ts';
+import { executeJob } from '../sync/execute-job.ts';
 import { runJob, summarizeJob, type ExecuteJob, type JobDeps } from '../sync/run-job.ts';
 import type { ServeMetrics } from './serve-metrics.ts';
 import type { JobContext } from './track-queue.ts';
@@ -50,7 +51,9 @@ export function createJobRunner(deps: JobRunnerDeps) {
     const started = now();
     let summary;
     try {
-      summary = summarizeJob(await runJob(job, { ...deps.ports, queue }, deps.execute));
+      summary = summarizeJob(
+        await runJob(job, { ...deps.ports, queue }, deps.execute ?? executeJob),
+      );
     } catch (error) {
       // The use-case could not record its own result (store or cluster unreachable, a bug).
       deps.metrics.countError(job.track, job.type);

@@ -14,12 +14,10 @@ import type { Track } from '../config/types.ts';
 import { DriftlessError } from '../errors.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
-import { applyRevision, type SyncResult } from './apply-revision.ts';
-import { fetchTrack, type FetchResult } from './fetch-track.ts';
+import type { SyncResult } from './apply-revision.ts';
+import type { FetchResult } from './fetch-track.ts';
 import type { DriftJob, FetchJob, Job, JobQueue, RollbackJob, SyncJob } from './jobs.ts';
-import { reconcileDrift, type DriftResult } from './reconcile-drift.ts';
-import { dependentsToResume } from './resume-dependents.ts';
-import { rollbackTrack } from './rollback.ts';
+import type { DriftResult } from './reconcile-drift.ts';
 import { trackNamed } from './track-named.ts';
 
 /** What a job did: its use-case's own result, and the jobs it queued next. */
@@ -54,55 +52,30 @@ export interface JobDeps {
   readonly now?: () => Date;
 }
 
-/** Runs a job's use-case; {@link runJob} by default, a fake in the adapters' unit tests. */
-export type ExecuteJob = (track: Track, job: Job, deps: JobDeps) => Promise<JobResult>;
+/**
+ * Runs a job's use-case (execute-job.ts): the fetch function is given only the
+ * fetch use-case, the apply function only the apply ones, so each bundle
+ * carries only its own; a local process runs them all.
+ */
+export type ExecuteJob<J extends Job = Job> = (
+  track: Track,
+  job: J,
+  deps: JobDeps,
+) => Promise<JobResult>;
 
 /** Runs `job` and queues its follow-up jobs; see the module comment. */
-export async function runJob(
-  job: Job,
+export async function runJob<J extends Job>(
+  job: J,
   deps: JobDeps,
-  execute: ExecuteJob = executeJob,
+  execute: ExecuteJob<J>,
 ): Promise<JobResult> {
   const result = await execute(trackNamed(deps.tracks, job.track), job, deps);
   for (const next of result.next) await deps.queue.enqueue(next);
   return result;
 }
 
-/** The job's use-case alone: nothing is queued. */
-export async function executeJob(track: Track, job: Job, deps: JobDeps): Promise<JobResult> {
-  const now = deps.now === undefined ? {} : { now: deps.now };
-  if (job.type === 'fetch') {
-    const source = await required(deps.source, job, 'a Git source')();
-    const { result, next } = await fetchTrack(track, job, { ...deps, ...now, source });
-    return { type: 'fetch', job, result, next: next === undefined ? [] : [next] };
-  }
-  const cluster = await required(deps.cluster, job, 'cluster credentials')(track);
-  const useCaseDeps = { cluster, artifacts: deps.artifacts, state: deps.state, ...now };
-  switch (job.type) {
-    case 'drift': {
-      const result = await reconcileDrift(track, job, useCaseDeps);
-      return { type: 'drift', job, result, next: [] };
-    }
-    case 'sync': {
-      const result = await applyRevision(track, job, useCaseDeps);
-      return { type: 'sync', job, result, next: await resumed(result, job.trigger, deps) };
-    }
-    case 'rollback': {
-      const result = await rollbackTrack(track, job, useCaseDeps);
-      return { type: 'rollback', job, result, next: await resumed(result, 'manual', deps) };
-    }
-  }
-}
-
-function resumed(
-  result: SyncResult,
-  trigger: SyncJob['trigger'],
-  deps: JobDeps,
-): Promise<SyncJob[]> {
-  return dependentsToResume(result, deps.tracks, deps.state, trigger);
-}
-
-function required<T>(port: T | undefined, job: Job, what: string): T {
+/** The port `what` of `deps`, or why this process cannot run `job`. */
+export function requiredPort<T>(port: T | undefined, job: Job, what: string): T {
   if (port === undefined) {
     throw new JobNotRunnableError(
       `${job.type} job for track "${job.track}": this process has no ${what}`,

@@ -189,6 +189,9 @@ describe('serverless package', () => {
         !['drift', 'rollback'].includes(fn),
         `${fn}: secrets`,
       );
+      // The serverless-offline job adapter belongs to the local stage's entry points only.
+      assert.equal(bundle.includes('x-amz-invocation-type'), false, `${fn}: offline job adapter`);
+      assert.equal(bundle.includes('2015-03-31/functions'), false, `${fn}: Lambda Invoke API`);
     }
     t.diagnostic(sizes.join('; '));
   });

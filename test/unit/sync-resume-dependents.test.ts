@@ -16,7 +16,8 @@ import { FsStore } from '../../src/store/fs-store.ts';
 import type { SyncResult } from '../../src/sync/apply-revision.ts';
 import { fetchTrack } from '../../src/sync/fetch-track.ts';
 import type { Job, SyncJob } from '../../src/sync/jobs.ts';
-import { executeJob, runJob, type JobDeps } from '../../src/sync/run-job.ts';
+import { executeJob } from '../../src/sync/execute-job.ts';
+import { runJob, type JobDeps } from '../../src/sync/run-job.ts';
 import { conditionOf, updateTrackState } from '../../src/sync/track-state.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
@@ -46,7 +47,7 @@ describe('resuming dependents', () => {
   let deps: JobDeps;
 
   const apply = async (job: SyncJob): Promise<SyncResult> =>
-    (await runJob(job, deps)).result as SyncResult;
+    (await runJob(job, deps, executeJob)).result as SyncResult;
 
   /** Fetches `track` at `revision` and returns the sync job the fetch asks for. */
   async function fetched(track: string, revision: string): Promise<SyncJob> {

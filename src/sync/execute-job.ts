@@ -1,0 +1,69 @@
+/**
+ * The use-case behind each job type, for runJob (run-job.ts): a fetch runs where
+ * Git credentials are, sync, drift and rollback where cluster credentials
+ * are. Kept as two entry points so that each Lambda bundle holds only the
+ * use-cases its function may run; {@link executeJob} is both, for a local
+ * process.
+ */
+import type { Track } from '../config/types.ts';
+import { applyRevision, type SyncResult } from './apply-revision.ts';
+import { fetchTrack } from './fetch-track.ts';
+import type { ApplyJob, FetchJob, Job, SyncJob } from './jobs.ts';
+import { reconcileDrift } from './reconcile-drift.ts';
+import { dependentsToResume } from './resume-dependents.ts';
+import { rollbackTrack } from './rollback.ts';
+import { requiredPort, type JobDeps, type JobResult } from './run-job.ts';
+
+/** A fetch job: resolve, render and store the revision; next, its sync. */
+export async function executeFetchJob(
+  track: Track,
+  job: FetchJob,
+  deps: JobDeps,
+): Promise<JobResult> {
+  const source = await requiredPort(deps.source, job, 'Git source')();
+  const { result, next } = await fetchTrack(track, job, {
+    source,
+    artifacts: deps.artifacts,
+    state: deps.state,
+    ...(deps.now === undefined ? {} : { now: deps.now }),
+  });
+  return { type: 'fetch', job, result, next: next === undefined ? [] : [next] };
+}
+
+/** A sync, drift or rollback job against the track's cluster; next, the dependents it made Ready. */
+export async function executeApplyJob(
+  track: Track,
+  job: ApplyJob,
+  deps: JobDeps,
+): Promise<JobResult> {
+  const cluster = await requiredPort(deps.cluster, job, 'cluster credentials')(track);
+  const useCaseDeps = {
+    cluster,
+    artifacts: deps.artifacts,
+    state: deps.state,
+    ...(deps.now === undefined ? {} : { now: deps.now }),
+  };
+  const resumed = (result: SyncResult, trigger: SyncJob['trigger']): Promise<SyncJob[]> =>
+    dependentsToResume(result, deps.tracks, deps.state, trigger);
+  switch (job.type) {
+    case 'drift': {
+      const result = await reconcileDrift(track, job, useCaseDeps);
+      return { type: 'drift', job, result, next: [] };
+    }
+    case 'sync': {
+      const result = await applyRevision(track, job, useCaseDeps);
+      return { type: 'sync', job, result, next: await resumed(result, job.trigger) };
+    }
+    case 'rollback': {
+      const result = await rollbackTrack(track, job, useCaseDeps);
+      return { type: 'rollback', job, result, next: await resumed(result, 'manual') };
+    }
+  }
+}
+
+/** Any job: what a local process (`driftless serve`) runs. */
+export function executeJob(track: Track, job: Job, deps: JobDeps): Promise<JobResult> {
+  return job.type === 'fetch'
+    ? executeFetchJob(track, job, deps)
+    : executeApplyJob(track, job, deps);
+}
