@@ -69,7 +69,10 @@ export function withOwnershipLabel(object: KubeObject, track: string): KubeObjec
  * namespace — so each object can be checked before it is written.
  */
 async function readExisting(cluster: KubernetesPort, items: readonly Item[]): Promise<Existing> {
-  const live = await readLive(cluster, items.map((item) => item.object));
+  const live = await readLive(
+    cluster,
+    items.map((item) => item.object),
+  );
   // Listing may be forbidden: ask per object instead; what cannot be read counts as absent.
   for (const { object } of items) {
     const key = objectKey(refOf(object));
