@@ -21,7 +21,11 @@
  * configured (full objects instead of metadata only) and a local comparison,
  * and a new revision that changes 1 of 500 objects then sends 1 PATCH instead
  * of 500. On a first sync nothing exists, so the LIST answers empty and every
- * object is applied as before. See bench figures in the report of issue 10.
+ * object is applied as before. Measured in-process (`node --import tsx
+ * bench/sync-check.ts --before <checkout without the check>`, `syncTrack` of
+ * 500 ConfigMaps, medians of 5, 2 shared cores): first sync 1477 -> 1471 ms,
+ * re-sync of the unchanged revision 1536 -> 170 ms (500 -> 0 applies), a new
+ * revision changing 1 object 1753 -> 308 ms (500 -> 1 apply).
  */
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { appliedEntry, type FieldSet } from '../drift/field-set.ts';
