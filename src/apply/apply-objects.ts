@@ -131,6 +131,7 @@ async function applyOne(
     };
   }
   const desired = withOwnershipLabel(object, options.track);
+  // Also for `recreate`: an apply that would write nothing is never refused as immutable.
   if (applyReason(desired, live, options.track) === undefined) {
     return { subject, action: 'unchanged' };
   }
