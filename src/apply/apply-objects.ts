@@ -1,6 +1,9 @@
 /**
  * Staged server-side apply of a revision's objects, with per-object update
- * strategies, reporting each object's fate from the server's answer.
+ * strategies, reporting each object's fate from the server's answer. Each
+ * stage first reads what exists (one request per kind and namespace) and
+ * sends only the objects an apply would change (apply-reason.ts); the rest
+ * are `unchanged` without a request.
  */
 import { KubernetesApiError } from '../cluster/errors.ts';
 import {
@@ -11,6 +14,9 @@ import {
   type ObjectRef,
 } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import { readLive } from '../drift/read-live.ts';
+import { messageOf } from '../errors.ts';
+import { applyReason } from './apply-reason.ts';
 import type { ChangeSetEntry } from './changeset.ts';
 import {
   FIELD_MANAGER,
@@ -22,7 +28,6 @@ import {
 import { mapWithLimit } from './pool.ts';
 import { isCustomResourceDefinition, splitStages } from './stages.ts';
 import { waitUntil } from './wait.ts';
-import { messageOf } from '../errors.ts';
 
 export interface ApplyObjectsOptions {
   /** The track whose ownership label every applied object carries. */
@@ -48,8 +53,8 @@ interface Item {
   readonly index: number;
 }
 
-/** What the cluster held before we applied: by object key, its resourceVersion. */
-type Existing = Map<string, string | undefined>;
+/** What the cluster holds before we apply, by object key; absent when the object does not exist. */
+type Existing = Map<string, KubeObject>;
 
 /** The object as sync applies it: with the track's ownership label. */
 export function withOwnershipLabel(object: KubeObject, track: string): KubeObject {
@@ -60,41 +65,22 @@ export function withOwnershipLabel(object: KubeObject, track: string): KubeObjec
 }
 
 /**
- * Reads which of `items` exist, with one metadata-only LIST per kind and
- * namespace rather than a GET per object.
+ * Reads the live form of `items` as drift does — one request per kind and
+ * namespace — so each object can be checked before it is written.
  */
 async function readExisting(cluster: KubernetesPort, items: readonly Item[]): Promise<Existing> {
-  const groups = new Map<
-    string,
-    { apiVersion: string; kind: string; namespace?: string | undefined }
-  >();
+  const live = await readLive(
+    cluster,
+    items.map((item) => item.object),
+  );
+  // Listing may be forbidden: ask per object instead; what cannot be read counts as absent.
   for (const { object } of items) {
-    groups.set(`${object.apiVersion}|${object.kind}|${object.metadata.namespace ?? ''}`, {
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      namespace: object.metadata.namespace,
-    });
+    const key = objectKey(refOf(object));
+    if (!live.errors.has(key)) continue;
+    const found = await cluster.get(refOf(object)).catch(() => undefined);
+    if (found) live.found.set(key, found);
   }
-  const existing: Existing = new Map();
-  const wanted = new Set(items.map(({ object }) => objectKey(refOf(object))));
-  await mapWithLimit([...groups.values()], 8, async (group) => {
-    try {
-      const listed = await cluster.list({ ...group, metadataOnly: true });
-      for (const live of listed) {
-        const key = objectKey(refOf(live));
-        if (wanted.has(key)) existing.set(key, live.metadata.resourceVersion);
-      }
-    } catch {
-      // Listing may be forbidden or the kind unknown yet: ask per object instead.
-      for (const { object } of items) {
-        if (object.apiVersion !== group.apiVersion || object.kind !== group.kind) continue;
-        if ((object.metadata.namespace ?? '') !== (group.namespace ?? '')) continue;
-        const live = await cluster.get(refOf(object)).catch(() => undefined);
-        if (live) existing.set(objectKey(refOf(object)), live.metadata.resourceVersion);
-      }
-    }
-  });
-  return existing;
+  return live.found;
 }
 
 /** Deletes `ref` and waits until it is gone, so the object can be created anew. */
@@ -126,8 +112,8 @@ async function applyOne(
   options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>>,
 ): Promise<ChangeSetEntry> {
   const { object, subject } = item;
-  const key = objectKey(refOf(object));
-  const exists = existing.has(key);
+  const live = existing.get(objectKey(refOf(object)));
+  const exists = live !== undefined;
   let strategy: UpdateStrategy;
   try {
     strategy = updateStrategyOf(object);
@@ -145,12 +131,16 @@ async function applyOne(
     };
   }
   const desired = withOwnershipLabel(object, options.track);
+  // Also for `recreate`: an apply that would write nothing is never refused as immutable.
+  if (applyReason(desired, live, options.track) === undefined) {
+    return { subject, action: 'unchanged' };
+  }
   const apply = (): ReturnType<KubernetesPort['apply']> =>
     cluster.apply(desired, { fieldManager: FIELD_MANAGER, force: true });
   try {
     const result = await apply();
     if (result.created) return { subject, action: 'created' };
-    const unchanged = exists && existing.get(key) === result.object.metadata.resourceVersion;
+    const unchanged = live?.metadata.resourceVersion === result.object.metadata.resourceVersion;
     return { subject, action: unchanged ? 'unchanged' : 'configured' };
   } catch (error) {
     const refused =

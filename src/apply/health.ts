@@ -186,3 +186,11 @@ export async function waitForHealth(
     await sleep(intervalMs);
   }
 }
+
+/** `subject: why` for each object that is not ready, for status messages. */
+export function describeUnhealthy(health: WaitForHealthResult): string {
+  return health.results
+    .filter((r) => r.state !== 'Current')
+    .map((r) => `${r.subject}: ${r.message}`)
+    .join('; ');
+}

@@ -44,3 +44,17 @@ export function staleEntries(
 export function inventoryOf(refs: readonly ObjectRef[]): InventoryEntry[] {
   return refs.map(inventoryEntryOf).sort((a, b) => a.subject.localeCompare(b.subject));
 }
+
+/**
+ * The previous inventory plus `applied`: what a failed apply leaves to track,
+ * so objects it created are still pruned later.
+ */
+export function mergeInventory(
+  previous: readonly InventoryEntry[],
+  applied: readonly ObjectRef[],
+): InventoryEntry[] {
+  const byKey = new Map<string, ObjectRef>();
+  for (const entry of previous) byKey.set(objectKey(refOfEntry(entry)), refOfEntry(entry));
+  for (const ref of applied) byKey.set(objectKey(ref), ref);
+  return inventoryOf([...byKey.values()]);
+}

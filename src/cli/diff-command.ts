@@ -1,13 +1,48 @@
 /** `driftless diff`: what sync would change, by server-side dry-run; exit 1 when anything would. */
+import {
+  previewChanges,
+  type PlannedAction,
+  type PlannedChange,
+} from '../apply/preview-changes.ts';
+import type { KubeObject } from '../cluster/kube-object.ts';
 import { readTrackState } from '../sync/track-state.ts';
+import { selectObjects } from '../sync/select-objects.ts';
 import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import { loadRevisionBundle, targetRevision } from './load-revision.ts';
-import { previewChanges, type PlannedAction, type PlannedChange } from './preview-changes.ts';
 import { findTrack } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
-import { colourDiff } from './unified-diff.ts';
+import { colourDiff, unifiedDiff } from './unified-diff.ts';
+import { toYaml } from './yaml-text.ts';
+
+/** A planned change as `diff` shows it (`-o json` prints these): the two forms as a unified diff. */
+export interface ShownChange {
+  readonly subject: string;
+  readonly action: PlannedAction;
+  /** Unified diff of the object as YAML, live -> desired. */
+  readonly diff?: string;
+  /** Why the server refused the dry-run: sync would fail on this object. */
+  readonly error?: string;
+  readonly note?: string;
+}
+
+function asYaml(object: KubeObject | undefined): string {
+  return object === undefined ? '' : toYaml(object, { sortKeys: true });
+}
+
+/** The change with its unified diff in place of the two objects. */
+function showChange(change: PlannedChange): ShownChange {
+  const { subject, action } = change;
+  if ('error' in change) return { subject, action, error: change.error };
+  const diff = unifiedDiff(
+    change.live === undefined ? '/dev/null' : `live/${subject}`,
+    change.desired === undefined ? '/dev/null' : `desired/${subject}`,
+    asYaml(change.live),
+    asYaml(change.desired),
+  );
+  return { subject, action, diff, ...(change.note ? { note: change.note } : {}) };
+}
 
 const VERBS: Record<PlannedAction, string> = {
   create: 'to create',
@@ -15,7 +50,7 @@ const VERBS: Record<PlannedAction, string> = {
   prune: 'to prune',
 };
 
-function heading(change: PlannedChange, colours: Palette): string {
+function heading(change: ShownChange, colours: Palette): string {
   const label =
     change.action === 'create'
       ? colours.green('create')
@@ -29,7 +64,7 @@ function heading(change: PlannedChange, colours: Palette): string {
 export function formatChanges(
   track: string,
   revision: string,
-  changes: readonly PlannedChange[],
+  changes: readonly ShownChange[],
   colours: Palette,
 ): string {
   if (changes.length === 0) return `${track}: no differences at ${shortRevision(revision)}`;
@@ -57,7 +92,9 @@ export const diffCommand: CommandHandler = async (ctx, line, output) => {
   }
   const bundle = await loadRevisionBundle(track, target.revision, ctx);
   const cluster = await ctx.cluster(track);
-  const changes = await previewChanges(cluster, track, bundle, state.inventory);
+  const { selected } = selectObjects(track, bundle.objects, await cluster.discover());
+  const planned = await previewChanges(cluster, track, selected, state.inventory);
+  const changes = planned.map(showChange);
   if (line.output === 'json') {
     output.json({ track: track.name, revision: target.revision, changes });
   } else {

@@ -14,12 +14,16 @@ export interface FieldSet {
   [key: string]: FieldSet;
 }
 
-/** The field set `manager` owns through server-side apply on the main resource, if any. */
-export function appliedFieldSet(object: KubeObject, manager: string): FieldSet | undefined {
-  const entry = object.metadata.managedFields?.find(
+/** `manager`'s server-side apply entry on the main resource, if any. */
+export function appliedEntry(object: KubeObject, manager: string): ManagedFieldsEntry | undefined {
+  return object.metadata.managedFields?.find(
     (e) => e.manager === manager && e.operation === 'Apply' && !e.subresource,
   );
-  return entry?.fieldsV1 as FieldSet | undefined;
+}
+
+/** The field set `manager` owns through server-side apply on the main resource, if any. */
+export function appliedFieldSet(object: KubeObject, manager: string): FieldSet | undefined {
+  return appliedEntry(object, manager)?.fieldsV1 as FieldSet | undefined;
 }
 
 /** Every manager's entry but `manager`'s own. */

@@ -77,6 +77,15 @@ export function ownsManifestField(
   return node !== undefined;
 }
 
+export interface SuspectOptions {
+  /**
+   * Also suspect keyed list elements that the live list holds in another
+   * order than the manifest (a reordered `env`, whose order matters). Off for
+   * drift, whose dry-run settles such suspects anyway.
+   */
+  readonly order?: boolean;
+}
+
 /**
  * Why the live object may have drifted from `manifest`, or undefined when
  * every manifest field is still ours and still holds its value. `ignored`
@@ -87,6 +96,7 @@ export function suspectReason(
   set: FieldSet | undefined,
   live: unknown,
   ignored: readonly string[],
+  options: SuspectOptions = {},
 ): string | undefined {
   const walk = (
     m: unknown,
@@ -110,6 +120,7 @@ export function suspectReason(
     }
     if (Array.isArray(m)) {
       if (!Array.isArray(l)) return `${pointer}: not a list`;
+      let previous = -1;
       for (const [index, element] of m.entries()) {
         const at = [...tokens, String(index)];
         if (ignored.some((p) => isWithin(formatPointer(at), p))) continue;
@@ -117,6 +128,8 @@ export function suspectReason(
         if (key === undefined) return `${formatPointer(at)}: not owned by driftless`;
         const liveIndex = elementIndex(l, key);
         if (liveIndex < 0) return `${formatPointer(at)}: missing`;
+        if (options.order && liveIndex < previous) return `${formatPointer(at)}: out of order`;
+        previous = liveIndex;
         const reason = walk(element, node[key], l[liveIndex], at);
         if (reason) return reason;
       }
@@ -133,4 +146,40 @@ export function suspectReason(
     return `${pointer}: a scalar where the server keeps fields`;
   };
   return walk(manifest, set ?? undefined, live, []);
+}
+
+/**
+ * The first field `set` owns that `manifest` does not set, as a pointer with
+ * the reason, or undefined when every owned field is one of the manifest's.
+ * The reverse of {@link suspectReason}: together they tell that a field set is
+ * exactly a manifest's, so applying the manifest would release nothing.
+ */
+export function ownedBeyondManifest(
+  manifest: unknown,
+  set: FieldSet | undefined,
+): string | undefined {
+  const walk = (m: unknown, node: FieldSet, tokens: string[]): string | undefined => {
+    for (const key of childKeys(node)) {
+      let value: unknown;
+      let at: string[];
+      if (key.startsWith('f:')) {
+        at = [...tokens, key.slice(2)];
+        value = isPlainObject(m) ? m[key.slice(2)] : undefined;
+      } else {
+        const index = Array.isArray(m)
+          ? m.findIndex((element, i) => keyForElement(node, element, i) === key)
+          : -1;
+        at = [...tokens, index < 0 ? key : String(index)];
+        value = index < 0 ? undefined : (m as unknown[])[index];
+      }
+      // null in an apply configuration claims nothing, so an owned field set to null goes.
+      if (value === undefined || value === null) {
+        return `${formatPointer(at)}: owned by driftless but not in the manifest`;
+      }
+      const reason = walk(value, node[key] as FieldSet, at);
+      if (reason) return reason;
+    }
+    return undefined;
+  };
+  return set ? walk(manifest, set, []) : undefined;
 }

@@ -10,7 +10,7 @@ import { applyRevision, type ApplyDeps, type SyncResult } from './apply-revision
 import { fetchTrack } from './fetch-track.ts';
 import { readTrackState } from './track-state.ts';
 
-export type { SyncOutcome, SyncResult } from './apply-revision.ts';
+export type { SyncOutcome, SyncResult } from './sync-result.ts';
 
 export interface SyncDeps extends ApplyDeps {
   readonly source: GitSource;

@@ -3,41 +3,47 @@
  * revision goes through a server-side dry-run apply (so defaulting, admission
  * and field ownership are the server's, as in `kubectl diff`), and is compared
  * with the live object; inventory entries that left Git are what prune would
- * delete.
+ * delete. Results are data — both forms of each changed object; how to show
+ * the difference is the caller's business.
  */
-import { withOwnershipLabel } from '../apply/apply-objects.ts';
-import { staleEntries, refOfEntry, type InventoryEntry } from '../apply/inventory.ts';
+import { KubernetesApiError } from '../cluster/errors.ts';
+import { refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { Track } from '../config/types.ts';
+import { messageOf } from '../errors.ts';
+import { canonicalJson } from '../render/canonical-json.ts';
+import type { RenderedObject } from '../render/types.ts';
+import { withOwnershipLabel } from './apply-objects.ts';
+import { staleEntries, refOfEntry, type InventoryEntry } from './inventory.ts';
 import {
   FIELD_MANAGER,
   TRACK_LABEL,
   isPruneDisabled,
   isReconcileDisabled,
   updateStrategyOf,
-} from '../apply/ownership.ts';
-import { mapWithLimit } from '../apply/pool.ts';
-import { KubernetesApiError } from '../cluster/errors.ts';
-import { refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
-import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
-import type { Track } from '../config/types.ts';
-import type { RenderedBundle, RenderedObject } from '../render/types.ts';
-import { selectObjects } from '../sync/select-objects.ts';
-import { unifiedDiff } from './unified-diff.ts';
-import { toYaml } from './yaml-text.ts';
-import { messageOf } from '../errors.ts';
+} from './ownership.ts';
+import { mapWithLimit } from './pool.ts';
 
 export type PlannedAction = 'create' | 'update' | 'prune';
 
-/** One object sync would change (DESIGN.md-style data: `diff -o json` prints these). */
-export interface PlannedChange {
-  readonly subject: string;
-  readonly action: PlannedAction;
-  /** Unified diff of the object as YAML, live -> desired. */
-  readonly diff?: string;
-  /** Why the server refused the dry-run: sync would fail on this object. */
-  readonly error?: string;
-  /** Something people should know about the change (e.g. it needs a recreate). */
-  readonly note?: string;
-}
+/** One object sync would change, or refuse to. */
+export type PlannedChange =
+  | {
+      readonly subject: string;
+      readonly action: PlannedAction;
+      /** The object now, as people compare it ({@link comparable}); absent for a creation. */
+      readonly live?: KubeObject;
+      /** The object as sync would leave it; absent for a prune. */
+      readonly desired?: KubeObject;
+      /** Something people should know about the change (e.g. it needs a recreate). */
+      readonly note?: string;
+    }
+  | {
+      readonly subject: string;
+      readonly action: PlannedAction;
+      /** Why the server refused the dry-run: sync would fail on this object. */
+      readonly error: string;
+    };
 
 /** Requests in flight at once; dry-runs are cheap but each is a round trip. */
 const CONCURRENCY = 8;
@@ -62,15 +68,12 @@ export function comparable(object: KubeObject): KubeObject {
   return copy;
 }
 
-function asYaml(object: KubeObject | undefined): string {
-  return object === undefined ? '' : toYaml(comparable(object), { sortKeys: true });
-}
-
 /** As sync applies it: with the ownership label (else the dry-run would show it removed). */
 function desiredObject(object: RenderedObject, track: string): KubeObject {
   return withOwnershipLabel(object.manifest as unknown as KubeObject, track);
 }
 
+/** The change from `live` to `desired`, or undefined when they compare equal. */
 function change(
   subject: string,
   action: PlannedAction,
@@ -78,16 +81,16 @@ function change(
   desired: KubeObject | undefined,
   extra: { note?: string } = {},
 ): PlannedChange | undefined {
-  const before = asYaml(live);
-  const after = asYaml(desired);
-  if (live !== undefined && desired !== undefined && before === after) return undefined;
-  const diff = unifiedDiff(
-    live === undefined ? '/dev/null' : `live/${subject}`,
-    desired === undefined ? '/dev/null' : `desired/${subject}`,
-    before,
-    after,
-  );
-  return { subject, action, diff, ...extra };
+  const before = live && comparable(live);
+  const after = desired && comparable(desired);
+  if (before && after && canonicalJson(before) === canonicalJson(after)) return undefined;
+  return {
+    subject,
+    action,
+    ...(before ? { live: before } : {}),
+    ...(after ? { desired: after } : {}),
+    ...extra,
+  };
 }
 
 async function previewObject(
@@ -162,18 +165,17 @@ async function previewPrune(
 }
 
 /**
- * The changes a sync of `bundle` would make: creates and updates in the
- * bundle's order, then prunes (when the track prunes) of `inventory` entries
- * no longer in the revision.
+ * The changes a sync of `selected` (a revision's objects the track applies)
+ * would make: creates and updates in the given order, then prunes (when the
+ * track prunes) of `inventory` entries no longer among them.
  */
 export async function previewChanges(
   cluster: KubernetesPort,
   track: Track,
-  bundle: RenderedBundle,
+  selected: readonly RenderedObject[],
   inventory: readonly InventoryEntry[],
 ): Promise<PlannedChange[]> {
   const catalog = await cluster.discover();
-  const { selected } = selectObjects(track, bundle.objects, catalog);
   const served = (o: RenderedObject): boolean =>
     catalog.find(o.group, o.version, o.kind) !== undefined;
   const namespacesCreated = new Set(

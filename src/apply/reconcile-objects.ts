@@ -1,0 +1,118 @@
+/**
+ * One reconciliation of a track's objects: apply -> prune -> health, as one
+ * step whose result is data, as fluxcd/pkg `ssa` returns a ChangeSet: what was
+ * done so far and why it failed — never a throw for an outcome to expect.
+ * Prune runs only when every object applied, health is waited for only then,
+ * so a failed apply leaves everything else as it was.
+ */
+import type { KubeObject, ObjectRef } from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { Track } from '../config/types.ts';
+import { applyObjects } from './apply-objects.ts';
+import { hasFailures, type ChangeSetEntry } from './changeset.ts';
+import { describeUnhealthy, waitForHealth, type WaitForHealthResult } from './health.ts';
+import {
+  inventoryOf,
+  mergeInventory,
+  refOfEntry,
+  staleEntries,
+  type InventoryEntry,
+} from './inventory.ts';
+import { pruneObjects } from './prune.ts';
+
+export interface ReconcileResult {
+  /** `unchanged` when no object had to be written or deleted. */
+  readonly outcome: 'applied' | 'unchanged' | 'failed';
+  /** One entry per object applied, in the order given, then one per object pruned. */
+  readonly changeset: ChangeSetEntry[];
+  /** What the track now has in the cluster: the inventory to store. */
+  readonly inventory: InventoryEntry[];
+  /** True when some object failed to apply: then nothing was pruned nor waited for. */
+  readonly applyFailed: boolean;
+  /** Whether some delete failed; undefined when prune did not run. */
+  readonly pruneFailed?: boolean;
+  /** The health wait, when the track waits for health and everything applied. */
+  readonly health?: WaitForHealthResult;
+  /** Why the outcome is `failed`: the failed objects' errors, or what is not healthy. */
+  readonly error?: string;
+}
+
+export interface ReconcileOptions {
+  /** Progress of the apply, for people watching a large set. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+type Reconciled = Pick<Track, 'name' | 'prune' | 'wait' | 'healthChecks' | 'timeout'>;
+
+/** The failed entries' errors, joined; empty when nothing failed. */
+function failuresOf(changeset: readonly ChangeSetEntry[]): string {
+  return changeset
+    .filter((e) => e.action === 'failed')
+    .map((e) => e.error ?? e.subject)
+    .join('; ');
+}
+
+function changedAnything(changeset: readonly ChangeSetEntry[]): boolean {
+  return changeset.some((e) => e.action !== 'unchanged' && e.action !== 'skipped');
+}
+
+/**
+ * Applies `objects` for `track`, prunes what left `previous` (the stored
+ * inventory) when the track prunes, and waits for health when it asks to.
+ */
+export async function reconcileObjects(
+  cluster: KubernetesPort,
+  track: Reconciled,
+  objects: readonly KubeObject[],
+  previous: readonly InventoryEntry[],
+  options: ReconcileOptions = {},
+): Promise<ReconcileResult> {
+  const applied = await applyObjects(cluster, objects, {
+    track: track.name,
+    timeoutMs: track.timeout,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+  const changeset = [...applied.changeset];
+  if (hasFailures(changeset)) {
+    // Objects created by the failed apply stay in the inventory, so a later prune finds them.
+    return {
+      outcome: 'failed',
+      changeset,
+      inventory: mergeInventory(previous, applied.applied),
+      applyFailed: true,
+      error: failuresOf(changeset),
+    };
+  }
+
+  let inventory = inventoryOf(applied.applied);
+  let pruneFailed: boolean | undefined;
+  if (track.prune) {
+    const stale = staleEntries(previous, applied.applied);
+    const pruned = await pruneObjects(cluster, stale, { track: track.name });
+    changeset.push(...pruned);
+    pruneFailed = hasFailures(pruned);
+    // What could not be deleted is still ours: keep it in the inventory for the next prune.
+    const failed = new Set(pruned.filter((e) => e.action === 'failed').map((e) => e.subject));
+    const kept = stale.filter((entry) => failed.has(entry.subject)).map(refOfEntry);
+    inventory = inventoryOf([...applied.applied, ...kept]);
+  }
+
+  const healthRefs: readonly ObjectRef[] =
+    track.healthChecks.length > 0 ? track.healthChecks : track.wait ? applied.applied : [];
+  const health =
+    healthRefs.length > 0 ? await waitForHealth(cluster, healthRefs, track.timeout) : undefined;
+  const unhealthy = health !== undefined && !health.healthy;
+  const error =
+    failuresOf(changeset) ||
+    (unhealthy ? `not healthy within ${track.timeout} ms: ${describeUnhealthy(health)}` : '');
+  return {
+    outcome:
+      pruneFailed || unhealthy ? 'failed' : changedAnything(changeset) ? 'applied' : 'unchanged',
+    changeset,
+    inventory,
+    applyFailed: false,
+    ...(pruneFailed === undefined ? {} : { pruneFailed }),
+    ...(health ? { health } : {}),
+    ...(error ? { error } : {}),
+  };
+}

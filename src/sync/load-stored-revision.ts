@@ -1,0 +1,73 @@
+/**
+ * The first step of applying a stored revision: its artifact, placed in the
+ * track's cluster (namespaces filled in, scopes from discovery) and filtered
+ * by the track. A revision that cannot be used is a refusal (data), not a
+ * throw: the sync records it and the last good revision stays.
+ */
+import type { KubeObject } from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { Track } from '../config/types.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
+import { parseBundle, placeBundle } from '../render/index.ts';
+import type { RenderedBundle } from '../render/types.ts';
+import type { ArtifactStore } from '../store/ports.ts';
+import type { Refusal } from './record-sync.ts';
+import { selectObjects } from './select-objects.ts';
+
+export interface StoredRevision {
+  readonly type: 'loaded';
+  /** The objects to apply, in the revision's order. */
+  readonly objects: KubeObject[];
+  /** Objects the track's filters leave out, with why. */
+  readonly ignored: Record<string, string>;
+  /** Objects the revision holds, ignored ones included. */
+  readonly discovered: number;
+}
+
+interface LoadDeps {
+  readonly cluster: KubernetesPort;
+  readonly artifacts: ArtifactStore;
+}
+
+async function placedBundle(
+  track: Track,
+  revision: string,
+  deps: LoadDeps,
+): Promise<RenderedBundle | Refusal> {
+  try {
+    const bundle = parseBundle(await deps.artifacts.get(track.name, revision));
+    const catalog = await deps.cluster.discover();
+    return placeBundle(bundle, {
+      ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
+      scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
+    });
+  } catch (error) {
+    const reason = error instanceof DriftlessError ? error.code : 'ArtifactInvalid';
+    return { type: 'refused', condition: 'FilesParsed', reason, message: messageOf(error) };
+  }
+}
+
+/** The objects of stored `revision` that `track` applies, or why it cannot apply them. */
+export async function loadStoredRevision(
+  track: Track,
+  revision: string,
+  deps: LoadDeps,
+): Promise<StoredRevision | Refusal> {
+  const bundle = await placedBundle(track, revision, deps);
+  if ('type' in bundle) return bundle;
+  const { selected, ignored } = selectObjects(track, bundle.objects, await deps.cluster.discover());
+  if (selected.length === 0 && !track.allowEmpty) {
+    return {
+      type: 'refused',
+      condition: 'FilesParsed',
+      reason: 'EmptyRevision',
+      message: `revision ${revision} renders no objects to apply; set allowEmpty: true on track "${track.name}" to accept that (it prunes everything)`,
+    };
+  }
+  return {
+    type: 'loaded',
+    objects: selected.map((object) => object.manifest as unknown as KubeObject),
+    ignored,
+    discovered: bundle.objects.length,
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * The second step of a sync: what the attempt came to, written down — the
+ * track's status (conditions, counters, inventory, applied revision, pin)
+ * in one state write that also gives the apply lease back, then a history
+ * line. Pure bookkeeping: it reads nothing from the cluster.
+ */
+import type { ChangeAction } from '../apply/changeset.ts';
+import { describeUnhealthy } from '../apply/health.ts';
+import type { ReconcileResult } from '../apply/reconcile-objects.ts';
+import type { HistoryTrigger, StateStore } from '../store/ports.ts';
+import type { SyncOutcome, SyncResult } from './sync-result.ts';
+import {
+  conditionOf,
+  releaseApplyLease,
+  setCondition,
+  updateTrackState,
+  type TrackState,
+} from './track-state.ts';
+
+/** A revision the sync could not use: the condition it failed and why. Nothing was applied. */
+export interface Refusal {
+  readonly type: 'refused';
+  readonly condition: 'FilesParsed' | 'Ready';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** What a sync attempt came to, before it is recorded. */
+export type SyncAttempt =
+  /** The track is pinned: nothing was applied. */
+  | { readonly type: 'pinned'; readonly pinnedAt: string | null }
+  /** A revision resolved later is desired: nothing was applied, nothing is recorded. */
+  | { readonly type: 'superseded' }
+  | Refusal
+  | {
+      readonly type: 'reconciled';
+      /** Objects the revision holds, ignored ones included. */
+      readonly discovered: number;
+      /** Objects the track's filters left out, with why. */
+      readonly ignored: Record<string, string>;
+      /** Objects applied (all but the ignored ones). */
+      readonly selected: number;
+      readonly result: ReconcileResult;
+    };
+
+export interface RecordOptions {
+  readonly trigger: HistoryTrigger;
+  /** Rollback: pin the track at the revision. */
+  readonly pin?: boolean;
+  /** The apply lease to give back in the same write. */
+  readonly holder: string;
+  readonly now: () => Date;
+}
+
+type Reconciled = Extract<SyncAttempt, { type: 'reconciled' }>;
+
+function outcomeOf(attempt: SyncAttempt): SyncOutcome {
+  switch (attempt.type) {
+    case 'pinned':
+    case 'superseded':
+      return attempt.type;
+    case 'refused':
+      return 'failed';
+    case 'reconciled':
+      return attempt.result.outcome;
+  }
+}
+
+function errorOf(attempt: SyncAttempt): string | undefined {
+  if (attempt.type === 'refused') return attempt.message;
+  return attempt.type === 'reconciled' ? attempt.result.error : undefined;
+}
+
+function recordReconciled(
+  state: TrackState,
+  revision: string,
+  attempt: Reconciled,
+  options: RecordOptions,
+): void {
+  const { result } = attempt;
+  const now = options.now();
+  const counted = (actions: readonly ChangeAction[]): number =>
+    result.changeset.filter((e) => actions.includes(e.action)).length;
+  if (!result.applyFailed) state.appliedRevision = revision;
+  if (options.pin) state.pinned = revision;
+  state.inventory = result.inventory;
+  state.ignoredObjects = attempt.ignored;
+  state.objectsDiscovered = attempt.discovered;
+  state.objectsIgnored = Object.keys(attempt.ignored).length;
+  state.objectsApplied = counted(['created', 'configured', 'recreated']);
+  state.objectsInSync = counted(['created', 'configured', 'unchanged', 'recreated']);
+  const failures = result.error ?? '';
+  setCondition(
+    state,
+    'ChildrenUpToDate',
+    result.applyFailed ? 'False' : 'True',
+    result.applyFailed ? 'ApplyFailed' : 'Applied',
+    result.applyFailed ? failures : `${attempt.selected} objects applied at ${revision}`,
+    now,
+  );
+  if (result.pruneFailed !== undefined) {
+    setCondition(
+      state,
+      'ChildrenGarbageCollected',
+      result.pruneFailed ? 'False' : 'True',
+      result.pruneFailed ? 'PruneFailed' : 'Pruned',
+      result.pruneFailed ? failures : 'objects that left Git were pruned',
+      now,
+    );
+  }
+  if (result.health) {
+    const { healthy } = result.health;
+    setCondition(
+      state,
+      'Healthy',
+      healthy ? 'True' : 'False',
+      healthy ? 'Healthy' : 'HealthCheckFailed',
+      healthy ? 'all checked objects are ready' : describeUnhealthy(result.health),
+      now,
+    );
+  }
+  const failed = result.outcome === 'failed';
+  setCondition(
+    state,
+    'Ready',
+    failed ? 'False' : 'True',
+    failed ? 'SyncFailed' : options.pin ? 'RolledBack' : 'Synced',
+    result.error ?? `applied revision ${revision}${options.pin ? ' (pinned)' : ''}`,
+    now,
+  );
+}
+
+/** Writes the attempt into the track's state (releasing the lease) and history. */
+export async function recordSync(
+  store: StateStore,
+  track: string,
+  revision: string,
+  attempt: SyncAttempt,
+  options: RecordOptions,
+): Promise<SyncResult> {
+  const state = await updateTrackState(store, track, (s) => {
+    const now = options.now();
+    switch (attempt.type) {
+      case 'pinned':
+        setCondition(
+          s,
+          'Ready',
+          conditionOf(s, 'Ready')?.status ?? 'Unknown',
+          'Pinned',
+          `pinned at ${attempt.pinnedAt}; run "driftless unpin" to follow Git again`,
+          now,
+        );
+        break;
+      case 'superseded':
+        break;
+      case 'refused':
+        // The last good revision stays; the reason goes into status.
+        if (attempt.condition !== 'Ready') {
+          setCondition(s, attempt.condition, 'False', attempt.reason, attempt.message, now);
+        }
+        setCondition(s, 'Ready', 'False', attempt.reason, attempt.message, now);
+        break;
+      case 'reconciled':
+        recordReconciled(s, revision, attempt, options);
+        break;
+    }
+    releaseApplyLease(s, options.holder);
+  });
+  const result = outcomeOf(attempt);
+  const error = errorOf(attempt);
+  if (attempt.type !== 'pinned' && attempt.type !== 'superseded') {
+    await store.appendHistory(track, {
+      revision,
+      appliedAt: options.now().toISOString(),
+      result,
+      trigger: options.trigger,
+      ...(error ? { error } : {}),
+    });
+  }
+  return {
+    track,
+    revision,
+    result,
+    changeset: attempt.type === 'reconciled' ? attempt.result.changeset : [],
+    state,
+    ...(error ? { error } : {}),
+  };
+}
