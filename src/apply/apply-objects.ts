@@ -14,7 +14,7 @@ import {
   type ObjectRef,
 } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
-import { readLive } from '../drift/read-live.ts';
+import { readLive } from './read-live.ts';
 import { messageOf } from '../errors.ts';
 import { applyReason } from './apply-reason.ts';
 import type { ChangeSetEntry } from './changeset.ts';
@@ -25,7 +25,7 @@ import {
   updateStrategyOf,
   type UpdateStrategy,
 } from './ownership.ts';
-import { mapWithLimit } from './pool.ts';
+import { mapWithLimit } from '../map-with-limit.ts';
 import { isCustomResourceDefinition, splitStages } from './stages.ts';
 import { waitUntil } from './wait.ts';
 

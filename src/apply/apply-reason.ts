@@ -28,9 +28,9 @@
  * revision changing 1 object 1753 -> 308 ms (500 -> 1 apply).
  */
 import type { KubeObject } from '../cluster/kube-object.ts';
-import { appliedEntry, type FieldSet } from '../drift/field-set.ts';
-import { ownedBeyondManifest, suspectReason } from '../drift/manifest-fields.ts';
-import { fieldSetAsStored, manifestAsStored } from '../drift/secret-string-data.ts';
+import { appliedEntry, type FieldSet } from './field-set.ts';
+import { ownedBeyondManifest, suspectReason } from './manifest-fields.ts';
+import { fieldSetAsStored, manifestAsStored } from './secret-string-data.ts';
 import { FIELD_MANAGER, TRACK_LABEL } from './ownership.ts';
 
 /**

@@ -22,7 +22,7 @@ import {
   isReconcileDisabled,
   updateStrategyOf,
 } from './ownership.ts';
-import { mapWithLimit } from './pool.ts';
+import { mapWithLimit } from '../map-with-limit.ts';
 
 export type PlannedAction = 'create' | 'update' | 'prune';
 

@@ -8,7 +8,7 @@ import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { ChangeSetEntry } from './changeset.ts';
 import { refOfEntry, type InventoryEntry } from './inventory.ts';
 import { TRACK_LABEL, isPruneDisabled } from './ownership.ts';
-import { mapWithLimit } from './pool.ts';
+import { mapWithLimit } from '../map-with-limit.ts';
 import { messageOf } from '../errors.ts';
 
 export interface PruneOptions {

@@ -15,9 +15,9 @@ import {
   ownsPath,
   project,
   type FieldSet,
-} from './field-set.ts';
-import { isWithin, parsePointer, withoutPointers } from './json-pointer.ts';
-import { fieldSetAsStored } from './secret-string-data.ts';
+} from '../apply/field-set.ts';
+import { isWithin, parsePointer, withoutPointers } from '../apply/json-pointer.ts';
+import { fieldSetAsStored } from '../apply/secret-string-data.ts';
 
 export interface DriftDescription {
   /** RFC 6902 operations taking the live object's fields to the desired ones. */

@@ -13,7 +13,7 @@
  */
 import type { Operation } from 'fast-json-patch';
 import { FIELD_MANAGER, isReconcileDisabled, updateStrategyOf } from '../apply/ownership.ts';
-import { mapWithLimit } from '../apply/pool.ts';
+import { mapWithLimit } from '../map-with-limit.ts';
 import {
   objectKey,
   refOf,
@@ -25,12 +25,12 @@ import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { describeDrift } from './describe-drift.ts';
 import { desiredObject, type DesiredObject } from './desired-objects.ts';
-import { appliedFieldSet } from './field-set.ts';
+import { appliedFieldSet } from '../apply/field-set.ts';
 import { ignoredPointers } from './ignore-rules.ts';
-import { suspectReason } from './manifest-fields.ts';
+import { suspectReason } from '../apply/manifest-fields.ts';
 import { planApply } from './plan-apply.ts';
-import { readLive } from './read-live.ts';
-import { fieldSetAsStored, manifestAsStored } from './secret-string-data.ts';
+import { readLive } from '../apply/read-live.ts';
+import { fieldSetAsStored, manifestAsStored } from '../apply/secret-string-data.ts';
 import { messageOf } from '../errors.ts';
 
 /** One object whose fields drifted. */

@@ -11,9 +11,14 @@
  */
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { FIELD_MANAGER, TRACK_LABEL } from '../apply/ownership.ts';
-import { appliedFieldSet } from './field-set.ts';
-import { formatPointer, leavesBelow, parsePointer, withoutPointers } from './json-pointer.ts';
-import { ownsManifestField } from './manifest-fields.ts';
+import { appliedFieldSet } from '../apply/field-set.ts';
+import {
+  formatPointer,
+  leavesBelow,
+  parsePointer,
+  withoutPointers,
+} from '../apply/json-pointer.ts';
+import { ownsManifestField } from '../apply/manifest-fields.ts';
 
 /** What identifies the object and marks it ours: never left out, whatever a rule says. */
 const KEPT = new Set([

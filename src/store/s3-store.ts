@@ -57,6 +57,7 @@ import type {
   VersionedValue,
 } from './ports.ts';
 import { s3FailureKind, s3Unavailable } from './s3-errors.ts';
+import { mapWithLimit } from '../map-with-limit.ts';
 
 /** Options of {@link S3Store}. */
 export interface S3StoreOptions {
@@ -87,24 +88,6 @@ const STORED_AT_METADATA = 'stored-at';
 
 /** A conditional write that meets AWS's 409 (another conditional write in progress) is retried this often. */
 const CONFLICT_RETRIES = 5;
-
-/** Runs `task` over `items` with at most `limit` in flight; results in input order. */
-async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
 
 /** Artifacts, state, history and deliveries in an S3 bucket (or an S3-compatible server). */
 export class S3Store implements ArtifactStore, StateStore, DeliveryLog {
@@ -299,7 +282,7 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog {
       }
     });
     // The listing carries no metadata: one HEAD per artifact gives the recorded digest.
-    const infos = await mapLimit(objects, this.#concurrency, async (object) => {
+    const infos = await mapWithLimit(objects, this.#concurrency, async (object) => {
       const revision = object.key.slice(dir.length);
       let metadata: Record<string, string>;
       try {
@@ -406,7 +389,7 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog {
     const keys = (await this.#listKeys(dir, limit)).filter((object) =>
       object.key.endsWith(HISTORY_SUFFIX),
     );
-    return mapLimit(keys, this.#concurrency, async ({ key }) => {
+    return mapWithLimit(keys, this.#concurrency, async ({ key }) => {
       const object = await this.#get(key);
       if (object === undefined) {
         throw new StoreUnavailableError(`s3://${this.bucket}/${key}: listed but not found`);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyReason } from '../../src/apply/apply-reason.ts';
 import type { KubeObject, ManagedFieldsEntry } from '../../src/cluster/kube-object.ts';
-import type { FieldSet } from '../../src/drift/field-set.ts';
+import type { FieldSet } from '../../src/apply/field-set.ts';
 
 const TRACK = 'web';
 

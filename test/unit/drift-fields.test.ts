@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
-import { differingPaths, ownsPath, project, type FieldSet } from '../../src/drift/field-set.ts';
-import { ownsManifestField, suspectReason } from '../../src/drift/manifest-fields.ts';
+import { differingPaths, ownsPath, project, type FieldSet } from '../../src/apply/field-set.ts';
+import { ownsManifestField, suspectReason } from '../../src/apply/manifest-fields.ts';
 import { planApply } from '../../src/drift/plan-apply.ts';
 
 /** Our field set for the manifest below, as the server records it. */

@@ -8,10 +8,10 @@ import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { describeDrift } from '../../src/drift/describe-drift.ts';
 import { ignoredPointers } from '../../src/drift/ignore-rules.ts';
 import { InvalidIgnoreRuleError } from '../../src/drift/index.ts';
-import { formatPointer, parsePointer, withoutPointers } from '../../src/drift/json-pointer.ts';
+import { formatPointer, parsePointer, withoutPointers } from '../../src/apply/json-pointer.ts';
 import { parseLabelSelector } from '../../src/config/label-selector.ts';
-import { looseContains, looseScalarEqual, quantityValue } from '../../src/drift/loose-equal.ts';
-import { fieldSetAsStored, manifestAsStored } from '../../src/drift/secret-string-data.ts';
+import { looseContains, looseScalarEqual, quantityValue } from '../../src/apply/loose-equal.ts';
+import { fieldSetAsStored, manifestAsStored } from '../../src/apply/secret-string-data.ts';
 
 describe('loose equality', () => {
   it('equates quantities the server rewrites', () => {

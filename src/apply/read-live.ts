@@ -4,7 +4,7 @@
  * object whose label was removed by hand must still be found), or a GET when
  * the group holds one object, which costs the same request and less transfer.
  */
-import { mapWithLimit } from '../apply/pool.ts';
+import { mapWithLimit } from '../map-with-limit.ts';
 import { UnknownResourceError } from '../cluster/errors.ts';
 import { objectKey, refOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
