@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setImmediate as turn } from 'node:timers/promises';
+import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import { jsonLogger } from '../../src/logger.ts';
@@ -52,8 +52,10 @@ describe('scheduler', () => {
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  /** Lets the tick's store reads and sends finish. */
-  async function settle(): Promise<void> {
+  /** Waits until `jobs` holds `count` jobs (the tick reads the store first), then a little more. */
+  async function settle(jobs: readonly unknown[], count: number): Promise<void> {
+    const deadline = Date.now() + 5_000;
+    while (jobs.length < count && Date.now() < deadline) await sleep(5);
     for (let i = 0; i < 20; i++) await turn();
   }
 
@@ -80,10 +82,10 @@ describe('scheduler', () => {
       { tracks: TRACKS, state: store, queue },
       { timers, now: () => NOW },
     );
-    await settle();
+    await settle(jobs, 4);
     const atStart = jobs.splice(0);
     timers.timers[0]!.callback();
-    await settle();
+    await settle(jobs, 2);
     scheduler.stop();
 
     // Assess
@@ -116,7 +118,7 @@ describe('scheduler', () => {
       { tracks: TRACKS, state: store, queue: { enqueue: async (job) => void jobs.push(job) } },
       { timers: new ManualTimers(), runAtStart: false },
     ).stop();
-    await settle();
+    await settle(jobs, 0);
 
     // Assess
     assert.deepEqual(jobs, []);
