@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import httpNode from 'isomorphic-git/http/node';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
-import { createGitSource } from '../src/source/git-source.ts';
+import { createGitSource } from '../src/source/git/index.ts';
 import type { TrackSource } from '../src/source/ports.ts';
 import { pushFiles, runGit } from '../test/harness/git-server.ts';
 import type { BenchContext } from './lib/context.ts';

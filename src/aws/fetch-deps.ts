@@ -7,7 +7,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readEnv, readOptionalEnv, type Environment } from '../config/env.ts';
-import { createGitSource } from '../source/git-source.ts';
+import { createGitSource } from '../source/git/index.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import { functionConfig } from './function-config.ts';

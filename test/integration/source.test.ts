@@ -20,9 +20,9 @@ import {
   GitRefNotFoundError,
   GitRepositoryError,
   SubPathError,
-} from '../../src/source/errors.ts';
-import { createGitSource } from '../../src/source/git-source.ts';
-import { indexPack } from '../../src/source/pack-index.ts';
+} from '../../src/source/git/errors.ts';
+import { createGitSource } from '../../src/source/git/index.ts';
+import { indexPack } from '../../src/source/git/pack-index.ts';
 import type { GitSource, TrackSource } from '../../src/source/ports.ts';
 import type { RevisionFile } from '../../src/render/types.ts';
 import {

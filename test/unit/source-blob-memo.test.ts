@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BlobMemo } from '../../src/source/blob-memo.ts';
-import type { ObjectReader } from '../../src/source/read-tree-files.ts';
+import { BlobMemo } from '../../src/source/git/blob-memo.ts';
+import type { ObjectReader } from '../../src/source/git/read-tree-files.ts';
 
 const dirs: string[] = [];
 after(() => {

@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { RepositoryObjects } from '../../src/source/git-objects.ts';
-import { indexPack, PackIndexError, storePack } from '../../src/source/pack-index.ts';
+import { RepositoryObjects } from '../../src/source/git/object-reader.ts';
+import { indexPack, PackIndexError, storePack } from '../../src/source/git/pack-index.ts';
 
 const dirs: string[] = [];
 after(() => {

@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import isogit from 'isomorphic-git';
-import { parseTree, RepositoryObjects } from '../../src/source/git-objects.ts';
-import { applyDelta, PackReader } from '../../src/source/pack-reader.ts';
+import { parseTree, RepositoryObjects } from '../../src/source/git/object-reader.ts';
+import { applyDelta, PackReader } from '../../src/source/git/pack-reader.ts';
 
 const dirs: string[] = [];
 after(() => {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { SubPathError } from '../../src/source/errors.ts';
+import { SubPathError } from '../../src/source/git/errors.ts';
 import {
   readTreeFiles,
   type ObjectReader,
   type TreeEntry,
-} from '../../src/source/read-tree-files.ts';
+} from '../../src/source/git/read-tree-files.ts';
 
 const CONTEXT = { track: 'web', repository: 'https://h/r.git' };
 const REVISION = 'c'.repeat(40);

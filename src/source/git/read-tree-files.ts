@@ -18,7 +18,7 @@
  * Submodules (mode 160000) are not fetched and are skipped.
  */
 import { posix } from 'node:path';
-import type { RevisionFile } from '../render/types.ts';
+import type { RevisionFile } from '../../render/types.ts';
 import { SubPathError, type GitErrorContext } from './errors.ts';
 
 /** Case-insensitive like the render module: skipping `app.YAML` would look like deleted objects. */

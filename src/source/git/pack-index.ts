@@ -33,7 +33,7 @@ import {
   type ExternalReader,
   type PackedObject,
 } from './pack-reader.ts';
-import { messageOf } from '../errors.ts';
+import { messageOf } from '../../errors.ts';
 
 const TYPE_CODES = { commit: 1, tree: 2, blob: 3, tag: 4 } as const;
 const PACK_SIGNATURE = 0x5041434b; // "PACK"

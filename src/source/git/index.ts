@@ -14,8 +14,8 @@
  */
 import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
-import type { GitSource, ResolvedRevision, TrackSource } from './ports.ts';
-import type { RevisionFile } from '../render/types.ts';
+import type { GitSource, ResolvedRevision, TrackSource } from '../ports.ts';
+import type { RevisionFile } from '../../render/types.ts';
 import { credentialsFor, type SecretReader } from './credentials.ts';
 import { GitRefNotFoundError, GitRepositoryError, type GitErrorContext } from './errors.ts';
 import { KeyQueue } from './key-queue.ts';
@@ -23,7 +23,7 @@ import { LocalRepository } from './local-repository.ts';
 import { CapabilityCache, RemoteRepository } from './remote-repository.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
-import { isFullCommitId } from '../object-id.ts';
+import { isFullCommitId } from '../../object-id.ts';
 
 export interface GitSourceOptions {
   /** Directory holding one cache repository per remote repository; created when missing. */

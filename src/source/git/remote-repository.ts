@@ -25,20 +25,20 @@ import fs from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
-import type { RevisionFile } from '../render/types.ts';
-import type { ResolvedRevision } from './ports.ts';
+import type { RevisionFile } from '../../render/types.ts';
+import type { ResolvedRevision } from '../ports.ts';
 import type { BasicCredentials } from './credentials.ts';
 import { GitFetchError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
 import { translateGitError } from './git-errors.ts';
 import { BlobMemo } from './blob-memo.ts';
-import { RepositoryObjects, type GitDir, type PeeledObject } from './git-objects.ts';
+import { RepositoryObjects, type GitDir, type PeeledObject } from './object-reader.ts';
 import type { KeyQueue } from './key-queue.ts';
 import { storePack } from './pack-index.ts';
 import { readTreeFiles } from './read-tree-files.ts';
 import type { RemoteLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
 import { fetchPack, readAdvertisement, UnknownWantError } from './upload-pack.ts';
-import { messageOf } from '../errors.ts';
+import { messageOf } from '../../errors.ts';
 
 /** Packs a cache may hold before it is started over (see openCache). */
 const MAX_PACKS = 100;

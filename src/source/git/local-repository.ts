@@ -7,16 +7,16 @@ import fs from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import git from 'isomorphic-git';
-import { DriftlessError, messageOf } from '../errors.ts';
-import type { RevisionFile } from '../render/types.ts';
-import type { ResolvedRevision } from './ports.ts';
+import { DriftlessError, messageOf } from '../../errors.ts';
+import type { RevisionFile } from '../../render/types.ts';
+import type { ResolvedRevision } from '../ports.ts';
 import {
   GitFetchError,
   GitRefNotFoundError,
   GitRepositoryError,
   type GitErrorContext,
 } from './errors.ts';
-import { RepositoryObjects, type GitDir } from './git-objects.ts';
+import { RepositoryObjects, type GitDir } from './object-reader.ts';
 import { readTreeFiles } from './read-tree-files.ts';
 import type { LocalLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
