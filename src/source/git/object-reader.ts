@@ -1,22 +1,28 @@
 /**
- * Reading the objects of a repository on disk (a local repository or a
- * cache), by gitdir: straight from its packs with node's zlib (see
- * pack-reader.ts), and through isomorphic-git for everything else — loose
- * objects, and packs the pack reader cannot read, which isomorphic-git then
- * reads or reports as before.
+ * The one way the Git source reads objects — commits, tags, trees, blobs —
+ * from a repository on disk: a local repository read in place, or the cache
+ * of a remote one. Packed objects come from pack-reader.ts, loose ones are
+ * read here; both are inflated with node's zlib.
+ *
+ * Why our own code and not isomorphic-git's readObject/readTree/readBlob:
+ * isomorphic-git lists the pack directory, probes for a loose object and
+ * inflates with pako on every call, and with a fresh cache lists and indexes
+ * every pack again; reading a 500-file tree through it took several times
+ * as long as through this reader (figures in docs/git-source.md). There is
+ * no second path: isomorphic-git reads no object anywhere in the source; it
+ * remains the test oracle (test/unit/source-pack.test.ts compares the two).
+ *
+ * Make one reader per operation: the packs are listed and indexed on the
+ * first read and kept, and {@link ObjectReader.refresh} picks up a pack
+ * stored since.
  */
-import fs from 'node:fs';
-import { access } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import git, { type CommitObject, type TagObject } from 'isomorphic-git';
-import { PackReader, type ExternalReader, type PackedObject } from './pack-reader.ts';
-import type { ObjectReader, TreeEntry } from './read-tree-files.ts';
-
-/** A repository on disk; `cache` is isomorphic-git's object cache, shared by the calls of one operation. */
-export interface GitDir {
-  readonly gitdir: string;
-  readonly cache: object;
-}
+import { inflateSync } from 'node:zlib';
+import { messageOf } from '../../errors.ts';
+import { PackReader, type PackedObject } from './pack-reader.ts';
+import type { TreeEntry, TreeReader } from './read-tree-files.ts';
 
 /** Annotated tags can point to tags; git stops peeling too at some depth. */
 const MAX_TAG_DEPTH = 10;
@@ -24,147 +30,111 @@ const MAX_TAG_DEPTH = 10;
 /** Thin-pack bases can live in another pack; a chain longer than this is refused (cycles). */
 const MAX_EXTERNAL_HOPS = 50;
 
+const OBJECT_TYPES = new Set(['commit', 'tree', 'blob', 'tag']);
+
 /** What an oid names in the repository, annotated tags peeled. */
 export type PeeledObject =
   | { readonly kind: 'commit'; readonly oid: string; readonly tree: string }
   | { readonly kind: 'other'; readonly type: string }
   | { readonly kind: 'missing' };
 
-/** One object met while peeling: a commit (its tree), a tag (what it points to), or another type. */
-type PeelStep =
-  | { readonly kind: 'commit' | 'tag'; readonly points: string }
-  | { readonly kind: 'other'; readonly type: string };
+/** An object that is missing, of the wrong type, damaged, or in a damaged pack; the message names it. */
+export class ObjectReadError extends Error {
+  override readonly name = 'ObjectReadError';
+}
 
-/**
- * The objects of one repository for one operation: its packs are listed and
- * indexed on the first read and kept, so make a new one per operation, and
- * call {@link refresh} after storing a pack in it.
- */
-export class RepositoryObjects implements ObjectReader {
+/** The objects of one repository (by its git directory), for one operation. */
+export class ObjectReader implements TreeReader {
   private packs: Promise<PackReader> | undefined;
 
-  constructor(private readonly dir: GitDir) {}
+  constructor(private readonly gitdir: string) {}
 
   /** Lists the packs stored since the packs were first listed (the packs read so far are kept). */
   async refresh(): Promise<void> {
     if (this.packs) await (await this.packs).refresh();
   }
 
-  /** Any object of the repository, undefined when it has none: for the external bases of a thin pack. */
-  readonly external: ExternalReader = async (oid) =>
-    (await this.packed(oid, 0)) ?? (await this.viaGit(oid));
+  /**
+   * Any object, packed or loose, as its type and content; undefined when the
+   * repository does not have it. Also the reader of a thin pack's external
+   * bases (pack-index.ts), so it is a bound function.
+   */
+  readonly read = (oid: string): Promise<PackedObject | undefined> => this.readAny(oid, 0);
 
   /** Looks `oid` up, following annotated tags to what they point to. */
   async peel(oid: string): Promise<PeeledObject> {
     let current = oid;
     for (let depth = 0; depth <= MAX_TAG_DEPTH; depth++) {
-      const object = await this.readForPeel(current);
+      const object = await this.read(current);
       if (!object) return { kind: 'missing' };
-      if (object.kind === 'other') return object;
-      if (object.kind === 'commit') return { kind: 'commit', oid: current, tree: object.points };
-      current = object.points;
+      if (object.type === 'commit') {
+        return { kind: 'commit', oid: current, tree: headerField(object.object, 'tree', current) };
+      }
+      if (object.type !== 'tag') return { kind: 'other', type: object.type };
+      current = headerField(object.object, 'object', current);
     }
     return { kind: 'other', type: 'tag' };
   }
 
   async readTree(oid: string): Promise<readonly TreeEntry[]> {
-    const found = await this.packed(oid, 0);
-    if (found?.type === 'tree') return parseTree(found.object, oid);
-    const { tree } = await git.readTree({
-      fs,
-      gitdir: this.dir.gitdir,
-      oid,
-      cache: this.dir.cache,
-    });
-    return tree as TreeEntry[];
+    return parseTree(await this.readTyped(oid, 'tree'), oid);
   }
 
   async readBlob(oid: string): Promise<Uint8Array> {
-    const found = await this.packed(oid, 0);
-    if (found?.type === 'blob') return found.object;
-    const { blob } = await git.readBlob({
-      fs,
-      gitdir: this.dir.gitdir,
-      oid,
-      cache: this.dir.cache,
-    });
-    return blob;
+    return this.readTyped(oid, 'blob');
   }
 
-  /**
-   * A commit (with its tree) or a tag (with the object it points to), or
-   * only the type of anything else; undefined when the repository lacks it.
-   */
-  private async readForPeel(oid: string): Promise<PeelStep | undefined> {
-    const found = await this.packed(oid, 0);
-    if (found) {
-      if (found.type === 'commit')
-        return { kind: 'commit', points: headerField(found.object, 'tree', oid) };
-      if (found.type === 'tag')
-        return { kind: 'tag', points: headerField(found.object, 'object', oid) };
-      return { kind: 'other', type: found.type };
+  private async readTyped(oid: string, type: 'tree' | 'blob'): Promise<Uint8Array> {
+    const found = await this.read(oid);
+    if (!found) throw new ObjectReadError(`git object ${oid} not found`);
+    if (found.type !== type) {
+      throw new ObjectReadError(`git object ${oid} is a ${found.type}, not a ${type}`);
     }
-    // Neither loose nor in a pack this reader indexed: missing, without asking isomorphic-git
-    // (which would list and index every pack again to say so).
-    if ((await this.packReader()).complete && !(await this.hasLoose(oid))) return undefined;
-    let object;
-    try {
-      object = await git.readObject({
-        fs,
-        gitdir: this.dir.gitdir,
-        oid,
-        cache: this.dir.cache,
-        format: 'parsed',
-      });
-    } catch (error) {
-      if (error instanceof git.Errors.NotFoundError) return undefined;
-      throw error;
+    return found.object;
+  }
+
+  /** Packs first (where nearly everything is), then the loose object. */
+  private async readAny(oid: string, hops: number): Promise<PackedObject | undefined> {
+    if (hops > MAX_EXTERNAL_HOPS) {
+      throw new ObjectReadError(`git object ${oid}: delta bases chain across too many packs`);
     }
-    // format 'parsed' gives a CommitObject for commits and a TagObject for tags.
-    if (object.type === 'commit')
-      return { kind: 'commit', points: (object.object as CommitObject).tree };
-    if (object.type === 'tag') return { kind: 'tag', points: (object.object as TagObject).object };
-    return { kind: 'other', type: object.type };
+    const packed = await (
+      await this.packReader()
+    ).read(oid, (base) => this.readAny(base, hops + 1));
+    return packed ?? (await this.readLoose(oid));
   }
 
   private packReader(): Promise<PackReader> {
-    this.packs ??= PackReader.open(this.dir.gitdir);
+    this.packs ??= PackReader.open(this.gitdir);
     return this.packs;
   }
 
-  private async packed(oid: string, hops: number): Promise<PackedObject | undefined> {
-    if (hops > MAX_EXTERNAL_HOPS) return undefined;
-    return (await this.packReader()).read(
-      oid,
-      async (base) => (await this.packed(base, hops + 1)) ?? (await this.viaGit(base)),
-    );
-  }
-
-  private async viaGit(oid: string): Promise<PackedObject | undefined> {
+  /**
+   * The loose object `oid` (`objects/xx/yyyy…`: zlib of `<type> <size>\0<content>`),
+   * checked against its oid as git and isomorphic-git check it; undefined when there is none.
+   */
+  private async readLoose(oid: string): Promise<PackedObject | undefined> {
+    if (!/^[0-9a-f]{40}$/.test(oid)) return undefined;
+    const path = join(this.gitdir, 'objects', oid.slice(0, 2), oid.slice(2));
+    const compressed = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+      throw new ObjectReadError(`loose git object ${oid} cannot be read: ${messageOf(error)}`);
+    });
+    if (!compressed) return undefined;
+    let raw: Buffer;
     try {
-      const { type, object } = await git.readObject({
-        fs,
-        gitdir: this.dir.gitdir,
-        oid,
-        cache: this.dir.cache,
-        format: 'content',
-      });
-      // format 'content' gives the raw bytes of every type.
-      return object instanceof Uint8Array &&
-        (type === 'blob' || type === 'tree' || type === 'commit' || type === 'tag')
-        ? { type, object }
-        : undefined;
-    } catch {
-      return undefined; // the top-level read falls back to isomorphic-git, which reports it
+      raw = inflateSync(compressed);
+    } catch (error) {
+      throw new ObjectReadError(`loose git object ${oid} does not inflate: ${messageOf(error)}`);
     }
-  }
-
-  private async hasLoose(oid: string): Promise<boolean> {
-    const path = join(this.dir.gitdir, 'objects', oid.slice(0, 2), oid.slice(2));
-    return access(path).then(
-      () => true,
-      () => false,
-    );
+    const nul = raw.indexOf(0);
+    const [type, size] = raw.toString('latin1', 0, Math.max(nul, 0)).split(' ');
+    const object = raw.subarray(nul + 1);
+    const hash = createHash('sha1').update(raw).digest('hex');
+    if (nul < 0 || !OBJECT_TYPES.has(type!) || Number(size) !== object.length || hash !== oid) {
+      throw new ObjectReadError(`loose git object ${oid} is corrupt`);
+    }
+    return { type: type as PackedObject['type'], object };
   }
 }
 
@@ -174,7 +144,7 @@ function headerField(object: Uint8Array, field: 'tree' | 'object', oid: string):
   const line = Buffer.from(object.subarray(0, prefix.length + 40)).toString('latin1');
   const value = line.slice(prefix.length);
   if (!line.startsWith(prefix) || !/^[0-9a-f]{40}$/.test(value)) {
-    throw new Error(`malformed git object ${oid}: no "${field}" line`);
+    throw new ObjectReadError(`malformed git object ${oid}: no "${field}" line`);
   }
   return value;
 }
@@ -191,7 +161,7 @@ export function parseTree(tree: Uint8Array, oid: string): TreeEntry[] {
     const space = bytes.indexOf(0x20, position);
     const nul = space < 0 ? -1 : bytes.indexOf(0, space + 1);
     if (space < 0 || nul < 0 || nul + 21 > bytes.length) {
-      throw new Error(`malformed git tree object ${oid}`);
+      throw new ObjectReadError(`malformed git tree object ${oid}`);
     }
     const mode = normalMode(bytes.toString('latin1', position, space), oid);
     entries.push({
@@ -212,5 +182,5 @@ function normalMode(mode: string, oid: string): string {
   if (mode.startsWith('1007')) return '100755';
   if (mode.startsWith('120')) return '120000';
   if (mode.startsWith('160')) return '160000';
-  throw new Error(`malformed git tree object ${oid}: unknown mode ${mode}`);
+  throw new ObjectReadError(`malformed git tree object ${oid}: unknown mode ${mode}`);
 }
