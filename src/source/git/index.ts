@@ -1,5 +1,10 @@
 /**
- * The Git source: the {@link GitSource} port over isomorphic-git.
+ * The Git source: the {@link GitSource} port, the entry of src/source/git/.
+ * Which path each operation takes, and why, is in docs/git-source.md: in
+ * short, refs and commits travel over our own smart-HTTP client
+ * (upload-pack.ts, pack-index.ts), every object is read by one reader
+ * (object-reader.ts), and isomorphic-git provides the HTTP client and reads
+ * and writes refs on disk.
  *
  * - https/http repositories: refs read from one ref advertisement; commits
  *   fetched shallow into a cache under `cacheDir` (one bare repository per

@@ -98,10 +98,9 @@ export class ObjectReader implements TreeReader {
     if (hops > MAX_EXTERNAL_HOPS) {
       throw new ObjectReadError(`git object ${oid}: delta bases chain across too many packs`);
     }
-    const packed = await (
-      await this.packReader()
-    ).read(oid, (base) => this.readAny(base, hops + 1));
-    return packed ?? (await this.readLoose(oid));
+    const packs = await this.packReader();
+    const packed = await packs.read(oid, (base) => this.readAny(base, hops + 1));
+    return packed ?? this.readLoose(oid);
   }
 
   private packReader(): Promise<PackReader> {

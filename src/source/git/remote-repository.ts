@@ -2,9 +2,10 @@
  * A repository reached over smart HTTP: refs are read from one ref
  * advertisement (GET info/refs), commits are fetched shallow (depth 1, one
  * sha, no tags; see upload-pack.ts) into a bare cache repository that later
- * fetches reuse, and trees are read from the cache's objects. A resolve
- * followed by a fetch costs two requests: the fetch reuses the capabilities
- * the resolve's advertisement listed (see {@link CapabilityCache}).
+ * fetches reuse, and trees are read from the cache's objects
+ * (object-reader.ts). A resolve followed by a fetch costs two requests: the
+ * fetch reuses the capabilities the resolve's advertisement listed (see
+ * {@link CapabilityCache}).
  *
  * Cache layout (`<cacheDir>/<cacheKey>/`, a bare repository):
  * - `refs/driftless/tracks/<track>`: the last commit read for a track, and
