@@ -1,7 +1,7 @@
 /**
  * Fetching a 500-file repository from the test Git server: driftless' Git
- * source (isomorphic-git: `resolve` + `readFiles` into a fresh cache
- * directory) against `git clone --depth 1`; then the incremental fetch of
+ * source (`resolve` + `readFiles` into a fresh cache directory; see
+ * docs/git-source.md) against `git clone --depth 1`; then the incremental fetch of
  * the next commit (one file changed) into the cache the fresh fetch left,
  * against that fresh fetch (the goal) and against `git fetch --depth 1` in
  * the clone (for scale).
@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import httpNode from 'isomorphic-git/http/node';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
-import { createGitSource } from '../src/source/git-source.ts';
+import { createGitSource } from '../src/source/git/index.ts';
 import type { TrackSource } from '../src/source/ports.ts';
 import { pushFiles, runGit } from '../test/harness/git-server.ts';
 import type { BenchContext } from './lib/context.ts';
@@ -20,7 +20,7 @@ import type { Benchmark, Measurement } from './lib/types.ts';
 
 export const gitFetch: Benchmark = {
   name: 'git-fetch',
-  title: 'isomorphic-git fetch of a 500-file repository',
+  title: 'Git source fetch of a 500-file repository',
   async run(ctx: BenchContext): Promise<Measurement[]> {
     const count = ctx.count(500);
     const git = await ctx.git();

@@ -11,6 +11,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KubernetesPort } from '../src/cluster/kubernetes-port.ts';
@@ -51,7 +52,11 @@ async function loadSide(
   const at = (path: string): string => join(root, path);
   const { syncTrack } = (await import(at('src/sync/sync-track.ts'))) as { syncTrack: SyncTrack };
   const { parseConfig } = await import(at('src/config/index.ts'));
-  const { createGitSource } = await import(at('src/source/git-source.ts'));
+  // The Git source moved to src/source/git/ (issue 10); an older checkout has it at its old path.
+  const gitSource = existsSync(at('src/source/git/index.ts'))
+    ? 'src/source/git/index.ts'
+    : 'src/source/git-source.ts';
+  const { createGitSource } = await import(at(gitSource));
   const { FsStore } = await import(at('src/store/fs-store.ts'));
   const { KubeApiCluster } = await import(at('src/cluster/kube-api-cluster.ts'));
   const { endpointFromFile } = await import(at('src/cluster/connect-cluster.ts'));

@@ -1,6 +1,6 @@
 /**
  * The Git source port: resolve a track's reference to a commit, and read the
- * files of a commit. Implemented with isomorphic-git in `git-source.ts`.
+ * files of a commit. Implemented in `git/` (see docs/git-source.md).
  */
 import type { Track } from '../config/types.ts';
 import type { RevisionFile } from '../render/types.ts';

@@ -81,7 +81,7 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
     readSecret: secrets,
     source() {
       // Imported here: isomorphic-git is only loaded by commands that fetch.
-      source ??= import('../source/git-source.ts').then(({ createGitSource }) =>
+      source ??= import('../source/git/index.ts').then(({ createGitSource }) =>
         createGitSource({ cacheDir: gitCacheDir(config.store, env), readSecret: secrets }),
       );
       return source;

@@ -10,7 +10,7 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Track } from '../../src/config/types.ts';
-import { createGitSource } from '../../src/source/git-source.ts';
+import { createGitSource } from '../../src/source/git/index.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { SyncDeps } from '../../src/sync/sync-track.ts';

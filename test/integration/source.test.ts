@@ -20,9 +20,9 @@ import {
   GitRefNotFoundError,
   GitRepositoryError,
   SubPathError,
-} from '../../src/source/errors.ts';
-import { createGitSource } from '../../src/source/git-source.ts';
-import { indexPack } from '../../src/source/pack-index.ts';
+} from '../../src/source/git/errors.ts';
+import { createGitSource } from '../../src/source/git/index.ts';
+import { indexPack } from '../../src/source/git/pack-index.ts';
 import type { GitSource, TrackSource } from '../../src/source/ports.ts';
 import type { RevisionFile } from '../../src/render/types.ts';
 import {
@@ -506,6 +506,37 @@ describe('the Git source over HTTP', () => {
     assert.ok(!rewritten.includes('a: 1\n'), 'memo holds only the last tree read');
   });
 
+  it('fails with GitFetchError naming the pack when a pack of the cache is damaged', async () => {
+    // Prepare
+    const repository = await newRepository();
+    await pushFiles(repository, { 'a.yaml': 'a: 1\n' });
+    const cacheDir = scratchDir('cache');
+    const track = trackOf(repository);
+    const first = sourceFor(basicSecret(repository), { cacheDir }).source;
+    const { revision } = await first.resolve(track);
+    await first.readFiles(track, revision);
+    const [cache] = await readdir(cacheDir);
+    const packDir = join(cacheDir, cache!, 'objects', 'pack');
+    const pack = (await readdir(packDir)).find((name) => name.endsWith('.pack'))!;
+    const bytes = await readFile(join(packDir, pack));
+    bytes[20] = bytes[20]! ^ 0xff;
+    await writeFile(join(packDir, pack), bytes);
+    const next = sourceFor(basicSecret(repository), { cacheDir }).source;
+
+    // Act
+    const read = next.readFiles(track, revision);
+
+    // Assess
+    await assert.rejects(read, (error: unknown) => {
+      assert.ok(error instanceof GitFetchError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": reading the Git cache of ${repository.url} failed: pack ${pack}: its checksum does not match its index`,
+      );
+      return true;
+    });
+  });
+
   it('reads a file the incremental fetch sent as a delta against the previous pack', async () => {
     // Prepare
     const repository = await newRepository();
@@ -732,6 +763,35 @@ describe('the Git source on local repositories', () => {
     assert.deepEqual(contents(files), { 'deploy/web.yaml': 'version: 2\n' });
     assert.deepEqual(contents(older), { 'deploy/web.yaml': 'version: 1\n' });
     assert.equal(existsSync(cacheDir), false, 'a local repository needs no cache');
+  });
+
+  it('reads commits whose objects are still loose, and names a damaged loose object', async () => {
+    // Prepare: a commit after the gc, its objects loose as a fresh commit leaves them.
+    const { dir } = await localRepository();
+    await writeFile(join(dir, 'deploy', 'web.yaml'), 'version: 3\n');
+    await runGit(['commit', '--quiet', '--all', '--message', 'Three'], { cwd: dir });
+    const third = (await runGit(['rev-parse', 'HEAD'], { cwd: dir })).trim();
+    const blob = (await runGit(['rev-parse', 'HEAD:deploy/web.yaml'], { cwd: dir })).trim();
+    const blobPath = join(dir, '.git', 'objects', blob.slice(0, 2), blob.slice(2));
+    assert.ok(existsSync(blobPath), 'the new blob should be loose');
+    const { source } = sourceFor(undefined);
+    const track = trackOf(dir, { auth: undefined, subPath: 'deploy' });
+
+    // Act
+    const resolved = await source.resolve(track);
+    const files = await source.readFiles(track, resolved.revision);
+    await rm(blobPath, { force: true });
+    await writeFile(blobPath, 'not zlib');
+    const damaged = source.readFiles(track, third);
+
+    // Assess
+    assert.deepEqual(resolved, { revision: third, ref: 'refs/heads/main' });
+    assert.deepEqual(contents(files), { 'deploy/web.yaml': 'version: 3\n' });
+    await assert.rejects(damaged, (error: unknown) => {
+      assert.ok(error instanceof GitFetchError, String(error));
+      assert.match(error.message, new RegExp(`loose git object ${blob} does not inflate`));
+      return true;
+    });
   });
 
   it('reads a bare repository, and refuses a directory that is not a repository', async () => {

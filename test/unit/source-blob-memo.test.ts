@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BlobMemo } from '../../src/source/blob-memo.ts';
-import type { ObjectReader } from '../../src/source/read-tree-files.ts';
+import { BlobMemo } from '../../src/source/git/blob-memo.ts';
+import type { TreeReader } from '../../src/source/git/read-tree-files.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -23,7 +23,7 @@ function oidOf(text: string): string {
 }
 
 /** An object reader over `blobs` that counts its blob reads. */
-function readerOf(blobs: readonly string[]): ObjectReader & { reads: string[] } {
+function readerOf(blobs: readonly string[]): TreeReader & { reads: string[] } {
   const byOid = new Map(blobs.map((text) => [oidOf(text), Buffer.from(text)]));
   const reads: string[] = [];
   return {
@@ -44,7 +44,7 @@ function memoPath(): string {
   return join(dir, 'memo', 'track');
 }
 
-async function readAll(memo: BlobMemo, reader: ObjectReader, texts: string[]): Promise<string[]> {
+async function readAll(memo: BlobMemo, reader: TreeReader, texts: string[]): Promise<string[]> {
   const through = memo.over(reader);
   return Promise.all(
     texts.map(async (text) => Buffer.from(await through.readBlob(oidOf(text))).toString()),

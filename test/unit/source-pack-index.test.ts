@@ -1,16 +1,18 @@
 /**
  * The pack indexer behind the Git source's fetches, against packs the git
- * CLI made: its `.idx` must be the one `git index-pack` writes, byte for
- * byte, and a thin pack must be completed with its bases as git does.
+ * CLI made: its `.idx` must be the one `git index-pack` and isomorphic-git
+ * (the library it replaced) write, byte for byte, and a thin pack must be
+ * completed with its bases as git does.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { RepositoryObjects } from '../../src/source/git-objects.ts';
-import { indexPack, PackIndexError, storePack } from '../../src/source/pack-index.ts';
+import isogit from 'isomorphic-git';
+import { ObjectReader } from '../../src/source/git/object-reader.ts';
+import { indexPack, PackIndexError, storePack } from '../../src/source/git/pack-index.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -75,6 +77,14 @@ function gitIndex(pack: Buffer): Buffer {
   return readFileSync(join(dir, 'test.idx'));
 }
 
+/** The index isomorphic-git's indexPack writes for `pack` (not thin). */
+async function isogitIndex(pack: Buffer): Promise<Buffer> {
+  const dir = scratch();
+  writeFileSync(join(dir, 'test.pack'), pack);
+  await isogit.indexPack({ fs, dir, gitdir: join(dir, '.git'), filepath: 'test.pack' });
+  return readFileSync(join(dir, 'test.idx'));
+}
+
 /** `git show-index` of an index: `offset oid (crc)` per object. */
 function showIndex(idx: Buffer): string[] {
   return run(tmpdir(), ['show-index'], idx).toString('latin1').trim().split('\n');
@@ -102,6 +112,8 @@ describe('indexPack', () => {
     // Assess
     assert.ok(ofs.idx.equals(gitIndex(withOffsets)), 'ofs-delta pack index differs from git');
     assert.ok(ref.idx.equals(gitIndex(withRefs)), 'ref-delta pack index differs from git');
+    assert.ok(ofs.idx.equals(await isogitIndex(withOffsets)), 'differs from isomorphic-git');
+    assert.ok(ref.idx.equals(await isogitIndex(withRefs)), 'differs from isomorphic-git');
     assert.equal(ofs.objects, withOffsets.readUInt32BE(8));
     assert.equal(ofs.checksum, withOffsets.subarray(-20).toString('hex'));
   });
@@ -121,7 +133,7 @@ describe('indexPack', () => {
     }
 
     // Act
-    const result = await indexPack(thin, new RepositoryObjects({ gitdir, cache: {} }).external);
+    const result = await indexPack(thin, new ObjectReader(gitdir).read);
 
     // Assess
     assert.ok(result.appended > 0, 'the pack should be thin');

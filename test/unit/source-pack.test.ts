@@ -1,6 +1,8 @@
 /**
- * The pack reader behind the Git source's blob reads, against repositories
- * the git CLI made (packs with deltas, loose objects, a corrupted pack).
+ * The Git source's one object reader and its pack reader, against
+ * repositories the git CLI made (packs with deltas, a version 1 index, loose
+ * objects, a corrupted pack or object), with git and isomorphic-git as the
+ * oracles of what each object reads as.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -17,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import isogit from 'isomorphic-git';
-import { parseTree, RepositoryObjects } from '../../src/source/git-objects.ts';
-import { applyDelta, PackReader } from '../../src/source/pack-reader.ts';
+import { ObjectReader, parseTree } from '../../src/source/git/object-reader.ts';
+import { applyDelta, PackReader, PackReadError } from '../../src/source/git/pack-reader.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -108,7 +110,31 @@ describe('PackReader', () => {
     assert.equal(await reader.read('0'.repeat(40), noExternal), undefined);
   });
 
-  it('gives nothing from a pack whose checksum does not match its index', async () => {
+  it('reads a pack with a version 1 index as one with a version 2 index', async () => {
+    // Prepare
+    const { work, gitdir } = repository();
+    const all = objects(work);
+    const idx = packIndexes(gitdir)[0]!;
+    rmSync(idx);
+    git(work, ['index-pack', '--index-version=1', '-o', idx, idx.replace(/idx$/, 'pack')]);
+    assert.notEqual(
+      readFileSync(idx).readUInt32BE(0),
+      0xff744f63,
+      'a version 1 index has no magic',
+    );
+
+    // Act
+    const reader = await PackReader.open(gitdir);
+    const read = await Promise.all(all.map(({ oid }) => reader.read(oid, noExternal)));
+
+    // Assess
+    for (const [i, { oid, type }] of all.entries()) {
+      assert.equal(read[i]?.type, type, oid);
+      if (type === 'blob') assert.deepEqual(Buffer.from(read[i]!.object), content(work, oid));
+    }
+  });
+
+  it('refuses a pack whose checksum does not match its index, naming the pack', async () => {
     // Prepare
     const { work, gitdir } = repository();
     const blob = objects(work).find(({ type }) => type === 'blob')!.oid;
@@ -121,7 +147,20 @@ describe('PackReader', () => {
     const reader = await PackReader.open(gitdir);
 
     // Assess
-    assert.equal(await reader.read(blob, noExternal), undefined);
+    await assert.rejects(reader.read(blob, noExternal), (error: unknown) => {
+      assert.ok(error instanceof PackReadError);
+      assert.match(error.message, /^pack pack-[0-9a-f]{40}\.pack: its checksum does not match/);
+      return true;
+    });
+  });
+
+  it('refuses a malformed index', async () => {
+    // Prepare
+    const { gitdir } = repository();
+    writeFileSync(packIndexes(gitdir)[0]!, Buffer.from('\xfftOc\0\0\0\x02short', 'latin1'));
+
+    // Act, Assess
+    await assert.rejects(PackReader.open(gitdir), /pack index pack-[0-9a-f]{40}\.idx is malformed/);
   });
 });
 
@@ -142,7 +181,7 @@ describe('applyDelta', () => {
   });
 });
 
-describe('RepositoryObjects', () => {
+describe('ObjectReader', () => {
   it('reads packed and loose blobs, and fails on a corrupt pack as isomorphic-git does', async () => {
     // Prepare
     const { work, gitdir } = repository();
@@ -150,7 +189,7 @@ describe('RepositoryObjects', () => {
     const packed = objects(work).find(({ type }) => type === 'blob')!.oid;
 
     // Act
-    const reader = new RepositoryObjects({ gitdir, cache: {} });
+    const reader = new ObjectReader(gitdir);
 
     // Assess
     assert.equal(Buffer.from(await reader.readBlob(loose)).toString(), 'loose: true\n');
@@ -159,11 +198,70 @@ describe('RepositoryObjects', () => {
     const bytes = readFileSync(pack);
     bytes[100] = bytes[100]! ^ 0xff;
     writeFileSync(pack, bytes);
-    await assert.rejects(new RepositoryObjects({ gitdir, cache: {} }).readBlob(packed));
+    await assert.rejects(new ObjectReader(gitdir).readBlob(packed));
+    await assert.rejects(isogit.readBlob({ fs, gitdir, oid: packed }));
+  });
+
+  it('reads every loose object as isomorphic-git does', async () => {
+    // Prepare: a repository never packed, as a local repository often is.
+    const work = mkdtempSync(join(tmpdir(), 'driftless-loose-'));
+    dirs.push(work);
+    git(work, ['init', '--quiet', '-b', 'main']);
+    mkdirSync(join(work, 'sub'));
+    writeFileSync(join(work, 'sub', 'a.yaml'), 'a: 1\n');
+    writeFileSync(join(work, 'b.json'), '{}');
+    git(work, ['add', '.']);
+    git(work, ['commit', '--quiet', '-m', 'c']);
+    git(work, ['tag', '-a', '-m', 'annotated', 'v1']);
+    const gitdir = join(work, '.git');
+    assert.deepEqual(packFiles(gitdir, '.pack'), [], 'every object should be loose');
+    const all = objects(work);
+
+    // Act
+    const reader = new ObjectReader(gitdir);
+    const read = await Promise.all(all.map(({ oid }) => reader.read(oid)));
+
+    // Assess
+    for (const [i, { oid, type }] of all.entries()) {
+      const oracle = await isogit.readObject({ fs, gitdir, oid, format: 'content' });
+      assert.equal(read[i]?.type, oracle.type, oid);
+      assert.equal(read[i]?.type, type, oid);
+      assert.deepEqual(Buffer.from(read[i]!.object), Buffer.from(oracle.object as Uint8Array), oid);
+    }
+    assert.equal(await reader.read('0'.repeat(40)), undefined);
+  });
+
+  it('refuses a loose object whose content does not match its oid, naming it', async () => {
+    // Prepare: the object file of one blob holding another blob.
+    const { work, gitdir } = repository();
+    const one = git(work, ['hash-object', '-w', '--stdin'], 'one\n').trim();
+    const two = git(work, ['hash-object', '-w', '--stdin'], 'two\n').trim();
+    const path = (oid: string): string => join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2));
+    rmSync(path(one), { force: true });
+    writeFileSync(path(one), readFileSync(path(two)));
+
+    // Act, Assess
+    await assert.rejects(
+      new ObjectReader(gitdir).readBlob(one),
+      new RegExp(`loose git object ${one} is corrupt`),
+    );
+  });
+
+  it('names a missing object and one of the wrong type', async () => {
+    // Prepare
+    const { work, gitdir } = repository();
+    const tree = git(work, ['rev-parse', 'HEAD^{tree}']).trim();
+
+    // Act
+    const reader = new ObjectReader(gitdir);
+
+    // Assess
+    await assert.rejects(reader.readBlob('0'.repeat(40)), /git object 0{40} not found/);
+    await assert.rejects(reader.readBlob(tree), new RegExp(`${tree} is a tree, not a blob`));
   });
 });
 
-describe('RepositoryObjects trees and commits', () => {
+describe('ObjectReader trees and commits', () => {
   /** A repository with a subdirectory, an executable, a symlink, a submodule and tags. */
   function varied(): { work: string; gitdir: string } {
     const work = mkdtempSync(join(tmpdir(), 'driftless-objects-'));
@@ -188,7 +286,7 @@ describe('RepositoryObjects trees and commits', () => {
     const trees = objects(work).filter(({ type }) => type === 'tree');
 
     // Act
-    const reader = new RepositoryObjects({ gitdir, cache: {} });
+    const reader = new ObjectReader(gitdir);
     const ours = await Promise.all(trees.map(({ oid }) => reader.readTree(oid)));
 
     // Assess
@@ -228,7 +326,7 @@ describe('RepositoryObjects trees and commits', () => {
     const loose = git(work, ['hash-object', '-w', '--stdin'], 'loose\n').trim();
 
     // Act
-    const reader = new RepositoryObjects({ gitdir, cache: {} });
+    const reader = new ObjectReader(gitdir);
 
     // Assess
     assert.deepEqual(await reader.peel(commit), { kind: 'commit', oid: commit, tree });
@@ -241,7 +339,7 @@ describe('RepositoryObjects trees and commits', () => {
   it('reads a pack stored after its first read once refreshed', async () => {
     // Prepare
     const { work, gitdir } = varied();
-    const reader = new RepositoryObjects({ gitdir, cache: {} });
+    const reader = new ObjectReader(gitdir);
     assert.deepEqual(await reader.peel('0'.repeat(40)), { kind: 'missing' });
     writeFileSync(join(work, 'new.yaml'), 'new: true\n');
     git(work, ['add', '.']);

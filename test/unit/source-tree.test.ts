@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { SubPathError } from '../../src/source/errors.ts';
+import { SubPathError } from '../../src/source/git/errors.ts';
 import {
   readTreeFiles,
-  type ObjectReader,
+  type TreeReader,
   type TreeEntry,
-} from '../../src/source/read-tree-files.ts';
+} from '../../src/source/git/read-tree-files.ts';
 
 const CONTEXT = { track: 'web', repository: 'https://h/r.git' };
 const REVISION = 'c'.repeat(40);
@@ -15,7 +15,7 @@ const REVISION = 'c'.repeat(40);
 type Node = string | { link: string } | { submodule: true } | { [name: string]: Node };
 
 /** An in-memory object store built from nested objects, with content-addressed fake oids. */
-function store(root: { [name: string]: Node }): { objects: ObjectReader; rootTree: string } {
+function store(root: { [name: string]: Node }): { objects: TreeReader; rootTree: string } {
   const trees = new Map<string, TreeEntry[]>();
   const blobs = new Map<string, Uint8Array>();
   const id = (kind: string, text: string): string =>

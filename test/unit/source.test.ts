@@ -2,23 +2,23 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NotImplementedError } from '../../src/errors.ts';
-import { credentialsFor, TOKEN_USERNAME } from '../../src/source/credentials.ts';
-import { GitAuthError } from '../../src/source/errors.ts';
-import { KeyQueue } from '../../src/source/key-queue.ts';
+import { credentialsFor, TOKEN_USERNAME } from '../../src/source/git/credentials.ts';
+import { GitAuthError } from '../../src/source/git/errors.ts';
+import { KeyQueue } from '../../src/source/git/key-queue.ts';
 import {
   cacheKeyOf,
   displayUrl,
   locateRepository,
   cacheIdentity,
-} from '../../src/source/repository-location.ts';
-import { classifyReference, selectRef, type RefEntry } from '../../src/source/select-ref.ts';
+} from '../../src/source/git/repository-location.ts';
+import { classifyReference, selectRef, type RefEntry } from '../../src/source/git/select-ref.ts';
 import {
   parseAdvertisement,
   parseUploadPackResponse,
   UnknownWantError,
   UploadPackError,
   uploadPackRequest,
-} from '../../src/source/upload-pack.ts';
+} from '../../src/source/git/upload-pack.ts';
 
 const CONTEXT = { track: 'web', repository: 'https://git.example.com/org/repo.git' };
 const SHA = (digit: string): string => digit.repeat(40);

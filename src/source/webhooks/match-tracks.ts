@@ -4,7 +4,7 @@
  */
 import semver from 'semver';
 import type { Track } from '../../config/types.ts';
-import { classifyReference, semverTags } from '../select-ref.ts';
+import { classifyReference, semverTags } from '../git/select-ref.ts';
 import { normaliseRepositoryUrl } from './normalise-repository-url.ts';
 import type { PushEvent } from './types.ts';
 

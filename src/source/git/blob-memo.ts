@@ -20,7 +20,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ObjectReader } from './read-tree-files.ts';
+import type { TreeReader } from './read-tree-files.ts';
 
 const HEADER = Buffer.from('driftless blob memo 1\n');
 const OID_BYTES = 20;
@@ -44,7 +44,7 @@ export class BlobMemo {
   }
 
   /** `objects`, with blobs taken from the memo when it has them. */
-  over(objects: ObjectReader): ObjectReader {
+  over(objects: TreeReader): TreeReader {
     return {
       readTree: (oid) => objects.readTree(oid),
       readBlob: async (oid) => {

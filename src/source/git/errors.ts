@@ -3,7 +3,7 @@
  * repository by its display URL, which never carries credentials: messages end
  * up in logs, status conditions and CLI output.
  */
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError } from '../../errors.ts';
 
 /** Where a Git source error happened, for callers that want more than the message. */
 export interface GitErrorContext {

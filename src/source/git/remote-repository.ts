@@ -2,9 +2,10 @@
  * A repository reached over smart HTTP: refs are read from one ref
  * advertisement (GET info/refs), commits are fetched shallow (depth 1, one
  * sha, no tags; see upload-pack.ts) into a bare cache repository that later
- * fetches reuse, and trees are read from the cache's objects. A resolve
- * followed by a fetch costs two requests: the fetch reuses the capabilities
- * the resolve's advertisement listed (see {@link CapabilityCache}).
+ * fetches reuse, and trees are read from the cache's objects
+ * (object-reader.ts). A resolve followed by a fetch costs two requests: the
+ * fetch reuses the capabilities the resolve's advertisement listed (see
+ * {@link CapabilityCache}).
  *
  * Cache layout (`<cacheDir>/<cacheKey>/`, a bare repository):
  * - `refs/driftless/tracks/<track>`: the last commit read for a track, and
@@ -14,7 +15,7 @@
  *   nothing is garbage-collected, so past commits stay readable until the
  *   cache holds {@link MAX_PACKS} packs and is started over.
  * - `shallow`: the commits whose parents the cache lacks, as git keeps it;
- *   isomorphic-git reads it, and the server is told of it on every fetch.
+ *   the server is told of it on every fetch.
  * - `driftless-blobs/<track>`: the blobs of the tree the track read last,
  *   so the next read inflates only what changed (see blob-memo.ts).
  *
@@ -25,20 +26,20 @@ import fs from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
-import type { RevisionFile } from '../render/types.ts';
-import type { ResolvedRevision } from './ports.ts';
+import type { RevisionFile } from '../../render/types.ts';
+import type { ResolvedRevision } from '../ports.ts';
 import type { BasicCredentials } from './credentials.ts';
 import { GitFetchError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
 import { translateGitError } from './git-errors.ts';
 import { BlobMemo } from './blob-memo.ts';
-import { RepositoryObjects, type GitDir, type PeeledObject } from './git-objects.ts';
+import { ObjectReader, type PeeledObject } from './object-reader.ts';
 import type { KeyQueue } from './key-queue.ts';
 import { storePack } from './pack-index.ts';
 import { readTreeFiles } from './read-tree-files.ts';
 import type { RemoteLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
 import { fetchPack, readAdvertisement, UnknownWantError } from './upload-pack.ts';
-import { messageOf } from '../errors.ts';
+import { DriftlessError, messageOf } from '../../errors.ts';
 
 /** Packs a cache may hold before it is started over (see openCache). */
 const MAX_PACKS = 100;
@@ -115,25 +116,24 @@ export class RemoteRepository {
   async readFiles(revision: string, subPath: string | undefined): Promise<RevisionFile[]> {
     const sha = revision.toLowerCase();
     return this.options.queue.run(this.gitdir, async () => {
-      const dir = await this.openCache();
-      const objects = new RepositoryObjects(dir);
+      await this.openCache();
+      const objects = new ObjectReader(this.gitdir);
       const memoPath = this.blobMemoPath;
       // Read while the commit is fetched; load never fails (an unreadable memo is an empty one).
       const loadingMemo = memoPath ? BlobMemo.load(memoPath) : undefined;
-      const commit = await this.fetchCommit(dir, objects, sha);
-      if (!loadingMemo) {
-        return readTreeFiles(objects, commit.tree, subPath, sha, this.options.context);
-      }
+      const commit = await this.fetchCommit(objects, sha);
       const memo = await loadingMemo;
-      const files = await readTreeFiles(
-        memo.over(objects),
-        commit.tree,
-        subPath,
-        sha,
-        this.options.context,
+      const files = await this.readCache(() =>
+        readTreeFiles(
+          memo ? memo.over(objects) : objects,
+          commit.tree,
+          subPath,
+          sha,
+          this.options.context,
+        ),
       );
       // The memo only saves time on the next read: failing to write it is no reason to fail this one.
-      await memo.save().catch(() => undefined);
+      await memo?.save().catch(() => undefined);
       return files;
     });
   }
@@ -141,19 +141,15 @@ export class RemoteRepository {
   /** Fetches `sha` into the cache, or throws {@link GitRefNotFoundError} when the server does not have it. */
   private async ensureCommit(sha: string): Promise<void> {
     await this.options.queue.run(this.gitdir, async () => {
-      const dir = await this.openCache();
-      await this.fetchCommit(dir, new RepositoryObjects(dir), sha);
+      await this.openCache();
+      await this.fetchCommit(new ObjectReader(this.gitdir), sha);
     });
   }
 
   /** The commit `sha` from the cache, fetched first when missing. Runs inside the queue. */
-  private async fetchCommit(
-    dir: GitDir,
-    objects: RepositoryObjects,
-    sha: string,
-  ): Promise<{ tree: string }> {
-    let found = await objects.peel(sha);
-    if (found.kind === 'missing') found = await this.fetchSha(dir, objects, sha);
+  private async fetchCommit(objects: ObjectReader, sha: string): Promise<{ tree: string }> {
+    let found = await this.readCache(() => objects.peel(sha));
+    if (found.kind === 'missing') found = await this.fetchSha(objects, sha);
     if (found.kind === 'missing') {
       throw new GitRefNotFoundError(
         `commit ${sha} not found in ${this.options.location.display}`,
@@ -176,17 +172,14 @@ export class RemoteRepository {
    * reachable from a ref by sha; one that does not (`not our ref`) is asked
    * for the ref whose tip is `sha` instead, if there is one.
    */
-  private async fetchSha(
-    dir: GitDir,
-    objects: RepositoryObjects,
-    sha: string,
-  ): Promise<PeeledObject> {
-    if (await this.fetch(dir, objects, sha)) return objects.peel(sha);
+  private async fetchSha(objects: ObjectReader, sha: string): Promise<PeeledObject> {
+    const peel = (): Promise<PeeledObject> => this.readCache(() => objects.peel(sha));
+    if (await this.fetch(objects, sha)) return peel();
     const tip = (await this.listRefs()).find((entry) => (entry.peeled ?? entry.oid) === sha);
     // The sha itself was refused, so only a different advertised oid is worth a try: an
     // annotated tag's, whose fetch brings the commit it points to.
-    if (tip && tip.oid !== sha) await this.fetch(dir, objects, tip.oid);
-    return objects.peel(sha);
+    if (tip && tip.oid !== sha) await this.fetch(objects, tip.oid);
+    return peel();
   }
 
   /**
@@ -194,8 +187,9 @@ export class RemoteRepository {
    * `have`: the pack is indexed and stored, and the `shallow` file updated.
    * False when the server does not serve `want` by its sha.
    */
-  private async fetch(dir: GitDir, objects: RepositoryObjects, want: string): Promise<boolean> {
-    const [have, shallow] = await Promise.all([this.haveCommit(dir), readShallow(dir.gitdir)]);
+  private async fetch(objects: ObjectReader, want: string): Promise<boolean> {
+    const gitdir = this.gitdir;
+    const [have, shallow] = await Promise.all([this.haveCommit(), readShallow(gitdir)]);
     // While the server prepares the pack: read the pack holding `have`, where a thin
     // pack's bases are. Failing here costs nothing: indexing reads it again, and reports.
     const warming = have ? objects.peel(have).catch(() => undefined) : undefined;
@@ -218,11 +212,11 @@ export class RemoteRepository {
       await warming;
     }
     try {
-      if (result.pack.length > 0) await storePack(dir.gitdir, result.pack, objects.external);
+      if (result.pack.length > 0) await storePack(gitdir, result.pack, objects.read);
       // As git does: the server's new boundaries in, the commits it completed out.
       for (const oid of result.shallow) shallow.add(oid);
       for (const oid of result.unshallow) shallow.delete(oid);
-      await Promise.all([objects.refresh(), writeShallow(dir.gitdir, shallow)]);
+      await Promise.all([objects.refresh(), writeShallow(gitdir, shallow)]);
     } catch (error) {
       throw new GitFetchError(
         `storing what ${this.options.location.display} sent failed: ${messageOf(error)}`,
@@ -233,10 +227,10 @@ export class RemoteRepository {
   }
 
   /** The best local commit to offer as common history: this track's last, else the cache's last. */
-  private async haveCommit(dir: GitDir): Promise<string | undefined> {
+  private async haveCommit(): Promise<string | undefined> {
     const candidates = [this.trackRef, LAST_FETCHED_REF].filter((ref): ref is string => !!ref);
     for (const ref of candidates) {
-      const oid = await git.resolveRef({ fs, gitdir: dir.gitdir, ref }).catch(() => undefined);
+      const oid = await git.resolveRef({ fs, gitdir: this.gitdir, ref }).catch(() => undefined);
       if (oid) return oid;
     }
     return undefined;
@@ -287,12 +281,12 @@ export class RemoteRepository {
    * Opens the cache repository, creating it on first use. Idempotent, so a
    * run that died half-way through creating it is repaired by the next.
    */
-  private async openCache(): Promise<GitDir> {
+  private async openCache(): Promise<void> {
     const gitdir = this.gitdir;
     try {
       if ((await packCount(gitdir)) > MAX_PACKS) {
-        // Every fetch adds a pack and isomorphic-git scans every pack index per
-        // object lookup; starting over costs one full depth-1 fetch.
+        // Every fetch adds a pack, and every read operation lists and indexes
+        // them all; starting over costs one full depth-1 fetch.
         await rm(gitdir, { recursive: true, force: true });
       }
       await mkdir(gitdir, { recursive: true });
@@ -303,7 +297,19 @@ export class RemoteRepository {
         cause: error,
       });
     }
-    return { gitdir, cache: {} };
+  }
+
+  /** Runs a read of the cache, turning a damaged cache (missing or corrupt objects) into a {@link GitFetchError}. */
+  private async readCache<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      if (error instanceof DriftlessError) throw error;
+      throw new GitFetchError(
+        `reading the Git cache of ${this.options.location.display} failed: ${messageOf(error)}`,
+        { ...this.options.context, cause: error },
+      );
+    }
   }
 
   private get authenticated(): boolean {

@@ -5,7 +5,7 @@
  * credentials, because they are never part of a URL here.
  */
 import git from 'isomorphic-git';
-import { DriftlessError, messageOf } from '../errors.ts';
+import { DriftlessError, messageOf } from '../../errors.ts';
 import { GitAuthError, GitFetchError, type GitErrorContext } from './errors.ts';
 
 /** Node's codes for a host that cannot be reached at all. */

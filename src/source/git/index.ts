@@ -1,5 +1,10 @@
 /**
- * The Git source: the {@link GitSource} port over isomorphic-git.
+ * The Git source: the {@link GitSource} port, the entry of src/source/git/.
+ * Which path each operation takes, and why, is in docs/git-source.md: in
+ * short, refs and commits travel over our own smart-HTTP client
+ * (upload-pack.ts, pack-index.ts), every object is read by one reader
+ * (object-reader.ts), and isomorphic-git provides the HTTP client and reads
+ * and writes refs on disk.
  *
  * - https/http repositories: refs read from one ref advertisement; commits
  *   fetched shallow into a cache under `cacheDir` (one bare repository per
@@ -14,8 +19,8 @@
  */
 import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
-import type { GitSource, ResolvedRevision, TrackSource } from './ports.ts';
-import type { RevisionFile } from '../render/types.ts';
+import type { GitSource, ResolvedRevision, TrackSource } from '../ports.ts';
+import type { RevisionFile } from '../../render/types.ts';
 import { credentialsFor, type SecretReader } from './credentials.ts';
 import { GitRefNotFoundError, GitRepositoryError, type GitErrorContext } from './errors.ts';
 import { KeyQueue } from './key-queue.ts';
@@ -23,7 +28,7 @@ import { LocalRepository } from './local-repository.ts';
 import { CapabilityCache, RemoteRepository } from './remote-repository.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
-import { isFullCommitId } from '../object-id.ts';
+import { isFullCommitId } from '../../object-id.ts';
 
 export interface GitSourceOptions {
   /** Directory holding one cache repository per remote repository; created when missing. */

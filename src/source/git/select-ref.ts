@@ -4,7 +4,7 @@
  */
 import semver from 'semver';
 import { GitRefAmbiguousError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
-import { isFullCommitId } from '../object-id.ts';
+import { isFullCommitId } from '../../object-id.ts';
 
 /** One ref of a repository, as a server advertises it or a local repository lists it. */
 export interface RefEntry {

@@ -3,10 +3,10 @@
  * sends with HTTP basic auth. Secrets are read here and nowhere else in the
  * source module, and never appear in messages.
  */
-import type { GitAuth } from '../config/types.ts';
-import type { SecretRef } from '../config/secret-ref.ts';
-import { formatSecretRef } from '../config/secret-ref.ts';
-import { NotImplementedError } from '../errors.ts';
+import type { GitAuth } from '../../config/types.ts';
+import type { SecretRef } from '../../config/secret-ref.ts';
+import { formatSecretRef } from '../../config/secret-ref.ts';
+import { NotImplementedError } from '../../errors.ts';
 import { GitAuthError, type GitErrorContext } from './errors.ts';
 
 /** Reads a secret's value; provided by the caller (env, file, AWS...). */

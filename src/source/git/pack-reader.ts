@@ -1,30 +1,39 @@
 /**
  * Reads objects straight from a repository's packs (`objects/pack/*.idx` +
- * `.pack`, index version 2), for one read operation.
+ * `.pack`, index version 2 or 1), for one read operation; the packed half of
+ * object-reader.ts, which is the only caller.
  *
- * Why: isomorphic-git's readBlob costs ~0.15 ms per object even with its
- * cache — a new fs wrapper and gitdir stat per call, a loose-object probe,
- * a listing of the pack directory, and a JavaScript inflate (pako) that
- * allocates a fresh 32 KiB window per object. Reading the 500 blobs of a
- * tree dominated a fetch. Here the packs are listed and indexed once and
- * objects are inflated with node's zlib.
+ * Why our own code and not isomorphic-git: its readBlob costs ~0.15 ms per
+ * object even with its cache — a new fs wrapper and gitdir stat per call, a
+ * loose-object probe, a listing of the pack directory, and a JavaScript
+ * inflate (pako) that allocates a fresh 32 KiB window per object; reading
+ * the 500 blobs of a tree dominated a fetch (figures in docs/git-source.md).
+ * Here the packs are listed and indexed once and objects are inflated with
+ * node's zlib. isomorphic-git stays the test oracle
+ * (test/unit/source-pack.test.ts).
  *
- * Anything this reader does not handle returns undefined and the caller
- * falls back to isomorphic-git, which then behaves (and fails) as before:
- * loose objects, objects in no pack, a malformed or version-1 index, a pack
- * whose checksum does not match its index. A ref-delta base outside its
- * pack (a thin pack's base, see upload-pack.ts) is asked of the caller's
- * {@link ExternalReader}.
+ * An oid in no pack gives undefined (the caller then looks for a loose
+ * object); a pack that is damaged — an index that cannot be parsed, a pack
+ * whose checksum does not match its index, an entry that does not inflate or
+ * whose delta does not fit its base — throws a {@link PackReadError} naming
+ * the pack. A ref-delta base outside its pack (a thin pack's base, see
+ * upload-pack.ts) is asked of the caller's {@link ExternalReader}.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { inflateSync } from 'node:zlib';
+import { messageOf } from '../../errors.ts';
 
 /** An object's type and content (undeltified). */
 export interface PackedObject {
   readonly type: 'commit' | 'tree' | 'blob' | 'tag';
   readonly object: Uint8Array;
+}
+
+/** A damaged pack or pack index; the message names the file (and the entry). */
+export class PackReadError extends Error {
+  override readonly name = 'PackReadError';
 }
 
 /** Reads an object from anywhere in the repository; for thin-pack ref-delta bases. */
@@ -89,7 +98,7 @@ const MAX_DELTA_DEPTH = 4096;
 
 /** One pack: its index (oid -> offset) and, once needed, its verified bytes. */
 class Pack {
-  private data: Promise<Buffer | undefined> | undefined;
+  private data: Promise<Buffer> | undefined;
   /** Undeltified objects by offset, kept for the delta chains that use them as bases. */
   private readonly bases = new Map<number, PackedObject>();
 
@@ -99,18 +108,24 @@ class Pack {
     private readonly checksum: Buffer,
   ) {}
 
-  /** The pack's bytes, or undefined when they do not match the index (isomorphic-git then reports it). */
-  private bytes(): Promise<Buffer | undefined> {
+  /** The pack's bytes, once checked against the checksum its index records. */
+  private bytes(): Promise<Buffer> {
     this.data ??= readFile(this.packPath).then(
       (pack) => {
         const trailer = pack.subarray(pack.length - 20);
-        if (pack.length < 32 || !trailer.equals(this.checksum)) return undefined;
-        const actual = createHash('sha1')
-          .update(pack.subarray(0, pack.length - 20))
-          .digest();
-        return actual.equals(this.checksum) ? pack : undefined;
+        const actual =
+          pack.length >= 32 && trailer.equals(this.checksum)
+            ? createHash('sha1')
+                .update(pack.subarray(0, pack.length - 20))
+                .digest()
+            : undefined;
+        if (!actual?.equals(this.checksum))
+          throw this.error('its checksum does not match its index');
+        return pack;
       },
-      () => undefined,
+      (error: unknown) => {
+        throw this.error(`cannot be read: ${messageOf(error)}`);
+      },
     );
     return this.data;
   }
@@ -118,9 +133,7 @@ class Pack {
   async read(oid: string, external: ExternalReader): Promise<PackedObject | undefined> {
     const offset = this.offsets.get(oid);
     if (offset === undefined) return undefined;
-    const pack = await this.bytes();
-    if (!pack) return undefined;
-    return this.readAt(pack, offset, external, 0);
+    return this.readAt(await this.bytes(), offset, external, 0);
   }
 
   private async readAt(
@@ -128,39 +141,46 @@ class Pack {
     start: number,
     external: ExternalReader,
     depth: number,
-  ): Promise<PackedObject | undefined> {
-    if (depth > MAX_DELTA_DEPTH || start < 12 || start >= pack.length - 20) return undefined;
+  ): Promise<PackedObject> {
+    if (depth > MAX_DELTA_DEPTH) throw this.error(`delta chain deeper than ${MAX_DELTA_DEPTH}`);
+    if (start < 12 || start >= pack.length - 20) throw this.error(`no entry at offset ${start}`);
     const { type, size, baseDistance, baseOid, dataStart: position } = readEntryHeader(pack, start);
     let base: PackedObject | undefined;
     if (baseDistance !== undefined) {
       const baseStart = start - baseDistance;
       base = this.bases.get(baseStart) ?? (await this.readAt(pack, baseStart, external, depth + 1));
-      if (base) this.bases.set(baseStart, base);
+      this.bases.set(baseStart, base);
     } else if (baseOid !== undefined) {
       const baseStart = this.offsets.get(baseOid);
-      base =
-        baseStart === undefined
-          ? await external(baseOid)
-          : (this.bases.get(baseStart) ??
-            (await this.readAt(pack, baseStart, external, depth + 1)));
-      if (base && baseStart !== undefined) this.bases.set(baseStart, base);
+      if (baseStart === undefined) {
+        base = await external(baseOid);
+        if (!base) throw this.error(`the base ${baseOid} of the entry at ${start} is missing`);
+      } else {
+        base =
+          this.bases.get(baseStart) ?? (await this.readAt(pack, baseStart, external, depth + 1));
+        this.bases.set(baseStart, base);
+      }
     } else if (!(type in TYPES)) {
-      return undefined;
+      throw this.error(`unknown entry type ${type} at offset ${start}`);
     }
-    if ((type === OFS_DELTA || type === REF_DELTA) && !base) return undefined;
     let data: Buffer;
     try {
       // An output chunk of the known size: the default 16 KiB per object is mostly garbage.
       data = inflateSync(pack.subarray(position, pack.length - 20), {
         chunkSize: Math.max(size, 64),
       });
-    } catch {
-      return undefined;
+    } catch (error) {
+      throw this.error(`the entry at offset ${start} does not inflate: ${messageOf(error)}`);
     }
-    if (data.length !== size) return undefined;
+    if (data.length !== size) throw this.error(`the entry at offset ${start} has the wrong size`);
     if (!base) return { type: TYPES[type as keyof typeof TYPES], object: data };
     const object = applyDelta(data, base.object);
-    return object ? { type: base.type, object } : undefined;
+    if (!object) throw this.error(`the delta at offset ${start} does not fit its base`);
+    return { type: base.type, object };
+  }
+
+  private error(detail: string): PackReadError {
+    return new PackReadError(`pack ${basename(this.packPath)}: ${detail}`);
   }
 }
 
@@ -170,12 +190,10 @@ class Pack {
  */
 export class PackReader {
   private readonly packs = new Map<string, Pack>();
-  /** Index files that could not be parsed (version 1, malformed): isomorphic-git reads those. */
-  private readonly unreadable = new Set<string>();
 
   private constructor(private readonly dir: string) {}
 
-  /** Indexes the packs of `gitdir`; a pack whose index cannot be read is left to isomorphic-git. */
+  /** Indexes the packs of `gitdir`; throws a {@link PackReadError} for an index that cannot be parsed. */
   static async open(gitdir: string): Promise<PackReader> {
     const reader = new PackReader(join(gitdir, 'objects', 'pack'));
     await reader.refresh();
@@ -188,28 +206,18 @@ export class PackReader {
    */
   async refresh(): Promise<void> {
     const names = await readdir(this.dir).catch(() => [] as string[]);
-    const added = names.filter(
-      (name) => name.endsWith('.idx') && !this.packs.has(name) && !this.unreadable.has(name),
-    );
+    const added = names.filter((name) => name.endsWith('.idx') && !this.packs.has(name));
     await Promise.all(
       added.map(async (name) => {
-        const idx = await readFile(join(this.dir, name)).catch(() => undefined);
-        const parsed = idx && parseIndex(idx);
-        if (!parsed) {
-          this.unreadable.add(name);
-          return;
-        }
+        const idx = await readFile(join(this.dir, name));
+        const parsed = parseIndex(idx);
+        if (!parsed) throw new PackReadError(`pack index ${name} is malformed`);
         this.packs.set(name, new Pack(join(this.dir, name.replace(/idx$/, 'pack')), ...parsed));
       }),
     );
   }
 
-  /** True when this reader indexed every pack it found: an oid none has is in no pack. */
-  get complete(): boolean {
-    return this.unreadable.size === 0;
-  }
-
-  /** The object `oid` from a pack, or undefined when no pack here has it (or can give it). */
+  /** The object `oid` from a pack, undefined when no pack here has it; throws for a damaged pack. */
   async read(oid: string, external: ExternalReader): Promise<PackedObject | undefined> {
     for (const pack of this.packs.values()) {
       if (pack.offsets.has(oid)) return pack.read(oid, external);
@@ -218,15 +226,10 @@ export class PackReader {
   }
 }
 
-/** oid -> offset and the pack checksum of a version 2 index, or undefined for anything else. */
+/** oid -> offset and the pack checksum of an index (version 2 or 1), or undefined when malformed. */
 function parseIndex(idx: Buffer): [Map<string, number>, Buffer] | undefined {
-  if (
-    idx.length < 8 + 1024 + 40 ||
-    idx.readUInt32BE(0) !== IDX_MAGIC ||
-    idx.readUInt32BE(4) !== 2
-  ) {
-    return undefined;
-  }
+  if (idx.length >= 8 && idx.readUInt32BE(0) !== IDX_MAGIC) return parseIndexV1(idx);
+  if (idx.length < 8 + 1024 + 40 || idx.readUInt32BE(4) !== 2) return undefined;
   const count = idx.readUInt32BE(8 + 255 * 4);
   const names = 8 + 1024;
   const offsets = names + count * 24; // past the names (20 bytes) and CRCs (4 bytes)
@@ -242,6 +245,23 @@ function parseIndex(idx: Buffer): [Map<string, number>, Buffer] | undefined {
       offset = Number(idx.readBigUInt64BE(at));
     }
     result.set(oid, offset);
+  }
+  return [result, Buffer.from(idx.subarray(idx.length - 40, idx.length - 20))];
+}
+
+/**
+ * A version 1 index (git before 1.5.2; `git index-pack --index-version=1`):
+ * no header, the 256-entry fan-out, then per object its 4-byte offset and
+ * 20-byte oid, then the pack checksum and the index checksum.
+ */
+function parseIndexV1(idx: Buffer): [Map<string, number>, Buffer] | undefined {
+  if (idx.length < 1024 + 40) return undefined;
+  const count = idx.readUInt32BE(255 * 4);
+  if (1024 + count * 24 + 40 !== idx.length) return undefined;
+  const result = new Map<string, number>();
+  for (let i = 0; i < count; i++) {
+    const at = 1024 + i * 24;
+    result.set(idx.subarray(at + 4, at + 24).toString('hex'), idx.readUInt32BE(at));
   }
   return [result, Buffer.from(idx.subarray(idx.length - 40, idx.length - 20))];
 }

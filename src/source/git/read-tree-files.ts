@@ -18,7 +18,7 @@
  * Submodules (mode 160000) are not fetched and are skipped.
  */
 import { posix } from 'node:path';
-import type { RevisionFile } from '../render/types.ts';
+import type { RevisionFile } from '../../render/types.ts';
 import { SubPathError, type GitErrorContext } from './errors.ts';
 
 /** Case-insensitive like the render module: skipping `app.YAML` would look like deleted objects. */
@@ -36,8 +36,8 @@ export interface TreeEntry {
   readonly type: 'blob' | 'tree' | 'commit';
 }
 
-/** Read access to the objects of one repository. */
-export interface ObjectReader {
+/** What reading a tree needs of a repository's objects: object-reader.ts, or a blob memo over it. */
+export interface TreeReader {
   readTree(oid: string): Promise<readonly TreeEntry[]>;
   readBlob(oid: string): Promise<Uint8Array>;
 }
@@ -79,7 +79,7 @@ export function subPathSegments(subPath: string | undefined, context: GitErrorCo
  * paths (through the subPath as written, even when it passes a symlink).
  */
 export async function readTreeFiles(
-  objects: ObjectReader,
+  objects: TreeReader,
   rootTree: string,
   subPath: string | undefined,
   revision: string,
@@ -143,7 +143,7 @@ export async function readTreeFiles(
 
 /** The file a symlink under the subPath stands for, undefined when it is skipped; throws when it escapes. */
 async function readSymlink(
-  objects: ObjectReader,
+  objects: TreeReader,
   rootTree: string,
   realPath: string[],
   path: string,
@@ -183,7 +183,7 @@ async function readSymlink(
  * `hops` is shared along one resolution to stop loops.
  */
 async function resolvePath(
-  objects: ObjectReader,
+  objects: TreeReader,
   rootTree: string,
   segments: readonly string[],
   hops: { left: number },

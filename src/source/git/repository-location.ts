@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { classifyRepository } from '../config/repository-location.ts';
+import { classifyRepository } from '../../config/repository-location.ts';
 
 /** A repository fetched over smart HTTP into a cache. */
 export interface RemoteLocation {

@@ -1,22 +1,24 @@
 /**
  * A repository on this machine (a local path or a file:// URL), read in
- * place through isomorphic-git's fs API: no clone, no cache, nothing
- * written. Only committed content counts; the work tree is never read.
+ * place: no clone, no cache, nothing written. Only committed content
+ * counts; the work tree is never read. Refs are listed and resolved by
+ * isomorphic-git (loose and packed refs, symbolic HEAD: a few files, which
+ * it reads well); objects are read by object-reader.ts, as for a cache.
  */
 import fs from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import git from 'isomorphic-git';
-import { DriftlessError, messageOf } from '../errors.ts';
-import type { RevisionFile } from '../render/types.ts';
-import type { ResolvedRevision } from './ports.ts';
+import { DriftlessError, messageOf } from '../../errors.ts';
+import type { RevisionFile } from '../../render/types.ts';
+import type { ResolvedRevision } from '../ports.ts';
 import {
   GitFetchError,
   GitRefNotFoundError,
   GitRepositoryError,
   type GitErrorContext,
 } from './errors.ts';
-import { RepositoryObjects, type GitDir } from './git-objects.ts';
+import { ObjectReader } from './object-reader.ts';
 import { readTreeFiles } from './read-tree-files.ts';
 import type { LocalLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
@@ -24,7 +26,7 @@ import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.t
 /** A local repository, opened per call. */
 export class LocalRepository {
   private constructor(
-    private readonly dir: GitDir,
+    private readonly gitdir: string,
     private readonly location: LocalLocation,
     private readonly context: GitErrorContext,
   ) {}
@@ -32,7 +34,7 @@ export class LocalRepository {
   /** Finds the repository at `location`: a work tree with a `.git` directory, or a bare repository. */
   static async open(location: LocalLocation, context: GitErrorContext): Promise<LocalRepository> {
     const gitdir = await findGitdir(location.path, location.display, context);
-    return new LocalRepository({ gitdir, cache: {} }, location, context);
+    return new LocalRepository(gitdir, location, context);
   }
 
   async resolve(request: RefRequest): Promise<ResolvedRevision> {
@@ -43,30 +45,31 @@ export class LocalRepository {
     // Names only: resolving every ref of a repository with many tags would be wasted work.
     const refs = await this.listRefNames();
     const entry = selectRefOrThrow(refs, request, this.location.display, this.context);
-    const oid = await this.guard(() =>
-      git.resolveRef({ fs, gitdir: this.dir.gitdir, ref: entry.ref }),
-    );
+    const oid = await this.guard(() => git.resolveRef({ fs, gitdir: this.gitdir, ref: entry.ref }));
     const commit = await this.commit(oid, entry.ref);
     return { revision: commit.oid, ref: entry.target ?? entry.ref };
   }
 
   async readFiles(revision: string, subPath: string | undefined): Promise<RevisionFile[]> {
     const sha = revision.toLowerCase();
-    const commit = await this.commit(sha);
+    const objects = new ObjectReader(this.gitdir);
+    const commit = await this.commit(sha, sha, objects);
     if (commit.oid !== sha) {
       throw new GitRefNotFoundError(
         `${sha} in ${this.location.display} is a tag, not a commit`,
         this.context,
       );
     }
-    return this.guard(() =>
-      readTreeFiles(new RepositoryObjects(this.dir), commit.tree, subPath, sha, this.context),
-    );
+    return this.guard(() => readTreeFiles(objects, commit.tree, subPath, sha, this.context));
   }
 
   /** The commit `oid` names (annotated tags peeled), or a {@link GitRefNotFoundError}. */
-  private async commit(oid: string, name = oid): Promise<{ oid: string; tree: string }> {
-    const found = await this.guard(() => new RepositoryObjects(this.dir).peel(oid));
+  private async commit(
+    oid: string,
+    name = oid,
+    objects = new ObjectReader(this.gitdir),
+  ): Promise<{ oid: string; tree: string }> {
+    const found = await this.guard(() => objects.peel(oid));
     if (found.kind === 'commit') return found;
     throw new GitRefNotFoundError(
       found.kind === 'missing'
@@ -78,7 +81,7 @@ export class LocalRepository {
 
   /** Every ref's full name (loose and packed), plus HEAD with its target; oids are left empty. */
   private async listRefNames(): Promise<RefEntry[]> {
-    const gitdir = this.dir.gitdir;
+    const gitdir = this.gitdir;
     const names = await this.guard(() => git.listRefs({ fs, gitdir, filepath: 'refs' }));
     const entries: RefEntry[] = names
       // packed-refs lists peeled tags as `<tag>^{}`; they are not refs.
@@ -117,7 +120,7 @@ async function findGitdir(
   if (dotGitStat?.isDirectory()) return dotGit;
   if (dotGitStat?.isFile()) {
     // A linked work tree or a submodule: `.git` is a `gitdir: ...` pointer to a
-    // directory whose objects live elsewhere (commondir), which isomorphic-git cannot read.
+    // directory whose objects and refs live elsewhere (commondir), which this source does not follow.
     const pointer = (await readFile(dotGit, 'utf8').catch(() => '')).trim();
     throw new GitRepositoryError(
       `${display} is a linked work tree or submodule (${pointer || '.git is a file'}); point the track at the main repository`,

@@ -2,9 +2,10 @@
  * Indexing and storing a pack a fetch downloaded: the `.idx` (version 2)
  * that git index-pack and isomorphic-git write for it, byte for byte.
  *
- * Why: isomorphic-git's indexer inflates with pako and hashes in
- * JavaScript, ~300 ms for the pack of a 500-file push; node's zlib and
- * crypto do the same in a tenth of that.
+ * Why our own code: isomorphic-git's indexer inflates with pako and hashes
+ * in JavaScript, ~300 ms for the pack of a 500-file push; node's zlib and
+ * crypto do the same in a tenth of that. isomorphic-git and git index-pack
+ * stay the test oracles (test/unit/source-pack-index.test.ts).
  *
  * How (as git index-pack): a first pass walks the entries, inflating each
  * to learn where its compressed data ends (the pack says only how large the
@@ -33,7 +34,7 @@ import {
   type ExternalReader,
   type PackedObject,
 } from './pack-reader.ts';
-import { messageOf } from '../errors.ts';
+import { messageOf } from '../../errors.ts';
 
 const TYPE_CODES = { commit: 1, tree: 2, blob: 3, tag: 4 } as const;
 const PACK_SIGNATURE = 0x5041434b; // "PACK"
