@@ -3,13 +3,20 @@
  * README.md and docs/*.md is a whole driftless.yaml, loaded by the real config
  * loader. A block whose first line is `# invalid: <text>` shows a mistake and
  * must be refused with a message containing `<text>`; every other block must
- * load. A failure names the file and the line of the block.
+ * load. A failure names the file and the line of the block. The defaults its
+ * tables state are compared with what the loader fills in.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, formatConfigIssue, parseConfig } from '../../src/config/index.ts';
+import { load } from 'js-yaml';
+import {
+  ConfigError,
+  formatConfigIssue,
+  parseConfig,
+  parseDuration,
+} from '../../src/config/index.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -200,6 +207,75 @@ describe('the block checker', () => {
         invalid: 'is required',
       },
     ]);
+  });
+});
+
+/** Track fields whose documented default is a duration and which the loader keeps in ms. */
+const DURATIONS = new Set(['interval', 'timeout']);
+
+/**
+ * The `field` and `default` cells of the first table after `heading`, for
+ * rows whose default says something checkable: a `value` in backticks, or
+ * "none" (the loader leaves the field unset). "required" and prose are skipped.
+ */
+function documentedDefaults(markdown: string, heading: string): [string, unknown][] {
+  const from = markdown.indexOf(`\n${heading}\n`);
+  assert.ok(from >= 0, `docs/configuration.md has no "${heading}" section`);
+  const lines = markdown.slice(from).split('\n');
+  const start = lines.findIndex((line) => line.startsWith('|'));
+  const rows: [string, unknown][] = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break;
+    const [field = '', , fallback = ''] = line
+      .split('|')
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+    const name = /^`([^`]+)`/.exec(field)?.[1] ?? '';
+    const value = /^`([^`]*)`$/.exec(fallback)?.[1];
+    if (value !== undefined) {
+      rows.push([name, DURATIONS.has(name) ? parseDuration(value) : load(value)]);
+    } else if (fallback.startsWith('none')) {
+      rows.push([name, undefined]);
+    }
+  }
+  return rows;
+}
+
+describe('defaults documented in docs/configuration.md', () => {
+  const markdown = readFileSync(`${ROOT}docs/configuration.md`, 'utf8');
+
+  it('are the defaults the loader gives a track', () => {
+    // Prepare
+    const rows = documentedDefaults(markdown, '## `tracks`');
+    const [track] = parseConfig('tracks: [{name: web, repository: /srv/git/web}]', 'x').tracks;
+
+    // Act
+    const actual = rows.map(([name]) => [name, (track as Record<string, unknown>)[name]]);
+
+    // Assess
+    assert.ok(rows.length >= 15, `only ${rows.length} documented defaults found`);
+    for (const [index, [name, documented]] of rows.entries()) {
+      assert.deepEqual(actual[index]?.[1], documented, `${name}: the documented default is wrong`);
+    }
+  });
+
+  it('are the defaults the loader gives the store', () => {
+    // Prepare
+    const rows = documentedDefaults(markdown, '## `store`');
+    const fs = parseConfig('', 'x').store as Record<string, unknown>;
+    const s3 = parseConfig('store: {type: s3, bucket: b}', 'x').store as Record<string, unknown>;
+
+    // Act: `store.path` (fs) is read from the fs default, `store.prefix` (s3) from an s3 store.
+    const actual = rows.map(([name]) => {
+      const field = name.replace(/^store\./, '');
+      return [name, (field === 'type' || field === 'path' ? fs : s3)[field]];
+    });
+
+    // Assess
+    assert.ok(rows.length >= 4, `only ${rows.length} documented defaults found`);
+    for (const [index, [name, documented]] of rows.entries()) {
+      assert.deepEqual(actual[index]?.[1], documented, `${name}: the documented default is wrong`);
+    }
   });
 });
 
