@@ -3,35 +3,35 @@
  * context, dispatches to a command and maps failures to the exit codes
  * DESIGN.md fixes (2 usage or config — nothing attempted; 3 operation failed).
  */
-import { ConfigError, readOptionalEnv } from '../config/index.ts';
+// Only what every command line needs is imported statically: `driftless --help` and
+// usage errors load nothing else. Config, store, cluster and each command's code
+// are imported when the command runs (the bundle gives each its own chunks).
+import { ConfigError } from '../config/config-error.ts';
+import { readOptionalEnv } from '../config/env.ts';
 import { DriftlessError, NotImplementedError, UsageError, messageOf } from '../errors.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
-import { openContext as openRealContext, type OpenContext } from './context.ts';
-import { diffCommand } from './diff-command.ts';
-import { driftCommand } from './drift-command.ts';
+import type { OpenContext } from './context.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
-import { historyCommand } from './history-command.ts';
 import { Output, type CliIo } from './output.ts';
 import { CommandLineError, parseCommandLine } from './parse-command-line.ts';
-import { renderCommand } from './render-command.ts';
-import { rollbackCommand } from './rollback-command.ts';
-import { serveCommand } from './serve-command.ts';
-import { statusCommand } from './status-command.ts';
-import { syncCommand } from './sync-command.ts';
-import { unpinCommand } from './unpin-command.ts';
 
-const HANDLERS: Partial<Record<CommandName, CommandHandler>> = {
-  sync: syncCommand,
-  diff: diffCommand,
-  drift: driftCommand,
-  rollback: rollbackCommand,
-  unpin: unpinCommand,
-  status: statusCommand,
-  history: historyCommand,
-  render: renderCommand,
-  serve: serveCommand,
+/** Each command's handler, imported on demand so a command loads only its own code. */
+const HANDLERS: Record<CommandName, () => Promise<CommandHandler>> = {
+  sync: async () => (await import('./sync-command.ts')).syncCommand,
+  diff: async () => (await import('./diff-command.ts')).diffCommand,
+  drift: async () => (await import('./drift-command.ts')).driftCommand,
+  rollback: async () => (await import('./rollback-command.ts')).rollbackCommand,
+  unpin: async () => (await import('./unpin-command.ts')).unpinCommand,
+  status: async () => (await import('./status-command.ts')).statusCommand,
+  history: async () => (await import('./history-command.ts')).historyCommand,
+  render: async () => (await import('./render-command.ts')).renderCommand,
+  serve: async () => (await import('./serve-command.ts')).serveCommand,
 };
+
+/** The real context: config loading, store and cluster connections, imported on first use. */
+const openRealContext: OpenContext = async (configFile, env) =>
+  (await import('./context.ts')).openContext(configFile, env);
 
 function helpText(): string {
   const lines = COMMANDS.map((c) => `  driftless ${c.usage}\n      ${c.summary}`);
@@ -95,9 +95,7 @@ export async function runCli(
       return EXIT_OK;
     }
     const line = parseCommandLine(command, rest);
-    const handler = HANDLERS[command.name];
-    if (!handler)
-      throw new NotImplementedError(`"driftless ${command.name}" is not implemented yet`);
+    const handler = await HANDLERS[command.name]();
     const ctx = await (dependencies.openContext ?? openRealContext)(line.config, io.env);
     try {
       return await handler(ctx, line, new Output(io));
