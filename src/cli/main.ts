@@ -2,10 +2,12 @@
  * Entry point of the `driftless` command: parses the command line, opens the
  * context, dispatches to a command and maps failures to the exit codes
  * DESIGN.md fixes (2 usage or config — nothing attempted; 3 operation failed).
+ *
+ * Only what every command line needs is imported statically, so `driftless
+ * --help` and usage errors load nothing else; the context (config, store,
+ * clusters) and each command's code are imported when a command runs, and
+ * the bundle (scripts/build-cli.ts) gives each its own chunks.
  */
-// Only what every command line needs is imported statically: `driftless --help` and
-// usage errors load nothing else. Config, store, cluster and each command's code
-// are imported when the command runs (the bundle gives each its own chunks).
 import { ConfigError } from '../config/config-error.ts';
 import { readOptionalEnv } from '../config/env.ts';
 import { DriftlessError, NotImplementedError, UsageError, messageOf } from '../errors.ts';
