@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cliProcess } from './cli-process.ts';
 import { driftCheck } from './drift-check.ts';
 import { firstApply } from './first-apply.ts';
 import { gitFetch } from './git-fetch.ts';
@@ -22,6 +23,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   syncRss,
   lambdaBundles,
   gitFetch,
+  cliProcess,
 ];
 
 const RESULTS_FILE = fileURLToPath(new URL('results.json', import.meta.url));

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-// Launcher for the compiled CLI (`npm run build`, run by `npm ci` through `prepare`).
-import '../dist/src/cli/run.js';
+// Launcher for the bundled CLI (`npm run build`, run by `npm ci` and `npm pack` through `prepare`).
+import '../dist/cli/run.js';

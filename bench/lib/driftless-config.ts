@@ -1,4 +1,7 @@
-/** A driftless.yaml for one track on the test cluster and Git server, with an fs store. */
+/**
+ * A driftless.yaml for one track on the test cluster, from the test Git
+ * server or a repository on this machine, with an fs store.
+ */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GitRepository } from '../../test/harness/git-server.ts';
@@ -12,13 +15,15 @@ export interface BenchConfigOptions {
   readonly dir: string;
   readonly kubeconfigPath: string;
   readonly track: string;
-  readonly repository: GitRepository;
+  /** The test Git server's repository (basic auth from {@link benchEnv}), or a local path. */
+  readonly repository: GitRepository | string;
   readonly namespace: string;
 }
 
 /** Writes `dir/driftless.yaml` and returns its path. */
 export async function writeBenchConfig(options: BenchConfigOptions): Promise<string> {
   const path = join(options.dir, 'driftless.yaml');
+  const repository = options.repository;
   await writeFile(
     path,
     [
@@ -32,11 +37,13 @@ export async function writeBenchConfig(options: BenchConfigOptions): Promise<str
       `  github: {secret: env:${WEBHOOK_VARIABLE}}`,
       'tracks:',
       `  - name: ${options.track}`,
-      `    repository: ${options.repository.url}`,
+      `    repository: ${typeof repository === 'string' ? repository : repository.url}`,
       `    namespace: ${options.namespace}`,
       // Only the measured trigger may deploy: a scheduled poll would race it.
       '    interval: 1h',
-      `    auth: {type: basic, secret: env:${CREDENTIALS_VARIABLE}}`,
+      ...(typeof repository === 'string'
+        ? []
+        : [`    auth: {type: basic, secret: env:${CREDENTIALS_VARIABLE}}`]),
       '',
     ].join('\n'),
   );

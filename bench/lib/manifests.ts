@@ -16,9 +16,32 @@ export function benchObjects(count: number, namespace?: string, revision = 0): K
   return Array.from({ length: count }, (_, i) => benchObject(i, namespace, revision));
 }
 
-function benchObject(i: number, namespace: string | undefined, revision: number): KubeObject {
+/** `count` ConfigMaps only (those {@link benchObjects} writes), in the default namespace. */
+export function benchConfigMaps(count: number): KubeObject[] {
+  return Array.from({ length: count }, (_, i) => benchConfigMap(i, undefined, 0));
+}
+
+function benchMetadata(i: number, namespace: string | undefined) {
   const name = `bench-${String(i).padStart(5, '0')}`;
-  const metadata = { name, ...(namespace ? { namespace } : {}), labels: { app: name } };
+  return { name, ...(namespace ? { namespace } : {}), labels: { app: name } };
+}
+
+function benchConfigMap(i: number, namespace: string | undefined, revision: number): KubeObject {
+  const metadata = benchMetadata(i, namespace);
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata,
+    data: {
+      revision: String(revision),
+      'settings.yaml': `feature: ${metadata.name}\nlevel: ${i % 7}\nenabled: true\n`,
+    },
+  };
+}
+
+function benchObject(i: number, namespace: string | undefined, revision: number): KubeObject {
+  const metadata = benchMetadata(i, namespace);
+  const name = metadata.name;
   if (i % 50 === 10) {
     return {
       apiVersion: 'apps/v1',
@@ -58,15 +81,7 @@ function benchObject(i: number, namespace: string | undefined, revision: number)
       },
     };
   }
-  return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata,
-    data: {
-      revision: String(revision),
-      'settings.yaml': `feature: ${name}\nlevel: ${i % 7}\nenabled: true\n`,
-    },
-  };
+  return benchConfigMap(i, namespace, revision);
 }
 
 /** The kinds among `objects`, for the drift request goal (kinds + 10). */

@@ -2,39 +2,38 @@
  * Entry point of the `driftless` command: parses the command line, opens the
  * context, dispatches to a command and maps failures to the exit codes
  * DESIGN.md fixes (2 usage or config — nothing attempted; 3 operation failed).
+ *
+ * Only what every command line needs is imported statically, so `driftless
+ * --help` and usage errors load nothing else; the context (config, store,
+ * clusters) and each command's code are imported when a command runs, and
+ * the bundle (scripts/build-cli.ts) gives each its own chunks.
  */
-import { ConfigError, readOptionalEnv } from '../config/index.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { readOptionalEnv } from '../config/env.ts';
 import { DriftlessError, NotImplementedError, UsageError, messageOf } from '../errors.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
-import {
-  openLocalContext as openRealLocalContext,
-  type OpenLocalContext,
-} from '../sync/local-context.ts';
-import { diffCommand } from './diff-command.ts';
-import { driftCommand } from './drift-command.ts';
+import type { OpenLocalContext } from '../sync/local-context.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
-import { historyCommand } from './history-command.ts';
 import { Output, type CliIo } from './output.ts';
 import { CommandLineError, parseCommandLine } from './parse-command-line.ts';
-import { renderCommand } from './render-command.ts';
-import { rollbackCommand } from './rollback-command.ts';
-import { serveCommand } from './serve-command.ts';
-import { statusCommand } from './status-command.ts';
-import { syncCommand } from './sync-command.ts';
-import { unpinCommand } from './unpin-command.ts';
 
-const HANDLERS: Partial<Record<CommandName, CommandHandler>> = {
-  sync: syncCommand,
-  diff: diffCommand,
-  drift: driftCommand,
-  rollback: rollbackCommand,
-  unpin: unpinCommand,
-  status: statusCommand,
-  history: historyCommand,
-  render: renderCommand,
-  serve: serveCommand,
+/** Each command's handler, imported on demand so a command loads only its own code. */
+const HANDLERS: Record<CommandName, () => Promise<CommandHandler>> = {
+  sync: async () => (await import('./sync-command.ts')).syncCommand,
+  diff: async () => (await import('./diff-command.ts')).diffCommand,
+  drift: async () => (await import('./drift-command.ts')).driftCommand,
+  rollback: async () => (await import('./rollback-command.ts')).rollbackCommand,
+  unpin: async () => (await import('./unpin-command.ts')).unpinCommand,
+  status: async () => (await import('./status-command.ts')).statusCommand,
+  history: async () => (await import('./history-command.ts')).historyCommand,
+  render: async () => (await import('./render-command.ts')).renderCommand,
+  serve: async () => (await import('./serve-command.ts')).serveCommand,
 };
+
+/** The real context: config loading, store and cluster connections, imported on first use. */
+const openRealContext: OpenLocalContext = async (configFile, env) =>
+  (await import('../sync/local-context.ts')).openLocalContext(configFile, env);
 
 function helpText(): string {
   const lines = COMMANDS.map((c) => `  driftless ${c.usage}\n      ${c.summary}`);
@@ -98,10 +97,8 @@ export async function runCli(
       return EXIT_OK;
     }
     const line = parseCommandLine(command, rest);
-    const handler = HANDLERS[command.name];
-    if (!handler)
-      throw new NotImplementedError(`"driftless ${command.name}" is not implemented yet`);
-    const ctx = await (dependencies.openLocalContext ?? openRealLocalContext)(line.config, io.env);
+    const handler = await HANDLERS[command.name]();
+    const ctx = await (dependencies.openLocalContext ?? openRealContext)(line.config, io.env);
     try {
       return await handler(ctx, line, new Output(io));
     } finally {

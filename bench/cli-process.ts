@@ -1,0 +1,186 @@
+/**
+ * The installed `driftless` bin timed as whole processes, the way a user
+ * runs it (process start, config, store, Git, cluster connection and
+ * discovery included), with 500 ConfigMaps from a Git repository on this
+ * machine, each figure against its peer measured in the same run:
+ *
+ * - first `sync` (fresh namespace and store) vs `kubectl apply --server-side`
+ *   into a fresh namespace of its own;
+ * - `drift --detect-only` with nothing changed vs `kubectl diff --server-side`
+ *   of kubectl's namespace;
+ * - `sync` of the revision already applied vs `kubectl apply --server-side`
+ *   of what kubectl already applied;
+ * - `driftless --help` vs `node -e 0`.
+ */
+import { runCommand, type CommandResult } from './lib/command.ts';
+import type { BenchContext } from './lib/context.ts';
+import { writeBenchConfig } from './lib/driftless-config.ts';
+import { installedCli } from './lib/installed-cli.ts';
+import { kubectlFor } from './lib/kubectl.ts';
+import { benchConfigMaps, writeManifests } from './lib/manifests.ts';
+import { rotated, median, timed } from './lib/stats.ts';
+import type { Benchmark, Measurement } from './lib/types.ts';
+
+const TRACK = 'cli';
+/** `--help` and `node -e 0` take tens of ms: each run's figure is the median of this many pairs. */
+const HELP_PAIRS = 10;
+
+/** One comparison's figures, run by run. */
+interface Pair {
+  readonly driftless: number[];
+  readonly peer: number[];
+}
+
+const pair = (): Pair => ({ driftless: [], peer: [] });
+
+/** A Git repository in `dir` holding one ConfigMap a file, committed on `main`. */
+async function createRepository(dir: string, count: number): Promise<void> {
+  await writeManifests(dir, benchConfigMaps(count));
+  const git = (...args: string[]) => runCommand('git', args, { cwd: dir });
+  await git('init', '-q', '-b', 'main');
+  await git('add', '-A');
+  await git('-c', 'user.name=bench', '-c', 'user.email=bench@example.com', 'commit', '-qm', 'c');
+}
+
+/** The `result` of `sync -o json`, failing with the error driftless reported. */
+function syncResult(run: CommandResult): string {
+  const result = JSON.parse(run.stdout) as { result: string; error?: string };
+  if (result.result === 'failed') throw new Error(`driftless sync failed: ${result.error ?? ''}`);
+  return result.result;
+}
+
+export const cliProcess: Benchmark = {
+  name: 'cli-process',
+  title: 'The installed driftless bin as whole processes: 500 ConfigMaps, --help',
+  async run(ctx: BenchContext): Promise<Measurement[]> {
+    const count = ctx.count(500);
+    const cli = await installedCli(ctx);
+    const kubectl = await kubectlFor(ctx);
+    const { kubeconfig } = await ctx.kubectl();
+    const repository = await ctx.scratch('cli-process-repository');
+    await createRepository(repository, count);
+    const driftless = (args: readonly string[], okCodes?: readonly number[]) =>
+      timed(() => runCommand(cli.bin, args, { env: cli.env, ...(okCodes ? { okCodes } : {}) }));
+
+    const firstSync = pair();
+    const noopDrift = pair();
+    const unchangedSync = pair();
+    const help = pair();
+    // What a run found that a correct set-up never shows, reported beside the figure it spoils.
+    const firstSyncFaults = new Set<string>();
+    const noopDriftFaults = new Set<string>();
+    for (let run = 0; run <= ctx.runs; run++) {
+      const measured = run > 0;
+      const record = (into: number[], ms: number) => {
+        if (measured) into.push(ms);
+      };
+      // Each run starts from nothing: a fresh namespace on each side and a fresh driftless store.
+      const dir = await ctx.scratch(`cli-process-${run}`);
+      const kubectlNs = await ctx.namespace('cli-k');
+      const config = await writeBenchConfig({
+        dir,
+        kubeconfigPath: kubeconfig,
+        track: TRACK,
+        repository,
+        namespace: await ctx.namespace('cli-d'),
+      });
+      const sync = ['sync', '-c', config, '--track', TRACK, '-o', 'json'];
+      const apply = ['apply', '--server-side', '-n', kubectlNs, '-f', `${repository}/`];
+
+      await rotated(run, [
+        async () => {
+          const { ms, value } = await driftless(sync);
+          if (syncResult(value) !== 'applied') firstSyncFaults.add('a first sync did not apply');
+          record(firstSync.driftless, ms);
+        },
+        async () => record(firstSync.peer, (await timed(() => kubectl(apply))).ms),
+      ]);
+      await rotated(run, [
+        async () => {
+          // Exit 1: differences found — on a no-op check, a fault of the set-up.
+          const { ms, value } = await driftless(
+            ['drift', '-c', config, '--track', TRACK, '--detect-only', '-o', 'json'],
+            [0, 1],
+          );
+          if (value.code === 1)
+            noopDriftFaults.add('driftless drift found differences on a no-op check');
+          record(noopDrift.driftless, ms);
+        },
+        async () => {
+          const diff = ['diff', '--server-side', '-n', kubectlNs, '-f', `${repository}/`];
+          const { ms, value } = await timed(() => kubectl(diff, [0, 1]));
+          if (value.code === 1)
+            noopDriftFaults.add('kubectl diff found differences on a no-op check');
+          record(noopDrift.peer, ms);
+        },
+      ]);
+      await rotated(run, [
+        async () => {
+          const { ms, value } = await driftless(sync);
+          syncResult(value);
+          record(unchangedSync.driftless, ms);
+        },
+        async () => record(unchangedSync.peer, (await timed(() => kubectl(apply))).ms),
+      ]);
+      const helpPair = pair();
+      const nodeAlone = ['-e', '0'];
+      for (let i = 0; i < HELP_PAIRS; i++) {
+        await rotated(i, [
+          async () => {
+            helpPair.driftless.push((await driftless(['--help'])).ms);
+          },
+          async () => {
+            const { ms } = await timed(() => runCommand(process.execPath, nodeAlone));
+            helpPair.peer.push(ms);
+          },
+        ]);
+      }
+      record(help.driftless, median(helpPair.driftless));
+      record(help.peer, median(helpPair.peer));
+      process.stderr.write(`# cli-process run ${run}${measured ? '' : ' (warm-up)'} done\n`);
+    }
+
+    const whole =
+      'whole processes: the bin npm installed from `npm pack` (not npx), kubectl with a warm discovery cache';
+    return [
+      {
+        metric: `first sync, ${count} ConfigMaps (installed bin)`,
+        unit: 'ms',
+        runs: firstSync.driftless,
+        peer: { label: 'kubectl apply --server-side', runs: firstSync.peer },
+        goal: { maxRatio: 0.5 },
+        notes: [
+          `${whole}; driftless: a fresh namespace and fs store, the repository read in place (local path); kubectl: a fresh namespace`,
+          ...firstSyncFaults,
+        ],
+      },
+      {
+        metric: `no-op drift check, ${count} ConfigMaps (installed bin)`,
+        unit: 'ms',
+        runs: noopDrift.driftless,
+        peer: { label: 'kubectl diff --server-side', runs: noopDrift.peer },
+        goal: { maxRatio: 0.1 },
+        notes: [
+          'driftless drift --detect-only after the first sync; kubectl diff of the namespace kubectl applied',
+          ...noopDriftFaults,
+        ],
+      },
+      {
+        metric: `sync of an unchanged revision, ${count} ConfigMaps (installed bin)`,
+        unit: 'ms',
+        runs: unchangedSync.driftless,
+        peer: { label: 'kubectl apply --server-side', runs: unchangedSync.peer },
+        goal: { maxRatio: 0.15 },
+        notes: ['the same revision synced again; kubectl applies what it applied again'],
+      },
+      {
+        metric: 'driftless --help (installed bin)',
+        unit: 'ms',
+        runs: help.driftless,
+        peer: { label: 'node -e 0', runs: help.peer },
+        goal: { maxRatio: 2 },
+        notes: [`each run's figure is the median of ${HELP_PAIRS} alternating pairs`],
+      },
+    ];
+  },
+};
