@@ -32,6 +32,7 @@ import {
   sharedKubeConfig,
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
+import { eventually } from '../harness/eventually.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -102,16 +103,6 @@ const GITLAB: Host = {
     };
   },
 };
-
-/** Polls `check` until it returns true or `timeoutMs` passes. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return false;
-}
 
 /** A port that was free a moment ago, for the child process (the CLI takes no port 0). */
 function freePort(): Promise<number> {

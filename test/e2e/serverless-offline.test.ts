@@ -44,6 +44,7 @@ import {
   sharedKubeConfig,
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
+import { eventually } from '../harness/eventually.ts';
 
 const GITHUB_SECRET = `gh-${randomUUID()}`;
 const TRACK = 'web';
@@ -79,16 +80,6 @@ function githubPush(
       'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
     },
   };
-}
-
-/** Polls `check` until it returns true or `timeoutMs` passes. */
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await sleep(250);
-  }
-  return false;
 }
 
 /**

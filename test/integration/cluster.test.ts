@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -18,21 +17,7 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { createTestNamespace, sharedKubeConfig } from '../harness/shared-cluster.ts';
-
-/** Polls `check` until it returns a value, or fails naming `what` after `timeoutMs`. */
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    await sleep(200);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+import { eventuallyValue } from '../harness/eventually.ts';
 
 function isNotFound(error: unknown): boolean {
   return (error as { code?: number }).code === 404;
@@ -107,7 +92,7 @@ describe('the test cluster', () => {
 
   it('runs the deployment controller, which creates a ReplicaSet', async () => {
     // Act
-    const replicaSet = await eventually('a ReplicaSet owned by Deployment web', async () => {
+    const replicaSet = await eventuallyValue('a ReplicaSet owned by Deployment web', async () => {
       const list = await kc.makeApiClient(AppsV1Api).listNamespacedReplicaSet({ namespace });
       return list.items.find((rs) => rs.metadata?.ownerReferences?.some((o) => o.name === 'web'));
     });
@@ -149,7 +134,7 @@ describe('the test cluster', () => {
       true,
       PatchStrategy.ServerSideApply,
     );
-    await eventually('the Widget CRD to be Established', async () => {
+    await eventuallyValue('the Widget CRD to be Established', async () => {
       const read = (await objects.read({
         ...crd,
         metadata: { name: crd.metadata!.name! },
@@ -166,7 +151,7 @@ describe('the test cluster', () => {
     };
 
     // Act: discovery may lag the Established condition by a moment.
-    await eventually('the Widget to be applied', () =>
+    await eventuallyValue('the Widget to be applied', () =>
       objects.patch(widget, undefined, undefined, 'driftless', true, PatchStrategy.ServerSideApply),
     );
     const read = (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
@@ -211,7 +196,7 @@ describe('the test cluster', () => {
     });
 
     // Assess
-    await eventually('the dependent ConfigMap to be garbage-collected', async () => {
+    await eventuallyValue('the dependent ConfigMap to be garbage-collected', async () => {
       try {
         await core.readNamespacedConfigMap({ name: 'dependent', namespace });
         return undefined;
@@ -234,7 +219,7 @@ describe('the test cluster', () => {
     await core.deleteNamespace({ name: doomed });
 
     // Assess: without the namespace controller it would stay Terminating forever.
-    await eventually(`namespace ${doomed} to be gone`, async () => {
+    await eventuallyValue(`namespace ${doomed} to be gone`, async () => {
       try {
         await core.readNamespace({ name: doomed });
         return undefined;

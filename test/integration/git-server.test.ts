@@ -10,7 +10,6 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import git from 'isomorphic-git';
 import http from 'isomorphic-git/http/node';
@@ -23,6 +22,7 @@ import {
   type GitRepository,
   type GitServer,
 } from '../harness/git-server.ts';
+import { eventually } from '../harness/eventually.ts';
 
 const WEB_V1 = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  version: "1"\n';
 const WEB_V2 = WEB_V1.replace('"1"', '"2"');
@@ -65,16 +65,6 @@ async function backendPids(rootDir: string): Promise<number[]> {
     if (environ.split('\0').includes(`GIT_PROJECT_ROOT=${rootDir}`)) pids.push(Number(entry));
   }
   return pids;
-}
-
-/** Polls `check` every 50 ms until it returns true or `timeoutMs` passes. */
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await sleep(50);
-  }
-  return check();
 }
 
 describe('the test Git server', () => {
