@@ -250,7 +250,7 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog {
       }
       return infos.sort(
         (a, b) =>
-          b.storedAt.localeCompare(a.storedAt) ||
+          (a.storedAt < b.storedAt ? 1 : a.storedAt > b.storedAt ? -1 : 0) ||
           (a.revision < b.revision ? -1 : a.revision > b.revision ? 1 : 0),
       );
     } catch (error) {

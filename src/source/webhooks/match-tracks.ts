@@ -2,7 +2,8 @@
  * Which tracks a verified push concerns: same repository (by normalised URL)
  * and a ref the track follows.
  */
-import semver from 'semver';
+import satisfies from 'semver/functions/satisfies.js';
+import validRange from 'semver/ranges/valid.js';
 import type { Track } from '../../config/types.ts';
 import { classifyReference, semverTags } from '../git/select-ref.ts';
 import { normaliseRepositoryUrl } from './normalise-repository-url.ts';
@@ -64,8 +65,8 @@ function refMatches(event: PushEvent, track: MatchableTrack): boolean {
       const [tag] = semverTags([{ ref: event.ref, oid: event.after }]);
       return (
         tag !== undefined &&
-        semver.validRange(request.range) !== null &&
-        semver.satisfies(tag.version, request.range)
+        validRange(request.range) !== null &&
+        satisfies(tag.version, request.range)
       );
     }
   }
