@@ -36,11 +36,6 @@ export function childKeys(set: FieldSet): string[] {
   return Object.keys(set).filter((key) => key !== '.');
 }
 
-/** True when the node is owned whole: a scalar, an atomic struct, map or list, or an empty value. */
-export function isLeaf(set: FieldSet): boolean {
-  return childKeys(set).length === 0;
-}
-
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

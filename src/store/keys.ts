@@ -156,11 +156,6 @@ export function historyEntryProblem(entry: unknown): string | undefined {
   return undefined;
 }
 
-/** Sorts history entries newest `appliedAt` first; stable, so equal times keep their order. */
-export function newestFirst(entries: HistoryEntry[]): HistoryEntry[] {
-  return entries.sort((a, b) => Date.parse(b.appliedAt) - Date.parse(a.appliedAt));
-}
-
 /** Normalises a bucket prefix: no leading `/`, one trailing `/` unless empty. */
 export function normalisePrefix(prefix: string | undefined): string {
   const trimmed = (prefix ?? '').replace(/^\/+/, '').replace(/\/+$/, '');
