@@ -3,10 +3,10 @@
  * named by sha (prefix) — prune to it and pin the track there. Reads only the
  * artifact store and the cluster: it works while the Git host is down.
  */
+import { failedToRun } from './failed-to-run.ts';
 import type { Track } from '../config/types.ts';
 import type { SyncResult } from '../sync/apply-revision.ts';
 import { resolveRollbackTarget, rollbackTrack, type RollbackTarget } from '../sync/rollback.ts';
-import { emptyTrackState, readTrackState } from '../sync/track-state.ts';
 import { formatChangeset } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
 import type { LocalContext } from '../sync/local-context.ts';
@@ -16,7 +16,6 @@ import type { CommandLine } from './parse-command-line.ts';
 import { findTrack } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
 import { formatSyncResult, syncJson } from './sync-command.ts';
-import { messageOf } from '../errors.ts';
 
 /** What `--revision` / `--previous` ask for; the parser already made sure exactly one is given. */
 export function rollbackTarget(line: Pick<CommandLine, 'revision' | 'previous'>): RollbackTarget {
@@ -45,15 +44,7 @@ async function rollbackOne(
   } catch (error) {
     // The rollback could not run or record its result (cluster or store unreachable,
     // another job holds the track): report it as failed, in the same shape as a sync.
-    const state = await readTrackState(ctx.state, track.name).catch(() => emptyTrackState());
-    return {
-      track: track.name,
-      revision,
-      result: 'failed',
-      changeset: [],
-      state,
-      error: messageOf(error),
-    };
+    return failedToRun(ctx.state, track, revision, error);
   } finally {
     progress.end();
   }

@@ -1,9 +1,9 @@
 /** `driftless sync`: every track in dependency order, or one, with trigger `manual`. */
+import { failedToRun } from './failed-to-run.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
-import { UsageError, messageOf } from '../errors.ts';
+import { UsageError } from '../errors.ts';
 import { syncTrack, type SyncResult } from '../sync/sync-track.ts';
-import { emptyTrackState, readTrackState } from '../sync/track-state.ts';
 import { formatChangeset } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
 import type { LocalContext } from '../sync/local-context.ts';
@@ -47,15 +47,7 @@ async function syncOne(
   } catch (error) {
     // The sync could not run or record its result (cluster or store unreachable):
     // report the track as failed and go on, so one bad cluster does not hide the rest.
-    const state = await readTrackState(ctx.state, track.name).catch(() => emptyTrackState());
-    return {
-      track: track.name,
-      revision: null,
-      result: 'failed',
-      changeset: [],
-      state,
-      error: messageOf(error),
-    };
+    return failedToRun(ctx.state, track, null, error);
   } finally {
     progress.end();
   }
@@ -77,6 +69,12 @@ export function formatSyncResult(result: SyncResult, output: Output): string {
       lines.push(
         `${colours.bold(result.track)}: ${colours.yellow('pinned')} at ${shortRevision(result.state.pinned)}; ` +
           `run "driftless unpin --track ${result.track}" to follow Git again`,
+      );
+      break;
+    case 'superseded':
+      // Another sync (a webhook's, a schedule's) resolved a newer revision meanwhile.
+      lines.push(
+        `${colours.bold(result.track)}: superseded at ${at}; a revision resolved later is desired`,
       );
       break;
     case 'failed':

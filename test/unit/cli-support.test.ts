@@ -7,6 +7,8 @@ import { colourWanted } from '../../src/cli/colours.ts';
 import { storePortConfig } from '../../src/sync/local-context.ts';
 import { gitCacheDir } from '../../src/config/git-cache-dir.ts';
 import { Output } from '../../src/cli/output.ts';
+import { formatSyncResult } from '../../src/cli/sync-command.ts';
+import { emptyTrackState } from '../../src/sync/track-state.ts';
 import { readSecret, SecretUnavailableError } from '../../src/config/read-secret.ts';
 import { inDependencyOrder } from '../../src/cli/select-tracks.ts';
 import { MissingEnvError, parseConfig } from '../../src/config/index.ts';
@@ -181,5 +183,31 @@ describe('colour and progress', () => {
     assert.equal(pipe, '');
     assert.match(tty, /web: applying 2\/2/);
     assert.ok(tty.endsWith('\r\u001b[K'));
+  });
+});
+
+describe('sync text report', () => {
+  it('says a superseded sync was superseded, and every result says something', () => {
+    // Prepare
+    const output = new Output({
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      env: {},
+    });
+    const base = {
+      track: 'web',
+      revision: 'a'.repeat(40),
+      changeset: [],
+      state: emptyTrackState(),
+    };
+
+    // Act
+    const texts = (['applied', 'unchanged', 'pinned', 'superseded', 'failed'] as const).map(
+      (result) => formatSyncResult({ ...base, result }, output),
+    );
+
+    // Assess
+    assert.equal(texts[3], `web: superseded at aaaaaaaaaaaa; a revision resolved later is desired`);
+    assert.ok(texts.every((text) => text.startsWith('web: ')));
   });
 });
