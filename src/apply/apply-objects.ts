@@ -74,12 +74,11 @@ async function readExisting(cluster: KubernetesPort, items: readonly Item[]): Pr
     items.map((item) => item.object),
   );
   // Listing may be forbidden: ask per object instead; what cannot be read counts as absent.
-  for (const { object } of items) {
-    const key = objectKey(refOf(object));
-    if (!live.errors.has(key)) continue;
+  const unlisted = items.filter(({ object }) => live.errors.has(objectKey(refOf(object))));
+  await mapWithLimit(unlisted, 8, async ({ object }) => {
     const found = await cluster.get(refOf(object)).catch(() => undefined);
-    if (found) live.found.set(key, found);
-  }
+    if (found) live.found.set(objectKey(refOf(object)), found);
+  });
   return live.found;
 }
 
