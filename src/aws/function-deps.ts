@@ -47,7 +47,8 @@ export const sqsJobQueues: JobQueueFactory = (targets, env) =>
     ...(targets.apply ? { applyQueueUrl: readEnv(FUNCTION_ENV.applyQueueUrl, env) } : {}),
   });
 
-let queue: JobQueue | undefined;
+/** One queue per set of targets: a process that builds two functions' ports never mixes them. */
+const builtQueues = new Map<string, JobQueue>();
 let secrets: SecretReader | undefined;
 let connect: ClusterConnector | undefined;
 let source: (() => Promise<GitSource>) | undefined;
@@ -61,7 +62,12 @@ function secretReader(env: Environment | undefined): SecretReader {
 async function common(targets: QueueTargets, queues: JobQueueFactory, env?: Environment) {
   const config = await functionConfig(env);
   const store = functionStore(config, env);
-  queue ??= queues(targets, env);
+  const key = `fetch:${targets.fetch === true} apply:${targets.apply === true}`;
+  let queue = builtQueues.get(key);
+  if (queue === undefined) {
+    queue = queues(targets, env);
+    builtQueues.set(key, queue);
+  }
   return { config, store, queue };
 }
 
