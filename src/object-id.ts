@@ -10,3 +10,28 @@ const FULL_COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 export function isFullCommitId(value: string): boolean {
   return FULL_COMMIT_ID.test(value);
 }
+
+/**
+ * A revision as stored and keyed: a full commit id, or for a track whose
+ * render depends on more than Git (a Helm chart: repository charts, the
+ * cluster's capabilities) the commit id, `+`, and 12 hex digits of the
+ * rendered bundle's digest — a new chart version or new capabilities make a
+ * new revision of the same commit.
+ */
+const REVISION_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})(?:\+[0-9a-f]{12})?$/;
+
+/** Whether `value` is a revision id in the stored form (see {@link REVISION_ID}). */
+export function isRevisionId(value: string): boolean {
+  return REVISION_ID.test(value);
+}
+
+/** The commit a revision id was rendered from. */
+export function commitOf(revision: string): string {
+  const plus = revision.indexOf('+');
+  return plus === -1 ? revision : revision.slice(0, plus);
+}
+
+/** The revision id of a commit rendered with inputs beyond Git, from the rendered bundle's sha256 hex digest. */
+export function renderedRevision(commit: string, bundleSha256Hex: string): string {
+  return `${commit}+${bundleSha256Hex.slice(0, 12)}`;
+}

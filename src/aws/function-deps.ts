@@ -106,12 +106,16 @@ export async function fetchDeps(
   return { ...jobPorts(config, store, queue), source };
 }
 
-/** The apply function: cluster connections, and the apply queue for the dependents a job unblocks. */
+/**
+ * The apply function: cluster connections, the apply queue for the dependents
+ * a job unblocks, and the fetch queue for a chart to render again for the
+ * cluster's capabilities.
+ */
 export async function applyDeps(
   queues: JobQueueFactory = sqsJobQueues,
   env?: Environment,
 ): Promise<JobDeps> {
-  const { config, store, queue } = await common({ apply: true }, queues, env);
+  const { config, store, queue } = await common({ fetch: true, apply: true }, queues, env);
   connect ??= createClusterConnector({ readSecret: secretReader(env) });
   const connectTo = connect;
   return {

@@ -42,7 +42,7 @@ export function parseRollbackRequest(event: unknown): RollbackRequest {
     throw new UsageError(`rollback request needs exactly one of revision and previous; ${USAGE}`);
   }
   if (hasRevision) {
-    if (typeof revision !== 'string' || !/^[0-9a-f]{4,64}$/i.test(revision)) {
+    if (typeof revision !== 'string' || !/^[0-9a-f]{4,64}(?:\+[0-9a-f]{1,12})?$/i.test(revision)) {
       throw new UsageError(
         `rollback revision must be a commit sha (at least 4 hex digits); ${USAGE}`,
       );

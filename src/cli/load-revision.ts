@@ -4,10 +4,11 @@
  * rendered on the spot without storing it — these commands only look.
  */
 import type { Track } from '../config/types.ts';
-import { parseBundle, parseRevision, placeBundle } from '../render/index.ts';
+import { parseBundle, placeBundle } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { LocalContext } from '../sync/local-context.ts';
-import { isFullCommitId } from '../object-id.ts';
+import { commitOf, isRevisionId } from '../object-id.ts';
+import { renderTrackRevision } from '../sync/render-track-revision.ts';
 
 export interface TargetRevision {
   readonly revision: string;
@@ -27,7 +28,7 @@ export async function targetRevision(
   pinned: string | null,
 ): Promise<TargetRevision> {
   if (requested !== undefined) {
-    if (isFullCommitId(requested)) return { revision: requested, origin: 'requested' };
+    if (isRevisionId(requested)) return { revision: requested, origin: 'requested' };
     const source = await ctx.source();
     const resolved = await source.resolve({ ...track, reference: requested, semver: undefined });
     return { revision: resolved.revision, origin: resolved.ref };
@@ -45,10 +46,12 @@ export async function loadRevisionBundle(
 ): Promise<RenderedBundle> {
   const parsed = (await ctx.artifacts.has(track.name, revision))
     ? parseBundle(await ctx.artifacts.get(track.name, revision))
-    : parseRevision(
-        await (await ctx.source()).readFiles(track, revision),
-        track.subPath ? { subPath: track.subPath } : {},
-      );
+    : (
+        await renderTrackRevision(track, commitOf(revision), {
+          source: await ctx.source(),
+          state: ctx.state,
+        })
+      ).bundle;
   // Placing needs the cluster's discovery to know which kinds are namespaced.
   const catalog = await (await ctx.cluster(track)).discover();
   return placeBundle(parsed, {

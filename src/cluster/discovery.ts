@@ -20,7 +20,14 @@ export interface ApiResource {
 export class ResourceCatalog {
   private readonly byKind = new Map<string, ApiResource>();
 
-  constructor(resources: Iterable<ApiResource>) {
+  /**
+   * @param serverVersion the API server's gitVersion (`/version`), e.g. `v1.36.3`;
+   *   unknown when not read (a fake, a server refusing `/version`).
+   */
+  constructor(
+    resources: Iterable<ApiResource>,
+    readonly serverVersion?: string,
+  ) {
     for (const resource of resources) {
       this.byKind.set(
         ResourceCatalog.key(resource.group, resource.version, resource.kind),
@@ -47,6 +54,17 @@ export class ResourceCatalog {
 
   get size(): number {
     return this.byKind.size;
+  }
+
+  /** Every `group/version` and `group/version/Kind` served (`v1`, `v1/Pod` for the core group), sorted. */
+  apiVersions(): string[] {
+    const entries = new Set<string>();
+    for (const { group, version, kind } of this.byKind.values()) {
+      const groupVersion = group ? `${group}/${version}` : version;
+      entries.add(groupVersion);
+      entries.add(`${groupVersion}/${kind}`);
+    }
+    return [...entries].sort();
   }
 }
 
@@ -114,12 +132,13 @@ async function legacyGroupVersion(
 
 /** Reads what the API server serves. */
 export async function discoverResources(transport: KubeTransport): Promise<ResourceCatalog> {
-  const [core, groups] = await Promise.all([
+  const [core, groups, serverVersion] = await Promise.all([
     getJson(transport, '/api', AGGREGATED) as Promise<AggregatedList>,
     getJson(transport, '/apis', AGGREGATED) as Promise<AggregatedList & { groups?: unknown }>,
+    readServerVersion(transport),
   ]);
   if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList') {
-    return new ResourceCatalog([...fromAggregated(core), ...fromAggregated(groups)]);
+    return new ResourceCatalog([...fromAggregated(core), ...fromAggregated(groups)], serverVersion);
   }
   // An older server answered with the legacy lists: walk every group version.
   const legacyGroups =
@@ -130,5 +149,16 @@ export async function discoverResources(transport: KubeTransport): Promise<Resou
       g.versions.map((v) => legacyGroupVersion(transport, g.name, v.version)),
     ),
   ]);
-  return new ResourceCatalog(perVersion.flat());
+  return new ResourceCatalog(perVersion.flat(), serverVersion);
+}
+
+/** The server's gitVersion; undefined when `/version` is not readable (it is optional to Driftless). */
+async function readServerVersion(transport: KubeTransport): Promise<string | undefined> {
+  try {
+    const response = await transport({ method: 'GET', path: '/version' });
+    const version = (response.body as { gitVersion?: unknown } | undefined)?.gitVersion;
+    return response.status === 200 && typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
+  }
 }

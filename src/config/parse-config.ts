@@ -165,6 +165,7 @@ function toTrack(parsed: ParsedTrack, cluster: string): Track {
     ignore: parsed.ignore.map((rule) => ({ ...rule, target: omitUndefined(rule.target) })),
     healthChecks: parsed.healthChecks.map(omitUndefined),
     auth: parsed.auth && omitUndefined(parsed.auth),
+    helm: parsed.helm && omitUndefined(parsed.helm),
   });
 }
 

@@ -302,6 +302,63 @@ const healthCheckSchema = strictObject({
   namespace: z.optional(dnsLabel),
 });
 
+/** A path inside the revision, relative to the track's subPath; it may not climb out of the repository. */
+const revisionPath = field((value): Parsed<string> => {
+  if (typeof value !== 'string') return notAString(value);
+  const quoted = JSON.stringify(value);
+  if (value === '') return { ok: false, error: 'must not be empty' };
+  if (value.startsWith('/') || /^[A-Za-z]:/.test(value) || value.includes('\\')) {
+    return { ok: false, error: `${quoted} must be a relative path with "/" separators` };
+  }
+  return { ok: true, value };
+});
+
+const chartRepository = stringMatching(
+  (t) => {
+    try {
+      return ['http:', 'https:', 'oci:'].includes(new URL(t).protocol);
+    } catch {
+      return false;
+    }
+  },
+  (quoted) => `${quoted} is not an http(s):// chart repository or an oci:// registry`,
+);
+
+const chartVersion = stringMatching(
+  (t) => isSemverRange(t),
+  (quoted) => `${quoted} is not a chart version or semver range`,
+);
+
+const helmSchema = strictObject({
+  chart: nonEmptyString,
+  repository: z.optional(chartRepository),
+  version: z.optional(chartVersion),
+  releaseName: z.optional(dnsLabel),
+  values: z._default(z.record(z.string(), z.unknown()), {}),
+  valuesFiles: z._default(z.array(revisionPath), []),
+}).check(
+  z.superRefine((value, ctx) => {
+    if (value.version !== undefined && value.repository === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['version'],
+        message:
+          'applies to charts from a repository; a chart in the revision has the version Git gives it',
+      });
+    }
+    if (value.repository === undefined) {
+      const segments = value.chart.split('/');
+      if (value.chart.startsWith('/') || segments.includes('..')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['chart'],
+          message: `${JSON.stringify(value.chart)} must be a path inside the revision (relative to subPath, no "..")`,
+        });
+      }
+    }
+  }, ALWAYS),
+);
+
 /** One track as written in `tracks:`; cluster resolution happens once all tracks are known. */
 export const trackSchema = strictObject({
   name: dnsLabel,
@@ -324,9 +381,20 @@ export const trackSchema = strictObject({
   timeout: z._default(duration(1_000, '1s'), 120_000),
   suspend: z._default(z.boolean(), false),
   auth: z.optional(authSchema),
+  kustomize: z._default(z.union([z.literal('auto'), z.boolean()]), 'auto'),
+  kustomizeRemoteResources: z._default(z.boolean(), false),
+  helm: z.optional(helmSchema),
 }).check(
   z.superRefine((value, ctx) => {
     exclusive(value, ['reference', 'semver'], false, ctx);
+    if (value.helm !== undefined && value.kustomize === true) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['kustomize'],
+        message:
+          'true cannot be used with helm (a track renders either a chart or a kustomization)',
+      });
+    }
     if (value.restrictNamespace === true && value.namespace === undefined) {
       ctx.addIssue({
         code: 'custom',

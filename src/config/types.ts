@@ -77,6 +77,21 @@ export interface IgnoreRule {
   readonly target: IgnoreTarget;
 }
 
+/** A Helm chart a track renders (`helm:`) instead of plain manifests or a kustomization. */
+export interface HelmSource {
+  /** A path relative to the track's subPath, or a chart name in `repository`. */
+  readonly chart: string;
+  /** `http(s)://` chart repository or `oci://` registry; unset for a chart in the revision. */
+  readonly repository?: string;
+  /** Chart version or semver range (repository charts only); unset = newest. */
+  readonly version?: string;
+  /** Release name; the track's name when unset. */
+  readonly releaseName?: string;
+  readonly values: Record<string, unknown>;
+  /** Paths relative to the track's subPath, merged in order, before `values`. */
+  readonly valuesFiles: string[];
+}
+
 /** An object whose health decides whether a sync succeeded. */
 export interface HealthCheck {
   readonly apiVersion: string;
@@ -119,6 +134,11 @@ export interface Track {
   readonly timeout: number;
   readonly suspend: boolean;
   readonly auth?: GitAuth;
+  /** `auto`: kustomize when a kustomization is at subPath; `true`: required; `false`: never. */
+  readonly kustomize: 'auto' | boolean;
+  /** Lets kustomize fetch remote bases (Git, HTTPS); refused by default. */
+  readonly kustomizeRemoteResources: boolean;
+  readonly helm?: HelmSource;
 }
 
 /** A validated, defaulted `driftless.yaml`. */

@@ -110,3 +110,48 @@ export class RenderInputError extends DriftlessError {
 export class InvalidBundleError extends DriftlessError {
   readonly code = 'RENDER_BUNDLE_INVALID';
 }
+
+/** A renderer binary (kustomize, helm) the track needs cannot be found. */
+export class RendererNotFoundError extends DriftlessError {
+  readonly code = 'RENDER_TOOL_MISSING';
+}
+
+/** A renderer ran and failed; the message is its own, with temporary paths made repository-relative. */
+export class RendererFailedError extends DriftlessError {
+  readonly code = 'RENDER_TOOL_FAILED';
+
+  constructor(
+    /** What ran, e.g. `kustomize build deploy/prod`. */
+    readonly tool: string,
+    reason: string,
+  ) {
+    super(`${tool}: ${reason}`);
+  }
+}
+
+/** A renderer ran past its time or output limit and was stopped. */
+export class RendererLimitError extends DriftlessError {
+  readonly code = 'RENDER_TOOL_LIMIT';
+
+  constructor(
+    readonly tool: string,
+    reason: string,
+  ) {
+    super(`${tool}: ${reason}`);
+  }
+}
+
+/**
+ * The revision asks a renderer for something Driftless refuses by default: a
+ * file outside the repository, a remote resource without opt-in, a plugin.
+ */
+export class RenderRefusedError extends DriftlessError {
+  readonly code = 'RENDER_REFUSED';
+
+  constructor(
+    readonly file: string,
+    reason: string,
+  ) {
+    super(`${file}: ${reason}`);
+  }
+}

@@ -3,6 +3,13 @@
  * and the bundle's canonical bytes and digest (the stored artifact).
  */
 export { parseRevision, placeBundle, renderManifests } from './render-manifests.ts';
+export {
+  renderRevision,
+  rendererOf,
+  type RenderSpec,
+  type RendererKind,
+} from './render-revision.ts';
+export { capabilitiesDigest, type ClusterCapabilities } from './helm.ts';
 export { serializeBundle, BUNDLE_FORMAT } from './serialize-bundle.ts';
 export { parseBundle } from './parse-bundle.ts';
 export { bundleDigest } from './bundle-digest.ts';

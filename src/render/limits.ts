@@ -13,6 +13,8 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = Object.freeze({
   maxTotalBytes: 64 * MiB,
   maxAliasExpansion: 1_000_000,
   maxDepth: 100,
+  // Well inside the fetch function's 120 s, which also fetches and stores.
+  rendererTimeoutMs: 60_000,
 });
 
 /** Fills the limits a caller left out with {@link DEFAULT_RENDER_LIMITS}. */

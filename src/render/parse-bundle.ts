@@ -26,6 +26,7 @@ const objectSchema = z.strictObject({
 
 const bundleSchema = z.strictObject({
   format: z.literal(BUNDLE_FORMAT),
+  capabilities: z.optional(nonEmpty),
   objects: z.array(objectSchema),
 });
 
@@ -97,7 +98,9 @@ export function parseBundle(bytes: Uint8Array, expectedDigest?: string): Rendere
       ...(namespace === undefined ? {} : { namespace }),
     };
   });
-  const bundle: RenderedBundle = { objects };
+  const { capabilities } = parsed.data;
+  const bundle: RenderedBundle =
+    capabilities === undefined ? { objects } : { objects, capabilities };
   const canonical = serializeBundle(bundle);
   if (
     Buffer.compare(

@@ -7,7 +7,13 @@ import { parseManifestFile } from './parse-manifest-file.ts';
 import { resolveScope } from './resolve-scope.ts';
 import { selectManifestFiles } from './select-manifest-files.ts';
 import { formatSubject } from './subject.ts';
-import type { RenderedBundle, RenderedObject, RenderOptions, RevisionFile } from './types.ts';
+import type {
+  RenderedBundle,
+  RenderedObject,
+  RenderOptions,
+  RevisionFile,
+  SourceLocation,
+} from './types.ts';
 
 function readObjects(
   files: readonly RevisionFile[],
@@ -89,7 +95,32 @@ export function parseRevision(
   files: readonly RevisionFile[],
   options: Pick<RenderOptions, 'subPath' | 'limits'> = {},
 ): RenderedBundle {
-  const collected = readObjects(files, options);
+  return unplacedBundle(readObjects(files, options));
+}
+
+/**
+ * Parses what a renderer (kustomize, helm) printed: one YAML stream, each
+ * document reported at the file `sourceOf` names for its first line.
+ */
+export function parseRendererOutput(
+  output: RevisionFile,
+  sourceOf: (line: number) => SourceLocation,
+  options: Pick<RenderOptions, 'limits'> = {},
+): RenderedBundle {
+  const limits = resolveLimits(options.limits);
+  const budget = { used: 0, limit: limits.maxAliasExpansion };
+  const objects: CollectedObject[] = [];
+  for (const document of parseManifestFile(output, budget, limits.maxDepth)) {
+    const source = sourceOf(document.line);
+    const shift = source.line - document.line;
+    const itemLines = document.itemLines?.map((line) => line + shift);
+    objects.push(...collectObjects(source.file, [{ ...document, line: source.line, itemLines }]));
+  }
+  return unplacedBundle(objects);
+}
+
+/** Objects as written (namespace as given or none), CRDs checked, duplicates refused. */
+function unplacedBundle(collected: CollectedObject[]): RenderedBundle {
   indexCrdScopes(collected); // refuses malformed or conflicting CRDs now, not at apply time
   return unique(
     collected.map((object) => {

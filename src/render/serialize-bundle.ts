@@ -21,5 +21,9 @@ export function serializeBundle(bundle: RenderedBundle): Uint8Array {
     source: { file: object.source.file, line: object.source.line },
     manifest: object.manifest,
   }));
-  return new TextEncoder().encode(canonicalJson({ format: BUNDLE_FORMAT, objects }));
+  const capabilities =
+    bundle.capabilities === undefined ? {} : { capabilities: bundle.capabilities };
+  return new TextEncoder().encode(
+    canonicalJson({ format: BUNDLE_FORMAT, ...capabilities, objects }),
+  );
 }

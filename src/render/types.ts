@@ -39,6 +39,8 @@ export interface RenderLimits {
   readonly maxAliasExpansion: number;
   /** Deepest nesting of collections in a document, aliases expanded. */
   readonly maxDepth: number;
+  /** Longest a renderer (kustomize, helm) may run, in milliseconds. */
+  readonly rendererTimeoutMs: number;
 }
 
 /** Options of {@link renderManifests}. */
@@ -79,4 +81,10 @@ export interface RenderedObject {
 /** The validated objects of one revision, in canonical order (group, kind, namespace, name). */
 export interface RenderedBundle {
   readonly objects: readonly RenderedObject[];
+  /**
+   * Helm charts only: digest of the cluster capabilities the chart was
+   * rendered for (`none` when none were known). The apply side renders again
+   * when its cluster's differ.
+   */
+  readonly capabilities?: string;
 }

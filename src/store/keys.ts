@@ -16,7 +16,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { InvalidStoreKeyError } from './errors.ts';
 import type { Digest, HistoryEntry, HistoryTrigger } from './ports.ts';
-import { isFullCommitId } from '../object-id.ts';
+import { isRevisionId } from '../object-id.ts';
 
 /**
  * A Kubernetes label value (tracks are also the `driftless.dev/track` label):
@@ -47,11 +47,11 @@ export function assertTrackName(track: unknown): asserts track is string {
   }
 }
 
-/** Throws `InvalidStoreKeyError` unless `revision` is a full lower-case commit sha. */
+/** Throws `InvalidStoreKeyError` unless `revision` is a revision id (object-id.ts). */
 export function assertRevision(revision: unknown): asserts revision is string {
-  if (typeof revision !== 'string' || !isFullCommitId(revision)) {
+  if (typeof revision !== 'string' || !isRevisionId(revision)) {
     throw new InvalidStoreKeyError(
-      `${JSON.stringify(revision)}: invalid revision: expected a full commit sha (40 or 64 lower-case hex)`,
+      `${JSON.stringify(revision)}: invalid revision: expected a full commit sha (40 or 64 lower-case hex), optionally +12 hex of a rendered chart`,
     );
   }
 }

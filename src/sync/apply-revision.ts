@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import { capabilitiesDigest } from '../render/index.ts';
 import type { Track } from '../config/types.ts';
 import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncJob } from './jobs.ts';
@@ -65,6 +66,7 @@ async function attemptSync(
   revision: string,
   deps: ApplyDeps,
   precheck: Precheck | undefined,
+  pin: boolean,
 ): Promise<SyncAttempt> {
   const before = await readTrackState(deps.state, track.name);
   const stop = precheck?.(before);
@@ -81,6 +83,21 @@ async function attemptSync(
   }
   const stored = await loadStoredRevision(track, revision, deps);
   if (stored.type === 'refused') return stored;
+  if (stored.capabilities !== undefined && !pin) {
+    // A chart renders for a cluster: one rendered for other capabilities is
+    // not applied (a rollback applies what was stored, as asked).
+    const catalog = await deps.cluster.discover();
+    const capabilities = {
+      kubeVersion: catalog.serverVersion ?? 'unknown',
+      apiVersions: catalog.apiVersions(),
+    };
+    if (
+      catalog.serverVersion !== undefined &&
+      capabilitiesDigest(capabilities) !== stored.capabilities
+    ) {
+      return { type: 'rerender', capabilities };
+    }
+  }
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
   });
@@ -108,7 +125,7 @@ export async function applyStoredRevision(
   const holder = randomUUID();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
   try {
-    const attempt = await attemptSync(track, revision, deps, precheck);
+    const attempt = await attemptSync(track, revision, deps, precheck, options.pin === true);
     return await recordSync(deps.state, track.name, revision, attempt, { ...options, holder, now });
   } catch (error) {
     // Not an outcome but a fault (a store or connection failing): free the track, let the job retry.

@@ -6,6 +6,7 @@
  * process.
  */
 import type { Track } from '../config/types.ts';
+import { commitOf } from '../object-id.ts';
 import { applyRevision, type SyncResult } from './apply-revision.ts';
 import { fetchTrack } from './fetch-track.ts';
 import type { ApplyJob, FetchJob, Job, SyncJob } from './jobs.ts';
@@ -52,7 +53,18 @@ export async function executeApplyJob(
     }
     case 'sync': {
       const result = await applyRevision(track, job, useCaseDeps);
-      return { type: 'sync', job, result, next: await resumed(result, job.trigger) };
+      // A chart rendered for other capabilities: render the same commit again (render-track-revision.ts).
+      const next = result.rerender
+        ? [
+            {
+              type: 'fetch' as const,
+              track: track.name,
+              trigger: job.trigger,
+              revision: commitOf(job.revision),
+            },
+          ]
+        : await resumed(result, job.trigger);
+      return { type: 'sync', job, result, next };
     }
     case 'rollback': {
       const result = await rollbackTrack(track, job, useCaseDeps);

@@ -9,12 +9,12 @@
  */
 import type { Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
-import { parseRevision, serializeBundle } from '../render/index.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { FetchJob, SyncJob } from './jobs.ts';
 import { setCondition, updateTrackState } from './track-state.ts';
-import { isFullCommitId } from '../object-id.ts';
+import { commitOf, isRevisionId } from '../object-id.ts';
+import { renderTrackRevision, type RenderedTrackRevision } from './render-track-revision.ts';
 
 export interface FetchDeps {
   readonly source: GitSource;
@@ -38,7 +38,8 @@ function reasonOf(error: unknown, fallback: string): string {
 }
 
 async function resolve(track: Track, job: FetchJob, source: GitSource): Promise<string> {
-  if (job.revision && isFullCommitId(job.revision)) return job.revision;
+  // A stored revision id (a chart's commit+digest) names its commit; the chart renders anew.
+  if (job.revision && isRevisionId(job.revision)) return commitOf(job.revision);
   const target = job.revision ? { ...track, reference: job.revision, semver: undefined } : track;
   return (await source.resolve(target)).revision;
 }
@@ -95,23 +96,26 @@ export async function fetchTrack(
     return fail(null, 'FilesFetched', error);
   }
 
-  if (!(await deps.artifacts.has(track.name, revision))) {
-    let bytes: Uint8Array;
+  // A chart's revision id depends on its rendering (object-id.ts), so a chart is
+  // rendered every time; anything else is stored once per commit.
+  if (track.helm !== undefined || !(await deps.artifacts.has(track.name, revision))) {
+    const commit = revision;
+    let rendered: RenderedTrackRevision;
     try {
-      const files = await deps.source.readFiles(track, revision);
-      bytes = serializeBundle(
-        parseRevision(files, track.subPath ? { subPath: track.subPath } : {}),
-      );
+      rendered = await renderTrackRevision(track, commit, deps);
     } catch (error) {
       return fail(
-        revision,
+        commit,
         error instanceof DriftlessError && error.code.startsWith('RENDER')
           ? 'FilesParsed'
           : 'FilesFetched',
         error,
       );
     }
-    await deps.artifacts.put(track.name, revision, bytes);
+    revision = rendered.revision;
+    if (!(await deps.artifacts.has(track.name, revision))) {
+      await deps.artifacts.put(track.name, revision, rendered.bytes);
+    }
   }
 
   let stale = false;

@@ -22,6 +22,8 @@ export interface StoredRevision {
   readonly ignored: Record<string, string>;
   /** Objects the revision holds, ignored ones included. */
   readonly discovered: number;
+  /** The capabilities digest a chart was rendered for (RenderedBundle.capabilities). */
+  readonly capabilities?: string;
 }
 
 interface LoadDeps {
@@ -37,10 +39,13 @@ async function placedBundle(
   try {
     const bundle = parseBundle(await deps.artifacts.get(track.name, revision));
     const catalog = await deps.cluster.discover();
-    return placeBundle(bundle, {
+    const placed = placeBundle(bundle, {
       ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
       scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
     });
+    return bundle.capabilities === undefined
+      ? placed
+      : { ...placed, capabilities: bundle.capabilities };
   } catch (error) {
     const reason = error instanceof DriftlessError ? error.code : 'ArtifactInvalid';
     return { type: 'refused', condition: 'FilesParsed', reason, message: messageOf(error) };
@@ -69,5 +74,6 @@ export async function loadStoredRevision(
     objects: selected.map((object) => object.manifest as unknown as KubeObject),
     ignored,
     discovered: bundle.objects.length,
+    ...(bundle.capabilities === undefined ? {} : { capabilities: bundle.capabilities }),
   };
 }

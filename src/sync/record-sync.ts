@@ -7,6 +7,7 @@
 import type { ChangeAction } from '../apply/changeset.ts';
 import { describeUnhealthy } from '../apply/health.ts';
 import type { ReconcileResult } from '../apply/reconcile-objects.ts';
+import type { ClusterCapabilities } from '../render/index.ts';
 import type { HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncOutcome, SyncResult } from './sync-result.ts';
 import {
@@ -31,6 +32,12 @@ export type SyncAttempt =
   | { readonly type: 'pinned'; readonly pinnedAt: string | null }
   /** A revision resolved later is desired: nothing was applied, nothing is recorded. */
   | { readonly type: 'superseded' }
+  /**
+   * A chart rendered for other cluster capabilities than the cluster's:
+   * nothing was applied; the capabilities are recorded and the commit is
+   * rendered again for them.
+   */
+  | { readonly type: 'rerender'; readonly capabilities: ClusterCapabilities }
   | Refusal
   | {
       readonly type: 'reconciled';
@@ -59,6 +66,8 @@ function outcomeOf(attempt: SyncAttempt): SyncOutcome {
     case 'pinned':
     case 'superseded':
       return attempt.type;
+    case 'rerender':
+      return 'superseded';
     case 'refused':
       return 'failed';
     case 'reconciled':
@@ -153,6 +162,17 @@ export async function recordSync(
         break;
       case 'superseded':
         break;
+      case 'rerender':
+        s.capabilities = attempt.capabilities;
+        setCondition(
+          s,
+          'Ready',
+          'Unknown',
+          'RenderingForCluster',
+          `revision ${revision} was rendered for other cluster capabilities; rendering it again for this cluster (Kubernetes ${attempt.capabilities.kubeVersion})`,
+          now,
+        );
+        break;
       case 'refused':
         // The last good revision stays; the reason goes into status.
         if (attempt.condition !== 'Ready') {
@@ -168,7 +188,7 @@ export async function recordSync(
   });
   const result = outcomeOf(attempt);
   const error = errorOf(attempt);
-  if (attempt.type !== 'pinned' && attempt.type !== 'superseded') {
+  if (attempt.type === 'refused' || attempt.type === 'reconciled') {
     await store.appendHistory(track, {
       revision,
       appliedAt: options.now().toISOString(),
@@ -183,6 +203,7 @@ export async function recordSync(
     result,
     changeset: attempt.type === 'reconciled' ? attempt.result.changeset : [],
     state,
+    ...(attempt.type === 'rerender' ? { rerender: true } : {}),
     ...(error ? { error } : {}),
   };
 }

@@ -31,7 +31,7 @@ interface JobResultOf<Type extends Job['type'], J extends Job, R> {
   readonly type: Type;
   readonly job: J;
   readonly result: R;
-  readonly next: readonly SyncJob[];
+  readonly next: readonly (SyncJob | FetchJob)[];
 }
 
 /** This process cannot run the job: a fetch where there are no Git credentials, or the reverse. */

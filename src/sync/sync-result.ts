@@ -13,4 +13,6 @@ export interface SyncResult {
   readonly state: TrackState;
   /** Why the sync failed or was refused; undefined on success. */
   readonly error?: string;
+  /** Set when a chart must be rendered again for the cluster's capabilities (outcome `superseded`). */
+  readonly rerender?: true;
 }

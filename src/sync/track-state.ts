@@ -4,6 +4,7 @@
  * `driftless status -o json` prints it with the track's name (DESIGN.md).
  */
 import type { InventoryEntry } from '../apply/inventory.ts';
+import type { ClusterCapabilities } from '../render/index.ts';
 import type { StateStore } from '../store/ports.ts';
 import { DriftlessError } from '../errors.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
@@ -45,6 +46,11 @@ export interface TrackState {
   inventory: InventoryEntry[];
   /** When drift was last checked (ISO): the schedule uses it to find due tracks. */
   driftCheckedAt?: string | null;
+  /**
+   * What the track's cluster serves, recorded by the apply step (which has
+   * discovery) for Helm tracks; the fetch step renders charts for it.
+   */
+  capabilities?: ClusterCapabilities | null;
   /** Held while an apply job runs: at most one per track, across processes and functions. */
   applyLease?: { holder: string; until: string } | null;
 }

@@ -1,0 +1,203 @@
+/**
+ * `kustomize build` of a revision with the real, pinned kustomize. Bases,
+ * overlays, components, generators, patches and the rest work because
+ * kustomize does them; Driftless only decides what kustomize may reach:
+ *
+ * - files: kustomize's own load restrictor (`LoadRestrictionsRootOnly`) keeps
+ *   patches and generator files inside their kustomization's directory, and
+ *   {@link checkKustomizations} refuses any path that leaves the repository
+ *   (a base `../../../etc` would otherwise reach the host's disk);
+ * - plugins: exec and container KRM functions and `helmCharts` need flags
+ *   (`--enable-alpha-plugins`, `--enable-exec`, `--enable-helm`) never passed;
+ * - the network: remote bases are refused unless the track opts in
+ *   (`kustomizeRemoteResources: true`); without it the child also gets no
+ *   `git` on PATH and a proxy that refuses every connection, so a remote
+ *   form the check does not recognise fails too.
+ */
+import { load } from 'js-yaml';
+import { posix } from 'node:path';
+import { RenderRefusedError } from './errors.ts';
+import { isJsonObject } from './json-value.ts';
+import { withRevisionTree } from './revision-tree.ts';
+import { runTool } from './run-tool.ts';
+import type { RevisionFile } from './types.ts';
+import { MANIFEST_SCHEMA } from './yaml-schema.ts';
+
+/** The file names kustomize accepts for a kustomization, in its order of preference. */
+export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+
+/** The kustomization file directly in `dir` (`''` = root), if there is one. */
+export function kustomizationIn(
+  files: readonly RevisionFile[],
+  dir: string,
+): RevisionFile | undefined {
+  const prefix = dir === '' ? '' : `${dir}/`;
+  for (const name of KUSTOMIZATION_FILES) {
+    const found = files.find((file) => file.path === `${prefix}${name}`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+// Forms kustomize fetches remotely: URLs with a scheme, scp-like Git and bare
+// `host.tld/org/repo` Git URLs (github.com/org/repo//path?ref=v1).
+const REMOTE = /^(?:[a-z][a-z0-9+.-]*:\/\/|[^/\s]+@[^/\s]+:|[a-z0-9-]+(?:\.[a-z0-9-]+)+\/)/i;
+
+/** Fields whose entries are paths (or, for the first three, remote resources). */
+const RESOURCE_LISTS = ['resources', 'bases', 'components'] as const;
+const PATH_LISTS = ['crds', 'configurations', 'patchesStrategicMerge'] as const;
+const PATH_OBJECT_LISTS = ['patches', 'patchesJson6902', 'replacements'] as const;
+const GENERATOR_LISTS = ['configMapGenerator', 'secretGenerator'] as const;
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === 'string')
+    : [];
+}
+
+function objects(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isJsonObject) : [];
+}
+
+/** Every path a kustomization names, with the field it came from. */
+function namedPaths(
+  kustomization: Record<string, unknown>,
+): { field: string; path: string; resource: boolean }[] {
+  const found: { field: string; path: string; resource: boolean }[] = [];
+  for (const field of RESOURCE_LISTS) {
+    for (const path of strings(kustomization[field])) found.push({ field, path, resource: true });
+  }
+  for (const field of PATH_LISTS) {
+    // An inline patch (YAML text) has a newline; only single-line entries are paths.
+    for (const path of strings(kustomization[field]))
+      if (!path.includes('\n')) found.push({ field, path, resource: false });
+  }
+  for (const field of PATH_OBJECT_LISTS) {
+    for (const entry of objects(kustomization[field]))
+      if (typeof entry.path === 'string') found.push({ field, path: entry.path, resource: false });
+  }
+  for (const field of GENERATOR_LISTS) {
+    for (const generator of objects(kustomization[field])) {
+      // `files` entries may be `key=path`.
+      for (const entry of strings(generator.files))
+        found.push({ field, path: entry.slice(entry.indexOf('=') + 1), resource: false });
+      for (const path of [...strings(generator.envs), ...strings([generator.env])])
+        found.push({ field, path, resource: false });
+    }
+  }
+  const openapi = kustomization.openapi;
+  if (isJsonObject(openapi) && typeof openapi.path === 'string')
+    found.push({ field: 'openapi', path: openapi.path, resource: false });
+  return found;
+}
+
+function existsInTree(files: readonly RevisionFile[], path: string): boolean {
+  return files.some((file) => file.path === path || file.path.startsWith(`${path}/`));
+}
+
+/**
+ * Refuses what kustomize would otherwise reach outside the revision: paths
+ * leaving the repository (absolute or through `..`), and remote resources
+ * unless `allowRemote`. Reads every kustomization of the revision, since any
+ * may be a base of the one built.
+ */
+export function checkKustomizations(files: readonly RevisionFile[], allowRemote: boolean): void {
+  for (const file of files) {
+    if (!KUSTOMIZATION_FILES.includes(posix.basename(file.path))) continue;
+    let kustomization: unknown;
+    try {
+      kustomization = load(new TextDecoder().decode(file.content), { schema: MANIFEST_SCHEMA });
+    } catch {
+      continue; // kustomize reports syntax errors itself, naming the file
+    }
+    if (!isJsonObject(kustomization)) continue;
+    const dir = posix.dirname(file.path);
+    for (const { field, path, resource } of namedPaths(kustomization)) {
+      if (resource && REMOTE.test(path)) {
+        if (allowRemote) continue;
+        throw new RenderRefusedError(
+          file.path,
+          `${field}: remote resource ${JSON.stringify(path)} is refused; set kustomizeRemoteResources: true on the track to allow it`,
+        );
+      }
+      const resolved = posix.normalize(posix.join(dir, path));
+      if (posix.isAbsolute(path) || resolved === '..' || resolved.startsWith('../')) {
+        throw new RenderRefusedError(
+          file.path,
+          `${field}: ${JSON.stringify(path)} is outside the repository`,
+        );
+      }
+      if (
+        resource &&
+        !existsInTree(files, resolved) &&
+        !allowRemote &&
+        /^[^./]+\.[^/]+\//.test(path)
+      ) {
+        throw new RenderRefusedError(
+          file.path,
+          `${field}: ${JSON.stringify(path)} is not in the revision and looks like a remote resource; set kustomizeRemoteResources: true on the track to allow it`,
+        );
+      }
+    }
+  }
+}
+
+export interface KustomizeOptions {
+  readonly binary: string;
+  /** The directory to build, relative to the repository root (`''` = root). */
+  readonly dir: string;
+  readonly allowRemote: boolean;
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+}
+
+/** A proxy nobody listens on: connections kustomize attempts fail at once. */
+const NO_NETWORK_PROXY = 'http://127.0.0.1:9';
+
+/** Runs `kustomize build` over the revision; resolves with its YAML output. */
+export async function kustomizeBuild(
+  files: readonly RevisionFile[],
+  options: KustomizeOptions,
+): Promise<Buffer> {
+  checkKustomizations(files, options.allowRemote);
+  return withRevisionTree(files, async ({ root, scratch }) => {
+    const target = options.dir === '' ? root : posix.join(root, options.dir);
+    const network: Record<string, string> = options.allowRemote
+      ? pick(process.env, [
+          'PATH',
+          'HTTPS_PROXY',
+          'HTTP_PROXY',
+          'NO_PROXY',
+          'https_proxy',
+          'http_proxy',
+          'no_proxy',
+          'SSL_CERT_FILE',
+        ])
+      : { PATH: '', HTTPS_PROXY: NO_NETWORK_PROXY, HTTP_PROXY: NO_NETWORK_PROXY, NO_PROXY: '' };
+    return runTool({
+      tool: `kustomize build ${options.dir === '' ? '.' : options.dir}`,
+      binary: options.binary,
+      args: ['build', target, '--load-restrictor', 'LoadRestrictionsRootOnly'],
+      cwd: root,
+      env: {
+        HOME: scratch,
+        XDG_CONFIG_HOME: scratch,
+        KUSTOMIZE_PLUGIN_HOME: posix.join(scratch, 'plugins'),
+        ...network,
+      },
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      // kustomize names files by their absolute path in the temporary tree.
+      describe: (text) => text.replaceAll(`${root}/`, '').replaceAll(root, '.'),
+    });
+  });
+}
+
+function pick(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name of names) {
+    const value = env[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked;
+}

@@ -1,0 +1,118 @@
+/**
+ * Renders one revision of a track, whichever renderer it needs:
+ *
+ * - `helm:` set -> `helm template` of the chart;
+ * - a kustomization at subPath (`kustomize: auto`, the default) or
+ *   `kustomize: true` -> `kustomize build`;
+ * - otherwise the plain manifests under subPath.
+ *
+ * Runs on the fetch side, without cluster credentials: objects keep the
+ * namespace their renderer gave them, and the apply side places them
+ * ({@link placeBundle}). Errors name the file (or the renderer's own message,
+ * which names the file) and nothing partial is returned.
+ */
+import type { Track } from '../config/types.ts';
+import { RenderInputError } from './errors.ts';
+import { capabilitiesDigest, helmTemplate, type ClusterCapabilities } from './helm.ts';
+import { kustomizationIn, kustomizeBuild, KUSTOMIZATION_FILES } from './kustomize.ts';
+import { resolveLimits } from './limits.ts';
+import { parseRendererOutput, parseRevision } from './render-manifests.ts';
+import { rendererBinary } from './renderer-binaries.ts';
+import { normalizeSubPath } from './select-manifest-files.ts';
+import type { RenderedBundle, RenderLimits, RevisionFile, SourceLocation } from './types.ts';
+
+/** The track fields that decide how a revision renders. */
+export type RenderSpec = Pick<
+  Track,
+  'name' | 'subPath' | 'namespace' | 'kustomize' | 'kustomizeRemoteResources' | 'helm'
+>;
+
+export interface RevisionRenderOptions {
+  /** What the target cluster serves, when the apply step has recorded it (Helm's `.Capabilities`). */
+  readonly capabilities?: ClusterCapabilities;
+  readonly limits?: Partial<RenderLimits>;
+  /** Where renderer binaries are looked up (DRIFTLESS_KUSTOMIZE, DRIFTLESS_HELM, PATH). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Which renderer a track's revision needs. */
+export type RendererKind = 'plain' | 'kustomize' | 'helm';
+
+/** Decides the renderer; throws when `kustomize: true` finds no kustomization. */
+export function rendererOf(spec: RenderSpec, files: readonly RevisionFile[]): RendererKind {
+  if (spec.helm !== undefined) return 'helm';
+  if (spec.kustomize === false) return 'plain';
+  const dir = normalizeSubPath(spec.subPath);
+  if (kustomizationIn(files, dir)) return 'kustomize';
+  if (spec.kustomize === true) {
+    throw new RenderInputError(
+      `kustomize: true, but ${dir === '' ? 'the repository root' : dir} has no ${KUSTOMIZATION_FILES.join(', ')}`,
+    );
+  }
+  return 'plain';
+}
+
+/** `# Source: <chart>/templates/x.yaml` comments, by line, as helm prints them before each document. */
+function helmSources(text: string): { line: number; path: string }[] {
+  const sources: { line: number; path: string }[] = [];
+  text.split('\n').forEach((line, index) => {
+    if (line.startsWith('# Source: '))
+      sources.push({ line: index + 1, path: line.slice(10).trim() });
+  });
+  return sources;
+}
+
+/** Renders `files` (one revision) for the track; see the module comment. */
+export async function renderRevision(
+  spec: RenderSpec,
+  files: readonly RevisionFile[],
+  options: RevisionRenderOptions = {},
+): Promise<RenderedBundle> {
+  const limits = resolveLimits(options.limits);
+  const dir = normalizeSubPath(spec.subPath);
+  const renderer = rendererOf(spec, files);
+  const run = { timeoutMs: limits.rendererTimeoutMs, maxOutputBytes: limits.maxTotalBytes };
+  const why = `track ${spec.name}`;
+
+  if (renderer === 'plain')
+    return parseRevision(files, { ...(spec.subPath ? { subPath: spec.subPath } : {}), limits });
+
+  if (renderer === 'kustomize') {
+    const output = await kustomizeBuild(files, {
+      ...run,
+      binary: rendererBinary(
+        'kustomize',
+        `${why} (${kustomizationIn(files, dir)?.path ?? 'kustomize: true'})`,
+        options.env,
+      ),
+      dir,
+      allowRemote: spec.kustomizeRemoteResources,
+    });
+    const file = kustomizationIn(files, dir)?.path ?? dir;
+    return parseRendererOutput({ path: file, content: output }, (line) => ({ file, line }), {
+      limits,
+    });
+  }
+
+  const chart = spec.helm!;
+  const helm = await helmTemplate(files, {
+    ...run,
+    binary: rendererBinary('helm', `${why} (helm.chart ${chart.chart})`, options.env),
+    chart,
+    releaseName: chart.releaseName ?? spec.name,
+    dir,
+    ...(spec.namespace ? { namespace: spec.namespace } : {}),
+    ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+  });
+  const sources = helmSources(helm.output.toString('utf8'));
+  const sourceOf = (line: number): SourceLocation => {
+    let found: string | undefined;
+    for (const source of sources) if (source.line < line) found = source.path;
+    // The line inside the template is not known once rendered: the file is what helps.
+    return { file: found === undefined ? helm.chartLabel : helm.sourceFile(found), line: 1 };
+  };
+  const bundle = parseRendererOutput({ path: helm.chartLabel, content: helm.output }, sourceOf, {
+    limits,
+  });
+  return { ...bundle, capabilities: capabilitiesDigest(options.capabilities) };
+}

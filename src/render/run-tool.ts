@@ -1,0 +1,94 @@
+/**
+ * Runs a renderer binary (kustomize, helm) the way a revision deserves: as
+ * untrusted input. The child gets a minimal environment (no credentials of
+ * ours, no Git, no proxy that works), a time limit, and an output limit; its
+ * stderr is kept for the error message and nothing else.
+ */
+import { spawn } from 'node:child_process';
+import { RendererFailedError, RendererLimitError } from './errors.ts';
+
+export interface ToolRun {
+  /** `kustomize` or `helm`: names the tool in errors. */
+  readonly tool: string;
+  readonly binary: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  /** The whole environment of the child: nothing of this process's leaks in. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+  /** Rewrites a message (stderr) before it reaches an error, e.g. to drop temporary paths. */
+  readonly describe?: (text: string) => string;
+}
+
+/** Stderr kept for messages: the start of a failure says what failed. */
+const MAX_STDERR_BYTES = 64 * 1024;
+
+/** Runs the tool; resolves with its stdout, or rejects with a typed error naming what went wrong. */
+export function runTool(run: ToolRun): Promise<Buffer> {
+  const describe = run.describe ?? ((text: string) => text);
+  return new Promise((resolve, reject) => {
+    const child = spawn(run.binary, run.args, {
+      cwd: run.cwd,
+      env: run.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so a timeout also ends what it started (git, plugins).
+      detached: true,
+    });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderrBytes = 0;
+    let stopped: RendererLimitError | undefined;
+    const stop = (error: RendererLimitError): void => {
+      if (stopped) return;
+      stopped = error;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const timer = setTimeout(
+      () =>
+        stop(
+          new RendererLimitError(
+            run.tool,
+            `did not finish within ${Math.round(run.timeoutMs / 1000)} s`,
+          ),
+        ),
+      run.timeoutMs,
+    );
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.byteLength;
+      if (stdoutBytes > run.maxOutputBytes) {
+        stop(
+          new RendererLimitError(
+            run.tool,
+            `output exceeds the limit of ${run.maxOutputBytes} bytes per revision`,
+          ),
+        );
+        return;
+      }
+      stdout.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderrBytes < MAX_STDERR_BYTES) stderr.push(chunk);
+      stderrBytes += chunk.byteLength;
+    });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(
+        new RendererFailedError(run.tool, describe(`cannot run ${run.binary}: ${error.message}`)),
+      );
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (stopped) return reject(stopped);
+      if (code === 0) return resolve(Buffer.concat(stdout));
+      const text = Buffer.concat(stderr).toString('utf8').trim();
+      const status = signal ? `was stopped by ${signal}` : `exited with ${code}`;
+      reject(new RendererFailedError(run.tool, describe(text === '' ? status : text)));
+    });
+  });
+}

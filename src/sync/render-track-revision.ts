@@ -1,0 +1,47 @@
+/**
+ * One commit of a track -> its rendered bundle, its bytes and the revision id
+ * they are stored under. Shared by the fetch job and the CLI's `render`/`diff`
+ * of a revision not stored yet.
+ *
+ * Plain manifests need only the files under subPath; a kustomization may
+ * reach bases anywhere in the repository, and a chart's values files and
+ * dependencies likewise, so those read the whole tree. A Helm chart renders
+ * for the cluster capabilities the apply step recorded, and its revision id
+ * carries the bundle's digest (object-id.ts).
+ */
+import type { Track } from '../config/types.ts';
+import { bundleDigest, renderRevision, rendererOf, serializeBundle } from '../render/index.ts';
+import type { RenderedBundle } from '../render/types.ts';
+import { renderedRevision } from '../object-id.ts';
+import type { GitSource } from '../source/ports.ts';
+import type { StateStore } from '../store/ports.ts';
+import { readTrackState } from './track-state.ts';
+
+export interface RenderedTrackRevision {
+  /** The revision id it is stored under: the commit, or commit+digest for a chart. */
+  readonly revision: string;
+  readonly bundle: RenderedBundle;
+  readonly bytes: Uint8Array;
+}
+
+/** Reads and renders `commit` of the track. Throws render and source errors as they are. */
+export async function renderTrackRevision(
+  track: Track,
+  commit: string,
+  deps: { readonly source: GitSource; readonly state: StateStore },
+): Promise<RenderedTrackRevision> {
+  let files = await deps.source.readFiles(track, commit);
+  const renderer = rendererOf(track, files);
+  if (renderer !== 'plain' && track.subPath) {
+    files = await deps.source.readFiles({ ...track, subPath: undefined }, commit);
+  }
+  const capabilities =
+    renderer === 'helm' ? (await readTrackState(deps.state, track.name)).capabilities : undefined;
+  const bundle = await renderRevision(track, files, capabilities ? { capabilities } : {});
+  const bytes = serializeBundle(bundle);
+  const revision =
+    renderer === 'helm'
+      ? renderedRevision(commit, bundleDigest(bytes).slice('sha256:'.length))
+      : commit;
+  return { revision, bundle, bytes };
+}
