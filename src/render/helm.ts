@@ -103,8 +103,7 @@ export async function helmTemplate(
     }
     return inRevision;
   });
-  const chartLabel =
-    localChart ?? `${chart.repository}/${chart.chart}${chart.version ? `@${chart.version}` : ''}`;
+  const chartLabel = localChart ?? `${chart.repository?.replace(/\/$/, '')}/${chart.chart}`;
 
   const output = await withRevisionTree(files, async ({ root, scratch }) => {
     const args = ['template', options.releaseName];
@@ -135,7 +134,7 @@ export async function helmTemplate(
       }
     }
     return runTool({
-      tool: `helm template ${chartLabel}`,
+      tool: `helm template ${chartLabel}${chart.version ? ` --version "${chart.version}"` : ''}`,
       binary: options.binary,
       args,
       cwd: root,

@@ -91,27 +91,35 @@ function namedPaths(
   return found;
 }
 
-function existsInTree(files: readonly RevisionFile[], path: string): boolean {
-  return files.some((file) => file.path === path || file.path.startsWith(`${path}/`));
+function readKustomization(file: RevisionFile): Record<string, unknown> | undefined {
+  try {
+    const value = load(new TextDecoder().decode(file.content), { schema: MANIFEST_SCHEMA });
+    return isJsonObject(value) ? value : undefined;
+  } catch {
+    return undefined; // kustomize reports syntax errors itself, naming the file
+  }
 }
 
 /**
  * Refuses what kustomize would otherwise reach outside the revision: paths
  * leaving the repository (absolute or through `..`), and remote resources
- * unless `allowRemote`. Reads every kustomization of the revision, since any
- * may be a base of the one built.
+ * unless `allowRemote`. Reads the kustomization built and every one it
+ * reaches as a resource or component (its bases), as kustomize will.
  */
-export function checkKustomizations(files: readonly RevisionFile[], allowRemote: boolean): void {
-  for (const file of files) {
-    if (!KUSTOMIZATION_FILES.includes(posix.basename(file.path))) continue;
-    let kustomization: unknown;
-    try {
-      kustomization = load(new TextDecoder().decode(file.content), { schema: MANIFEST_SCHEMA });
-    } catch {
-      continue; // kustomize reports syntax errors itself, naming the file
-    }
-    if (!isJsonObject(kustomization)) continue;
-    const dir = posix.dirname(file.path);
+export function checkKustomizations(
+  files: readonly RevisionFile[],
+  dir: string,
+  allowRemote: boolean,
+): void {
+  const pending = [dir];
+  const seen = new Set<string>();
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    if (seen.has(current)) continue;
+    seen.add(current);
+    const file = kustomizationIn(files, current);
+    const kustomization = file && readKustomization(file);
+    if (!file || !kustomization) continue;
     for (const { field, path, resource } of namedPaths(kustomization)) {
       if (resource && REMOTE.test(path)) {
         if (allowRemote) continue;
@@ -120,24 +128,14 @@ export function checkKustomizations(files: readonly RevisionFile[], allowRemote:
           `${field}: remote resource ${JSON.stringify(path)} is refused; set kustomizeRemoteResources: true on the track to allow it`,
         );
       }
-      const resolved = posix.normalize(posix.join(dir, path));
+      const resolved = posix.normalize(posix.join(current === '' ? '.' : current, path));
       if (posix.isAbsolute(path) || resolved === '..' || resolved.startsWith('../')) {
         throw new RenderRefusedError(
           file.path,
           `${field}: ${JSON.stringify(path)} is outside the repository`,
         );
       }
-      if (
-        resource &&
-        !existsInTree(files, resolved) &&
-        !allowRemote &&
-        /^[^./]+\.[^/]+\//.test(path)
-      ) {
-        throw new RenderRefusedError(
-          file.path,
-          `${field}: ${JSON.stringify(path)} is not in the revision and looks like a remote resource; set kustomizeRemoteResources: true on the track to allow it`,
-        );
-      }
+      if (resource) pending.push(resolved === '.' ? '' : resolved);
     }
   }
 }
@@ -159,7 +157,7 @@ export async function kustomizeBuild(
   files: readonly RevisionFile[],
   options: KustomizeOptions,
 ): Promise<Buffer> {
-  checkKustomizations(files, options.allowRemote);
+  checkKustomizations(files, options.dir, options.allowRemote);
   return withRevisionTree(files, async ({ root, scratch }) => {
     const target = options.dir === '' ? root : posix.join(root, options.dir);
     const network: Record<string, string> = options.allowRemote
@@ -188,7 +186,14 @@ export async function kustomizeBuild(
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.maxOutputBytes,
       // kustomize names files by their absolute path in the temporary tree.
-      describe: (text) => text.replaceAll(`${root}/`, '').replaceAll(root, '.'),
+      describe: (text) => {
+        const relative = text.replaceAll(`${root}/`, '').replaceAll(root, '.');
+        // A kustomization kustomize cannot read is reported without its name.
+        const built = kustomizationIn(files, options.dir);
+        return built && relative.includes('invalid Kustomization')
+          ? `${built.path}: ${relative}`
+          : relative;
+      },
     });
   });
 }

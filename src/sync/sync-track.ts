@@ -9,6 +9,7 @@ import type { HistoryTrigger } from '../store/ports.ts';
 import { applyRevision, type ApplyDeps, type SyncResult } from './apply-revision.ts';
 import { fetchTrack } from './fetch-track.ts';
 import { readTrackState } from './track-state.ts';
+import { commitOf } from '../object-id.ts';
 
 export type { SyncOutcome, SyncResult } from './sync-result.ts';
 
@@ -24,6 +25,20 @@ export interface SyncRequest {
 
 /** Syncs one track to its newest revision (or `request.revision`), recording status and history. */
 export async function syncTrack(
+  track: Track,
+  request: SyncRequest,
+  deps: SyncDeps,
+): Promise<SyncResult> {
+  const result = await fetchAndApply(track, request, deps);
+  // A chart rendered for other capabilities than the cluster's: the apply
+  // recorded the cluster's, so one more render is for them (the same commit).
+  if (result.rerender && result.revision) {
+    return fetchAndApply(track, { ...request, revision: commitOf(result.revision) }, deps);
+  }
+  return result;
+}
+
+async function fetchAndApply(
   track: Track,
   request: SyncRequest,
   deps: SyncDeps,
