@@ -77,6 +77,8 @@ describe('loadConfig', () => {
       timeout: 120_000,
       suspend: false,
       auth: { type: 'basic', secret: { scheme: 'env', name: 'GIT_CREDENTIALS' } },
+      kustomize: 'auto',
+      kustomizeRemoteResources: false,
     });
   });
 
@@ -148,6 +150,8 @@ describe('parseConfig defaults', () => {
         healthChecks: [],
         timeout: 120_000,
         suspend: false,
+        kustomize: 'auto',
+        kustomizeRemoteResources: false,
       },
     ]);
   });
