@@ -14,6 +14,7 @@ import { BenchContext } from './lib/context.ts';
 import { evaluate, printTable, writeResults, type BenchmarkResult } from './lib/report.ts';
 import type { Benchmark } from './lib/types.ts';
 import { pushToApplied } from './push-to-applied.ts';
+import { render } from './render.ts';
 import { syncRss } from './sync-rss.ts';
 
 const BENCHMARKS: readonly Benchmark[] = [
@@ -24,6 +25,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   lambdaBundles,
   gitFetch,
   cliProcess,
+  render,
 ];
 
 const RESULTS_FILE = fileURLToPath(new URL('results.json', import.meta.url));
