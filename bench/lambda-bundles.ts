@@ -3,12 +3,14 @@
  * (bundle, minify, ESM, node22, module-first main fields, the createRequire
  * banner): its size, and its module init time — importing the bundle in a
  * fresh `node` process, which is what a Lambda cold start's init phase runs.
+ * And the size of fetch's `renderers` layer (kustomize and helm).
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { deflateRawSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
-import { REPO_ROOT } from '../test/harness/testbin.ts';
+import { REPO_ROOT, runBuildScript } from '../test/harness/testbin.ts';
 import { runCommand } from './lib/command.ts';
 import type { BenchContext } from './lib/context.ts';
 import type { Benchmark, Measurement } from './lib/types.ts';
@@ -34,6 +36,42 @@ function largestInputs(metafile: Metafile, top = 4): string {
     .slice(0, top)
     .map(([owner, n]) => `${owner} ${(n / 1024).toFixed(0)} KB`)
     .join(', ');
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * The `renderers` layer's size: the binaries infra/renderers/build.sh builds
+ * for linux/arm64 (what infra/serverless/renderers-layer.js stages), and
+ * their deflated size, which is what the packager's zip holds of them.
+ */
+async function renderersLayer(): Promise<Measurement[]> {
+  const built = await runBuildScript(join(REPO_ROOT, 'infra/renderers/build.sh'), [
+    '--target',
+    'linux/arm64',
+  ]);
+  let zipped = 0;
+  let unpacked = 0;
+  for (const path of built.values()) {
+    const binary = await readFile(path);
+    unpacked += binary.length;
+    zipped += deflateRawSync(binary).length;
+  }
+  return [
+    {
+      metric: 'renderers layer: zip size',
+      unit: 'MB',
+      runs: [zipped / MB],
+      notes: [`${[...built.keys()].join(' + ')}, deflated as the packager zips them`],
+    },
+    {
+      metric: 'renderers layer: unpacked size',
+      unit: 'MB',
+      runs: [unpacked / MB],
+      // Lambda's limit for a function and all its layers, unzipped.
+      goal: { max: 250 },
+    },
+  ];
 }
 
 export const lambdaBundles: Benchmark = {
@@ -96,6 +134,6 @@ export const lambdaBundles: Benchmark = {
         `init = import() of the bundle in a fresh node ${process.version} process (Lambda runs node22; the host runs this version); work a handler defers to its first invocation (clients, config) is not in it`,
       ],
     };
-    return rows;
+    return [...rows, ...(await renderersLayer())];
   },
 };

@@ -6,20 +6,14 @@
  * The binary comes from `DRIFTLESS_MINIO_BIN` when set, else from
  * `test/testbin/build.sh minio`, which builds the pinned MinIO once and caches it.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePort, startProcess, waitUntilReady } from './processes.ts';
-
-/** The repository root, found from this file so tests may run from any directory. */
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-const BUILD_SCRIPT = join(REPO_ROOT, 'test/testbin/build.sh');
+import { binaryFromVariable, buildComponents, isExecutable } from './testbin.ts';
 
 /** MinIO starts in well under a second here; the margin is for loaded CI machines. */
 const START_TIMEOUT_MS = 30_000;
@@ -43,65 +37,21 @@ export interface MinioServer {
   stop(): Promise<void>;
 }
 
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The minio binary: `DRIFTLESS_MINIO_BIN` when set, else the one build.sh
  * builds (or finds in its cache). Throws when neither yields an executable.
  */
 export async function minioBinary(env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const explicit = env.DRIFTLESS_MINIO_BIN;
-  if (explicit) {
-    if (!isExecutable(explicit)) {
-      throw new Error(`DRIFTLESS_MINIO_BIN=${explicit} is not an executable file`);
-    }
-    return explicit;
+  const explicit = binaryFromVariable('DRIFTLESS_MINIO_BIN', env);
+  if (explicit) return explicit;
+  const dir = (await buildComponents(['minio'])).get('minio');
+  const binary = join(dir ?? '', 'minio');
+  if (!dir || !isExecutable(binary)) {
+    throw new Error(
+      `test/testbin/build.sh minio reported ${dir ?? 'no directory'}, but ${binary} is missing`,
+    );
   }
-  const dir = await runBuildScript('minio');
-  const binary = join(dir, 'minio');
-  if (!isExecutable(binary)) throw new Error(`build.sh reported ${dir}, but ${binary} is missing`);
   return binary;
-}
-
-/** Runs build.sh for one component and returns the directory it prints as `<component>=<dir>`. */
-function runBuildScript(component: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    // A first build takes minutes: its progress (stderr) is passed on so the
-    // wait explains itself, and kept for the error message if it fails.
-    const child = spawn('bash', [BUILD_SCRIPT, component], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-8192);
-      process.stderr.write(chunk);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const prefix = `${component}=`;
-      const line = stdout.split('\n').find((candidate) => candidate.startsWith(prefix));
-      if (code === 0 && line) resolve(line.slice(prefix.length).trim());
-      else {
-        reject(
-          new Error(
-            `bash ${BUILD_SCRIPT} ${component} failed (exit ${code}) without a '${prefix}' line:\n${stderr}`,
-          ),
-        );
-      }
-    });
-  });
 }
 
 /**

@@ -6,13 +6,10 @@
  * is built from the pinned Go wrapper modules by `test/testbin/build.sh`,
  * which caches the result outside the checkout.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-
-const execFileAsync = promisify(execFile);
 
 /** The repository root, found from this file so any working directory works. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -36,7 +33,7 @@ const COMPONENT_OF: Record<BinaryName, 'kubernetes' | 'etcd'> = {
   kubectl: 'kubernetes',
 };
 
-function isExecutable(path: string): boolean {
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;
@@ -45,36 +42,66 @@ function isExecutable(path: string): boolean {
   }
 }
 
+/** The binary `variable` names in `env`, or undefined when it is unset; throws when it names no executable. */
+export function binaryFromVariable(variable: string, env: NodeJS.ProcessEnv): string | undefined {
+  const explicit = env[variable];
+  if (!explicit) return undefined;
+  if (!isExecutable(explicit)) throw new Error(`${variable}=${explicit} is not an executable file`);
+  return explicit;
+}
+
 /** The binary envtest's variables point at, or undefined when they name none. */
 function fromEnvtestVariables(name: BinaryName, env: NodeJS.ProcessEnv): string | undefined {
-  const variable = `TEST_ASSET_${name.toUpperCase().replaceAll('-', '_')}`;
-  const explicit = env[variable];
-  if (explicit) {
-    if (!isExecutable(explicit))
-      throw new Error(`${variable}=${explicit} is not an executable file`);
-    return explicit;
-  }
+  const explicit = binaryFromVariable(`TEST_ASSET_${name.toUpperCase().replaceAll('-', '_')}`, env);
+  if (explicit) return explicit;
   const assets = env.KUBEBUILDER_ASSETS;
   if (assets && isExecutable(join(assets, name))) return join(assets, name);
   return undefined;
 }
 
-/** Runs build.sh for `components` and returns the directory of each. */
-export async function buildComponents(components: readonly string[]): Promise<Map<string, string>> {
-  const { stdout } = await execFileAsync('bash', [BUILD_SCRIPT, ...components], {
-    maxBuffer: 1024 * 1024,
-    // The first build takes minutes; its progress belongs on our stderr.
-  }).catch((error: { stderr?: string; message: string }) => {
-    throw new Error(
-      `building test binaries failed (bash ${BUILD_SCRIPT} ${components.join(' ')}):\n${error.stderr ?? error.message}`,
-    );
+/**
+ * Runs a build script of pinned Go binaries (test/testbin/build.sh,
+ * infra/renderers/build.sh) with `args` and returns the `<name>=<path>` lines
+ * it prints. A first build takes minutes: its progress (stderr) is passed on
+ * so the wait explains itself, and kept for the error message if it fails.
+ */
+export function runBuildScript(
+  script: string,
+  args: readonly string[],
+): Promise<Map<string, string>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [script, ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-8192);
+      process.stderr.write(chunk);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) {
+        reject(new Error(`bash ${script} ${args.join(' ')} failed (exit ${code}):\n${stderr}`));
+        return;
+      }
+      const printed = new Map<string, string>();
+      for (const line of stdout.split('\n')) {
+        const at = line.indexOf('=');
+        if (at > 0) printed.set(line.slice(0, at), line.slice(at + 1).trim());
+      }
+      resolve(printed);
+    });
   });
-  const dirs = new Map<string, string>();
-  for (const line of stdout.split('\n')) {
-    const at = line.indexOf('=');
-    if (at > 0) dirs.set(line.slice(0, at), line.slice(at + 1));
-  }
-  return dirs;
+}
+
+/** Runs build.sh for `components` and returns the directory of each. */
+export function buildComponents(components: readonly string[]): Promise<Map<string, string>> {
+  return runBuildScript(BUILD_SCRIPT, components);
 }
 
 /** Resolves every control-plane binary, building only what envtest's variables leave out. */

@@ -5,7 +5,8 @@
 #   ${DRIFTLESS_CACHE_DIR:-~/.cache/driftless}/testbin/<component>-<key>/
 #
 # <key> hashes the component's go.mod, go.sum, packages and ldflags, so a change
-# of pin builds anew and CI on the same machine reuses what is there.
+# of pin builds anew and CI on the same machine reuses what is there
+# (scripts/go-cached-build.sh; kubernetes takes ~6 min on 2 cores).
 #
 # Usage: build.sh [kubernetes] [etcd] [minio]   (default: all three)
 # Prints one line per component: <component>=<directory with its binaries>.
@@ -13,6 +14,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../scripts/go-cached-build.sh
+source "$here/../../scripts/go-cached-build.sh"
 cache_root=${DRIFTLESS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/driftless}/testbin
 
 # The Kubernetes version the wrapper pins; the ldflags make the servers report
@@ -51,37 +54,10 @@ ldflags_of() {
   esac
 }
 
-# The key covers what decides the binaries: the pins and the build recipe.
-cache_key_of() {
-  { cat "$here/$1/go.mod" "$here/$1/go.sum"; packages_of "$1"; ldflags_of "$1"; } | sha256sum | cut -c1-16
-}
-
 build() {
-  local component=$1
   local dir
-  dir="$cache_root/$component-$(cache_key_of "$component")"
-  local missing=0
-  for bin in $(binaries_of "$component"); do
-    [ -x "$dir/$bin" ] || missing=1
-  done
-  if [ "$missing" = 1 ]; then
-    echo "build.sh: building $component into $dir (first time only; kubernetes takes ~6 min on 2 cores)" >&2
-    local staging
-    mkdir -p "$cache_root"
-    staging=$(mktemp -d "$cache_root/.staging-$component-XXXXXX")
-    local start=$SECONDS
-    # shellcheck disable=SC2046
-    (cd "$here/$component" && CGO_ENABLED=0 GOFLAGS=-mod=readonly \
-      go build -trimpath -ldflags "$(ldflags_of "$component")" -o "$staging/" $(packages_of "$component"))
-    # go names the etcd binary after its module path (go.etcd.io/etcd/server/v3).
-    if [ "$component" = etcd ]; then mv "$staging/server" "$staging/etcd"; fi
-    # Publish the directory whole, so a concurrent or interrupted build never
-    # leaves a half-built set behind.
-    rm -rf "$dir"
-    mv "$staging" "$dir"
-    echo "build.sh: built $component in $((SECONDS - start)) s" >&2
-  fi
-  echo "$component=$dir"
+  dir=$(go_cached_build "$cache_root/$1" "$here/$1" "$(ldflags_of "$1")" "$(binaries_of "$1")" "$(packages_of "$1")")
+  echo "$1=$dir"
 }
 
 components=("$@")

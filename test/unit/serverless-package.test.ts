@@ -33,31 +33,46 @@ interface Statement {
   Condition?: unknown;
 }
 
+interface ZipEntry {
+  readonly name: string;
+  /** The Unix mode the packager recorded (upper half of the external attributes). */
+  readonly mode: number;
+  readonly data: Buffer;
+}
+
 /**
- * The files of a zip archive, by name (stored or deflated entries, as the
- * packager writes them). Read here so the test needs no `unzip` binary.
+ * The files of a zip archive (stored or deflated entries, as the packager
+ * writes them). Read here so the test needs no `unzip` binary.
  */
-function unzip(archive: Buffer): Map<string, Buffer> {
+function zipEntries(archive: Buffer): ZipEntry[] {
   const eocd = archive.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
   assert.ok(eocd >= 0, 'zip end of central directory');
   const count = archive.readUInt16LE(eocd + 10);
   let at = archive.readUInt32LE(eocd + 16);
-  const files = new Map<string, Buffer>();
+  const entries: ZipEntry[] = [];
   for (let i = 0; i < count; i++) {
     const method = archive.readUInt16LE(at + 10);
     const size = archive.readUInt32LE(at + 20);
     const nameLength = archive.readUInt16LE(at + 28);
     const extraLength = archive.readUInt16LE(at + 30);
     const commentLength = archive.readUInt16LE(at + 32);
+    const mode = archive.readUInt32LE(at + 38) >>> 16;
     const local = archive.readUInt32LE(at + 42);
     const name = archive.toString('utf8', at + 46, at + 46 + nameLength);
     const dataAt = local + 30 + archive.readUInt16LE(local + 26) + archive.readUInt16LE(local + 28);
     const data = archive.subarray(dataAt, dataAt + size);
-    files.set(name, method === 0 ? data : inflateRawSync(data));
+    entries.push({ name, mode, data: method === 0 ? data : inflateRawSync(data) });
     at += 46 + nameLength + extraLength + commentLength;
   }
-  return files;
+  return entries;
 }
+
+/** The files of a zip archive, by name. */
+const unzip = (archive: Buffer): Map<string, Buffer> =>
+  new Map(zipEntries(archive).map((entry) => [entry.name, entry.data]));
+
+/** ELF e_machine of a 64-bit little-endian executable for ARM64 (AArch64). */
+const EM_AARCH64 = 183;
 
 let outDir: string;
 let template: Template;
@@ -116,13 +131,14 @@ before(
         '--stage',
         'test',
       ],
-      { env, maxBuffer: 16 * 1024 * 1024, timeout: 240_000 },
+      // The first run builds kustomize and helm for linux/arm64 (minutes); later runs find the cache.
+      { env, maxBuffer: 16 * 1024 * 1024, timeout: 20 * 60_000 },
     );
     template = JSON.parse(
       await readFile(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8'),
     );
   },
-  { timeout: 300_000 },
+  { timeout: 21 * 60_000 },
 );
 
 after(async () => {
@@ -194,6 +210,50 @@ describe('serverless package', () => {
       assert.equal(bundle.includes('2015-03-31/functions'), false, `${fn}: Lambda Invoke API`);
     }
     t.diagnostic(sizes.join('; '));
+  });
+
+  it('ships kustomize and helm for Linux on arm64, executable, in the renderers layer', async (t) => {
+    // Prepare
+    const zip = join(outDir, 'renderers.zip');
+
+    // Act
+    const entries = zipEntries(await readFile(zip));
+
+    // Assess
+    const [layer, ...others] = ofType('AWS::Lambda::LayerVersion');
+    assert.equal(others.length, 0, 'one layer');
+    assert.equal(layer?.[0], 'RenderersLambdaLayer');
+    assert.deepEqual(layer[1].Properties.CompatibleArchitectures, ['arm64']);
+    assert.deepEqual(entries.map((entry) => entry.name).sort(), ['bin/helm', 'bin/kustomize']);
+    for (const { name, mode, data } of entries) {
+      assert.equal(mode & 0o111, 0o111, `${name} is executable (mode ${mode.toString(8)})`);
+      assert.equal(data.toString('latin1', 0, 4), '\x7fELF', `${name} is an ELF file`);
+      assert.equal(data[4], 2, `${name} is 64-bit`);
+      assert.equal(data[5], 1, `${name} is little-endian`);
+      assert.equal(data.readUInt16LE(18), EM_AARCH64, `${name} is built for aarch64`);
+    }
+    const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+    const unpacked = entries.reduce((sum, entry) => sum + entry.data.length, 0);
+    t.diagnostic(
+      `renderers layer ${mib((await stat(zip)).size)} MiB zipped, ${mib(unpacked)} MiB unpacked`,
+    );
+  });
+
+  it('gives the renderers layer and their paths under /opt to fetch only', () => {
+    // Assess
+    for (const fn of FUNCTIONS) {
+      const props = lambda(fn);
+      const variables = props.Environment.Variables;
+      if (fn === 'fetch') {
+        assert.deepEqual(props.Layers, [{ Ref: 'RenderersLambdaLayer' }]);
+        assert.equal(variables.DRIFTLESS_KUSTOMIZE, '/opt/bin/kustomize');
+        assert.equal(variables.DRIFTLESS_HELM, '/opt/bin/helm');
+      } else {
+        assert.equal(props.Layers, undefined, `${fn}: no layers`);
+        assert.equal(variables.DRIFTLESS_KUSTOMIZE, undefined, `${fn}: DRIFTLESS_KUSTOMIZE`);
+        assert.equal(variables.DRIFTLESS_HELM, undefined, `${fn}: DRIFTLESS_HELM`);
+      }
+    }
   });
 
   it('routes POST /webhook/{provider} of an HTTP API to the webhook function', () => {
