@@ -407,8 +407,9 @@ describe('serverless package', () => {
     const sends = (fn: FunctionName) => resourcesFor(fn, 'sqs:SendMessage').sort();
     assert.deepEqual(sends('webhook'), [queueArn('FetchQueue')]);
     assert.deepEqual(sends('fetch'), [queueArn('ApplyQueue')]);
-    // Apply queues only syncs of dependents it made Ready for, onto its own queue.
-    assert.deepEqual(sends('apply'), [queueArn('ApplyQueue')]);
+    // Apply queues syncs of dependents it made Ready onto its own queue, and a chart to render
+    // again for the cluster's capabilities onto the fetch queue.
+    assert.deepEqual(sends('apply'), [queueArn('ApplyQueue'), queueArn('FetchQueue')].sort());
     assert.deepEqual(
       sends('drift'),
       [queueArn('ApplyQueue'), queueArn('FailedInvocationsQueue'), queueArn('FetchQueue')].sort(),
