@@ -1,8 +1,10 @@
 /**
  * `npm run demo`: Driftless end to end on this machine, with embedded defaults.
  *
- * Starts the local test cluster (building it the first time), makes a local
- * Git repository from ./manifests/v1, syncs it with `driftless sync`, then
+ * Starts the local test cluster and builds kustomize and helm (the first time),
+ * makes a local Git repository from ./manifests/v1 plus a kustomize overlay
+ * (./manifests/kustomize) and a Helm chart (./manifests/chart), each a track,
+ * shows what the overlay renders to, syncs them with `driftless sync`, then
  * commits ./manifests/v2 (one ConfigMap changed, one removed) and syncs again,
  * showing the update and the prune. The cluster keeps running afterwards:
  * `npm run cluster:down` stops it.
@@ -12,6 +14,7 @@ import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLUSTER_DIR, up } from '../../test/harness/cluster-cli.ts';
+import { rendererBinaries, rendererEnvironment } from '../../test/harness/renderers.ts';
 import { REPO_ROOT } from '../../test/harness/testbin.ts';
 
 const MANIFESTS = fileURLToPath(new URL('./manifests/', import.meta.url));
@@ -44,6 +47,9 @@ function git(...args: string[]): string {
 function commitManifests(version: 'v1' | 'v2', message: string): string {
   rmSync(join(REPO, 'deploy'), { recursive: true, force: true });
   cpSync(join(MANIFESTS, version), join(REPO, 'deploy'), { recursive: true });
+  // The overlay and the chart stay as they are across versions.
+  cpSync(join(MANIFESTS, 'kustomize'), join(REPO, 'kustomize'), { recursive: true });
+  cpSync(join(MANIFESTS, 'chart'), join(REPO, 'chart'), { recursive: true });
   git('add', '--all');
   git('commit', '--quiet', '-m', message);
   return git('rev-parse', 'HEAD');
@@ -58,6 +64,7 @@ function driftless(...args: string[]): number {
     {
       stdio: 'inherit',
       cwd: DEMO_DIR,
+      env: { ...process.env, ...rendererEnvironment(renderers) },
     },
   );
   return result.status ?? 1;
@@ -70,8 +77,9 @@ function kubectl(...args: string[]): void {
   });
 }
 
-step('Local cluster (built from Go modules the first time: several minutes)');
+step('Local cluster, kustomize and helm (built from Go modules the first time: several minutes)');
 await up();
+const renderers = await rendererBinaries();
 
 step('A local Git repository with manifests/v1');
 rmSync(DEMO_DIR, { recursive: true, force: true });
@@ -90,14 +98,28 @@ writeFileSync(
     '  - name: demo',
     `    repository: ${REPO}`,
     '    subPath: deploy',
+    '  # A kustomize overlay: built with the real kustomize because a kustomization.yaml is there.',
+    '  - name: demo-api',
+    `    repository: ${REPO}`,
+    '    subPath: kustomize/overlays/prod',
+    '    dependsOn: [demo]',
+    '  # A Helm chart in the repository, rendered with the real helm for this cluster.',
+    '  - name: demo-greeter',
+    `    repository: ${REPO}`,
+    '    namespace: demo',
+    '    dependsOn: [demo]',
+    '    helm: {chart: chart, values: {greeting: hello from Driftless}}',
     '',
   ].join('\n'),
 );
 console.log(`config ${CONFIG}`);
 
-step('First sync: everything is created');
-let failed = driftless('sync') !== 0;
-kubectl('get', 'deployments,services,configmaps', '-n', 'demo', '-l', 'driftless.dev/track=demo');
+step('What the overlay renders to (kustomize build, as sync will apply it)');
+let failed = driftless('render', '--track', 'demo-api') !== 0;
+
+step('First sync: everything is created (plain manifests, the overlay, the chart)');
+failed = driftless('sync') !== 0 || failed;
+kubectl('get', 'deployments,services,configmaps', '-n', 'demo', '-L', 'driftless.dev/track');
 
 step('Second sync of the same commit: nothing to do');
 failed = driftless('sync') !== 0 || failed;
