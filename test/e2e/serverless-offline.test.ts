@@ -39,6 +39,7 @@ import {
 } from '../harness/git-server.ts';
 import { startMinio, type MinioServer } from '../harness/minio.ts';
 import { startServerlessOffline, type ServerlessOffline } from '../harness/serverless-offline.ts';
+import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
 import {
   createTestNamespace,
   sharedKubeConfig,
@@ -192,6 +193,8 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     offline = await startServerlessOffline({
       configFile,
       env: {
+        // serverless-offline ignores layers: the fetch function finds the host's renderers.
+        ...rendererEnvironment(await rendererBinaries()),
         E2E_GITHUB_SECRET: GITHUB_SECRET,
         E2E_GIT_CREDENTIALS: `${git.username}:${git.password}`,
         // The store's S3 client takes MinIO's credentials from the environment, as in Lambda.
@@ -219,7 +222,12 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
   it('applies a signed push through webhook, fetch and apply, and records it in S3', async () => {
     // Prepare
     await clearOfTick();
-    first = await pushFiles(repo, { 'settings.yaml': configMap('one') });
+    // A kustomization: the fetch function renders it with the real kustomize.
+    first = await pushFiles(repo, {
+      'kustomization.yaml':
+        'resources: [settings.yaml]\ncommonAnnotations: {rendered-by: kustomize}\n',
+      'settings.yaml': configMap('one'),
+    });
     firstDelivery = randomUUID();
     const delivery = githubPush(repo, { before: '0'.repeat(40), after: first }, firstDelivery);
 
@@ -238,6 +246,8 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
       ),
       recentLogs(),
     );
+    const live = await core.readNamespacedConfigMap({ name: OBJECT, namespace: ns });
+    assert.equal(live.metadata?.annotations?.['rendered-by'], 'kustomize');
     const history = await store.state.listHistory(TRACK);
     assert.ok(
       history.some(
