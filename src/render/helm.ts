@@ -16,7 +16,7 @@ import { posix } from 'node:path';
 import type { HelmSource } from '../config/types.ts';
 import { RenderInputError } from './errors.ts';
 import { withRevisionTree } from './revision-tree.ts';
-import { runTool } from './run-tool.ts';
+import { networkEnvironment, NO_NETWORK, runTool } from './run-tool.ts';
 import type { RevisionFile } from './types.ts';
 
 /** What the target cluster serves, as Helm's `.Capabilities` sees it. */
@@ -54,16 +54,6 @@ export interface HelmOutput {
   /** Where objects without a `# Source:` comment are reported. */
   readonly chartLabel: string;
 }
-
-const PROXY_VARIABLES = [
-  'HTTPS_PROXY',
-  'HTTP_PROXY',
-  'NO_PROXY',
-  'https_proxy',
-  'http_proxy',
-  'no_proxy',
-  'SSL_CERT_FILE',
-];
 
 function inDir(dir: string, path: string): string {
   return posix.normalize(dir === '' ? path : posix.join(dir, path));
@@ -126,13 +116,8 @@ export async function helmTemplate(
       await writeFile(inline, JSON.stringify(chart.values));
       args.push('--values', inline);
     }
-    const network: Record<string, string> = {};
-    if (localChart === undefined) {
-      for (const name of PROXY_VARIABLES) {
-        const value = process.env[name];
-        if (value !== undefined) network[name] = value;
-      }
-    }
+    // Only a repository chart needs the network, to download the chart.
+    const network = localChart === undefined ? networkEnvironment() : NO_NETWORK;
     return runTool({
       tool: `helm template ${chartLabel}${chart.version ? ` --version "${chart.version}"` : ''}`,
       binary: options.binary,

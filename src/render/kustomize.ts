@@ -19,7 +19,7 @@ import { posix } from 'node:path';
 import { RenderRefusedError } from './errors.ts';
 import { isJsonObject } from './json-value.ts';
 import { withRevisionTree } from './revision-tree.ts';
-import { runTool } from './run-tool.ts';
+import { networkEnvironment, NO_NETWORK, runTool } from './run-tool.ts';
 import type { RevisionFile } from './types.ts';
 import { MANIFEST_SCHEMA } from './yaml-schema.ts';
 
@@ -149,9 +149,6 @@ export interface KustomizeOptions {
   readonly maxOutputBytes: number;
 }
 
-/** A proxy nobody listens on: connections kustomize attempts fail at once. */
-const NO_NETWORK_PROXY = 'http://127.0.0.1:9';
-
 /** Runs `kustomize build` over the revision; resolves with its YAML output. */
 export async function kustomizeBuild(
   files: readonly RevisionFile[],
@@ -161,17 +158,8 @@ export async function kustomizeBuild(
   return withRevisionTree(files, async ({ root, scratch }) => {
     const target = options.dir === '' ? root : posix.join(root, options.dir);
     const network: Record<string, string> = options.allowRemote
-      ? pick(process.env, [
-          'PATH',
-          'HTTPS_PROXY',
-          'HTTP_PROXY',
-          'NO_PROXY',
-          'https_proxy',
-          'http_proxy',
-          'no_proxy',
-          'SSL_CERT_FILE',
-        ])
-      : { PATH: '', HTTPS_PROXY: NO_NETWORK_PROXY, HTTP_PROXY: NO_NETWORK_PROXY, NO_PROXY: '' };
+      ? { PATH: process.env.PATH ?? '', ...networkEnvironment() }
+      : { PATH: '', ...NO_NETWORK };
     return runTool({
       tool: `kustomize build ${options.dir === '' ? '.' : options.dir}`,
       binary: options.binary,
@@ -196,13 +184,4 @@ export async function kustomizeBuild(
       },
     });
   });
-}
-
-function pick(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, string> {
-  const picked: Record<string, string> = {};
-  for (const name of names) {
-    const value = env[name];
-    if (value !== undefined) picked[name] = value;
-  }
-  return picked;
 }

@@ -21,6 +21,37 @@ export interface ToolRun {
   readonly describe?: (text: string) => string;
 }
 
+/** What a renderer allowed on the network needs of this process's environment: proxies and CA bundle. */
+const NETWORK_VARIABLES = [
+  'HTTPS_PROXY',
+  'HTTP_PROXY',
+  'NO_PROXY',
+  'https_proxy',
+  'http_proxy',
+  'no_proxy',
+  'SSL_CERT_FILE',
+];
+
+/** The proxy and CA variables set in this process, for a renderer allowed on the network. */
+export function networkEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name of NETWORK_VARIABLES) {
+    const value = env[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked;
+}
+
+/**
+ * For a renderer that must not reach the network: a proxy nobody listens on,
+ * so any connection it attempts fails at once.
+ */
+export const NO_NETWORK: Readonly<Record<string, string>> = {
+  HTTPS_PROXY: 'http://127.0.0.1:9',
+  HTTP_PROXY: 'http://127.0.0.1:9',
+  NO_PROXY: '',
+};
+
 /** Stderr kept for messages: the start of a failure says what failed. */
 const MAX_STDERR_BYTES = 64 * 1024;
 
