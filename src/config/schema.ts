@@ -329,6 +329,20 @@ const chartVersion = stringMatching(
   (quoted) => `${quoted} is not a chart version or semver range`,
 );
 
+/** One gitignore pattern (`.sourceignore` syntax). */
+const ignorePattern = field((value): Parsed<string> => {
+  if (typeof value !== 'string') return notAString(value);
+  if (value.trim() === '') return { ok: false, error: 'must not be empty' };
+  if (/[\r\n]/.test(value)) return { ok: false, error: 'must be one pattern, without line breaks' };
+  if (value.startsWith('#')) {
+    return {
+      ok: false,
+      error: `${JSON.stringify(value)} is a comment, not a pattern (escape it as \\#)`,
+    };
+  }
+  return { ok: true, value };
+});
+
 const helmSchema = strictObject({
   chart: nonEmptyString,
   repository: z.optional(chartRepository),
@@ -384,6 +398,7 @@ export const trackSchema = strictObject({
   kustomize: z._default(z.union([z.literal('auto'), z.boolean()]), 'auto'),
   kustomizeRemoteResources: z._default(z.boolean(), false),
   helm: z.optional(helmSchema),
+  sourceIgnore: z.optional(z.array(ignorePattern)),
 }).check(
   z.superRefine((value, ctx) => {
     exclusive(value, ['reference', 'semver'], false, ctx);

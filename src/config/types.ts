@@ -139,6 +139,8 @@ export interface Track {
   /** Lets kustomize fetch remote bases (Git, HTTPS); refused by default. */
   readonly kustomizeRemoteResources: boolean;
   readonly helm?: HelmSource;
+  /** gitignore patterns (relative to the repository root) left out before rendering. */
+  readonly sourceIgnore?: string[];
 }
 
 /** A validated, defaulted `driftless.yaml`. */

@@ -28,6 +28,7 @@ const bundleSchema = z.strictObject({
   format: z.literal(BUNDLE_FORMAT),
   capabilities: z.optional(nonEmpty),
   objects: z.array(objectSchema),
+  skipped: z.optional(z.array(z.strictObject({ file: nonEmpty, reason: nonEmpty }))),
 });
 
 /** zod/mini has no messages of its own; these are the ones classic zod gave. */
@@ -98,9 +99,12 @@ export function parseBundle(bytes: Uint8Array, expectedDigest?: string): Rendere
       ...(namespace === undefined ? {} : { namespace }),
     };
   });
-  const { capabilities } = parsed.data;
-  const bundle: RenderedBundle =
-    capabilities === undefined ? { objects } : { objects, capabilities };
+  const { capabilities, skipped } = parsed.data;
+  const bundle: RenderedBundle = {
+    objects,
+    ...(capabilities === undefined ? {} : { capabilities }),
+    ...(skipped === undefined ? {} : { skipped }),
+  };
   const canonical = serializeBundle(bundle);
   if (
     Buffer.compare(

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { collectObjects, type CollectedObject } from './collect-objects.ts';
 import { indexCrdScopes } from './crd-scope-index.ts';
 import { DuplicateObjectError, ManifestTooLargeError, MissingNamespaceError } from './errors.ts';
@@ -6,8 +7,11 @@ import { compareObjectKeys, objectIdentity } from './object-order.ts';
 import { parseManifestFile } from './parse-manifest-file.ts';
 import { resolveScope } from './resolve-scope.ts';
 import { selectManifestFiles } from './select-manifest-files.ts';
+import { isJsonObject } from './json-value.ts';
+import { KUSTOMIZATION_FILES } from './kustomize.ts';
 import { formatSubject } from './subject.ts';
 import type {
+  SkippedFile,
   RenderedBundle,
   RenderedObject,
   RenderOptions,
@@ -15,15 +19,26 @@ import type {
   SourceLocation,
 } from './types.ts';
 
+/** Whether a parsed document means to be a Kubernetes object: it names an apiVersion or a kind. */
+function namesAnObject(value: unknown): boolean {
+  return isJsonObject(value) && (value.apiVersion !== undefined || value.kind !== undefined);
+}
+
 function readObjects(
   files: readonly RevisionFile[],
   options: Pick<RenderOptions, 'subPath' | 'limits'>,
-): CollectedObject[] {
+): { objects: CollectedObject[]; skipped: SkippedFile[] } {
   const limits = resolveLimits(options.limits);
   const budget = { used: 0, limit: limits.maxAliasExpansion };
   const objects: CollectedObject[] = [];
+  const skipped: SkippedFile[] = [];
   let totalBytes = 0;
   for (const file of selectManifestFiles(files, options.subPath)) {
+    if (KUSTOMIZATION_FILES.includes(posix.basename(file.path))) {
+      // Only a kustomization at subPath is built (render-revision.ts); others are not manifests.
+      skipped.push({ file: file.path, reason: 'a kustomization, not built here' });
+      continue;
+    }
     const size = file.content.byteLength;
     if (size > limits.maxFileBytes) {
       throw new ManifestTooLargeError(
@@ -43,9 +58,14 @@ function readObjects(
       );
     }
     const documents = parseManifestFile(file, budget, limits.maxDepth);
+    // values.yaml, CI workflows, package.json...: YAML or JSON, but no document is an object.
+    if (!documents.some((document) => namesAnObject(document.value))) {
+      skipped.push({ file: file.path, reason: 'holds no Kubernetes object' });
+      continue;
+    }
     objects.push(...collectObjects(file.path, documents));
   }
-  return objects;
+  return { objects, skipped };
 }
 
 function placeObject(
@@ -95,7 +115,9 @@ export function parseRevision(
   files: readonly RevisionFile[],
   options: Pick<RenderOptions, 'subPath' | 'limits'> = {},
 ): RenderedBundle {
-  return unplacedBundle(readObjects(files, options));
+  const { objects, skipped } = readObjects(files, options);
+  const bundle = unplacedBundle(objects);
+  return skipped.length === 0 ? bundle : { ...bundle, skipped };
 }
 
 /**
@@ -154,11 +176,17 @@ export function placeBundle(
     source: object.source,
   }));
   const crds = indexCrdScopes(collected);
-  return unique(
+  const placed = unique(
     collected.map((object) =>
       placeObject(object, resolveScope(object, crds, options.scopeOf), options.defaultNamespace),
     ),
   );
+  // What the bundle says besides its objects stays as it is.
+  return {
+    ...placed,
+    ...(bundle.skipped === undefined ? {} : { skipped: bundle.skipped }),
+    ...(bundle.capabilities === undefined ? {} : { capabilities: bundle.capabilities }),
+  };
 }
 
 /**

@@ -6,6 +6,9 @@
  *   `kustomize: true` -> `kustomize build`;
  * - otherwise the plain manifests under subPath.
  *
+ * Files the track's `sourceIgnore` and the revision's `.sourceignore` files
+ * exclude are left out first, whichever renderer runs.
+ *
  * Runs on the fetch side, without cluster credentials: objects keep the
  * namespace their renderer gave them, and the apply side places them
  * ({@link placeBundle}). Errors name the file (or the renderer's own message,
@@ -19,12 +22,19 @@ import { resolveLimits } from './limits.ts';
 import { parseRendererOutput, parseRevision } from './render-manifests.ts';
 import { rendererBinary } from './renderer-binaries.ts';
 import { normalizeSubPath } from './select-manifest-files.ts';
+import { applySourceIgnore } from './source-ignore.ts';
 import type { RenderedBundle, RenderLimits, RevisionFile, SourceLocation } from './types.ts';
 
 /** The track fields that decide how a revision renders. */
 export type RenderSpec = Pick<
   Track,
-  'name' | 'subPath' | 'namespace' | 'kustomize' | 'kustomizeRemoteResources' | 'helm'
+  | 'name'
+  | 'subPath'
+  | 'namespace'
+  | 'kustomize'
+  | 'kustomizeRemoteResources'
+  | 'helm'
+  | 'sourceIgnore'
 >;
 
 export interface RevisionRenderOptions {
@@ -65,9 +75,10 @@ function helmSources(text: string): { line: number; path: string }[] {
 /** Renders `files` (one revision) for the track; see the module comment. */
 export async function renderRevision(
   spec: RenderSpec,
-  files: readonly RevisionFile[],
+  revisionFiles: readonly RevisionFile[],
   options: RevisionRenderOptions = {},
 ): Promise<RenderedBundle> {
+  const files = applySourceIgnore(revisionFiles, spec.sourceIgnore);
   const limits = resolveLimits(options.limits);
   const dir = normalizeSubPath(spec.subPath);
   const renderer = rendererOf(spec, files);

@@ -23,7 +23,11 @@ export function serializeBundle(bundle: RenderedBundle): Uint8Array {
   }));
   const capabilities =
     bundle.capabilities === undefined ? {} : { capabilities: bundle.capabilities };
+  const skipped =
+    bundle.skipped === undefined || bundle.skipped.length === 0
+      ? {}
+      : { skipped: bundle.skipped.map(({ file, reason }) => ({ file, reason })) };
   return new TextEncoder().encode(
-    canonicalJson({ format: BUNDLE_FORMAT, ...capabilities, objects }),
+    canonicalJson({ format: BUNDLE_FORMAT, ...capabilities, objects, ...skipped }),
   );
 }

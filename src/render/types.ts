@@ -78,9 +78,18 @@ export interface RenderedObject {
   readonly source: SourceLocation;
 }
 
+/** A YAML or JSON file of the revision that was read but holds no object to apply. */
+export interface SkippedFile {
+  readonly file: string;
+  /** e.g. `holds no Kubernetes object`. */
+  readonly reason: string;
+}
+
 /** The validated objects of one revision, in canonical order (group, kind, namespace, name). */
 export interface RenderedBundle {
   readonly objects: readonly RenderedObject[];
+  /** Plain manifests only: files skipped because they hold no object, in path order. */
+  readonly skipped?: readonly SkippedFile[];
   /**
    * Helm charts only: digest of the cluster capabilities the chart was
    * rendered for (`none` when none were known). The apply side renders again

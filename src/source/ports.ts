@@ -18,12 +18,18 @@ export interface ResolvedRevision {
   readonly ref: string;
 }
 
+/** What {@link GitSource.readFiles} reads. */
+export type ReadScope = 'manifests' | 'repository';
+
 export interface GitSource {
   /** Resolves the track's reference (branch, tag, sha, refs/..., or semver range) to a commit. */
   resolve(track: TrackSource): Promise<ResolvedRevision>;
   /**
-   * The manifest files of `revision` under the track's subPath, read from the
-   * commit's tree (no working-tree checkout); paths are repository-relative.
+   * Files of `revision`, read from the commit's tree (no working-tree
+   * checkout); paths are repository-relative. `manifests` (the default): the
+   * manifest files under the track's subPath, with the `.sourceignore` files
+   * that apply to them and a `Kustomization`; `repository`: every file of the
+   * repository, for renderers that read a directory (kustomize, helm).
    */
-  readFiles(track: TrackSource, revision: string): Promise<RevisionFile[]>;
+  readFiles(track: TrackSource, revision: string, scope?: ReadScope): Promise<RevisionFile[]>;
 }

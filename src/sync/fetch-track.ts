@@ -12,7 +12,8 @@ import { DriftlessError, messageOf } from '../errors.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { FetchJob, SyncJob } from './jobs.ts';
-import { setCondition, updateTrackState } from './track-state.ts';
+import { conditionOf, setCondition, updateTrackState } from './track-state.ts';
+import type { SkippedFile } from '../render/types.ts';
 import { commitOf, isRevisionId } from '../object-id.ts';
 import { renderTrackRevision, type RenderedTrackRevision } from './render-track-revision.ts';
 
@@ -31,6 +32,18 @@ export interface FetchResult {
   /** 'fetched': stored (or already stored) and a sync is due; 'stale': a later resolution exists; 'failed'. */
   readonly outcome: 'fetched' | 'stale' | 'failed';
   readonly error?: string;
+}
+
+/** How many skipped files to name in a status message; the rest are counted. */
+const SKIPPED_NAMED = 5;
+
+/** `; 2 files skipped (no Kubernetes object): a.yaml, b.yaml`, or `''`. */
+function describeSkipped(skipped: readonly SkippedFile[]): string {
+  if (skipped.length === 0) return '';
+  const named = skipped.slice(0, SKIPPED_NAMED).map((entry) => entry.file);
+  const more = skipped.length > SKIPPED_NAMED ? `, and ${skipped.length - SKIPPED_NAMED} more` : '';
+  const files = skipped.length === 1 ? '1 file' : `${skipped.length} files`;
+  return `; ${files} skipped (no Kubernetes object to apply): ${named.join(', ')}${more}`;
 }
 
 function reasonOf(error: unknown, fallback: string): string {
@@ -98,6 +111,8 @@ export async function fetchTrack(
 
   // A chart's revision id depends on its rendering (object-id.ts), so a chart is
   // rendered every time; anything else is stored once per commit.
+  // Files skipped by this render (none when the revision was stored already).
+  let skipped: readonly SkippedFile[] = [];
   if (track.helm !== undefined || !(await deps.artifacts.has(track.name, revision))) {
     const commit = revision;
     let rendered: RenderedTrackRevision;
@@ -113,6 +128,7 @@ export async function fetchTrack(
       );
     }
     revision = rendered.revision;
+    skipped = rendered.bundle.skipped ?? [];
     if (!(await deps.artifacts.has(track.name, revision))) {
       await deps.artifacts.put(track.name, revision, rendered.bytes);
     }
@@ -125,12 +141,18 @@ export async function fetchTrack(
     state.desiredRevision = revision;
     state.desiredResolvedAt = resolvedAt;
     setCondition(state, 'FilesFetched', 'True', 'Fetched', `fetched revision ${revision}`, now());
+    const previous = conditionOf(state, 'FilesParsed');
+    // A revision stored before keeps the message its render wrote (with its skipped files).
+    const keep =
+      skipped.length === 0 &&
+      previous?.status === 'True' &&
+      previous.message.startsWith(`revision ${revision} `);
     setCondition(
       state,
       'FilesParsed',
       'True',
       'Parsed',
-      `revision ${revision} parsed and stored`,
+      keep ? previous.message : `revision ${revision} parsed and stored${describeSkipped(skipped)}`,
       now(),
     );
   });

@@ -39,13 +39,10 @@ async function placedBundle(
   try {
     const bundle = parseBundle(await deps.artifacts.get(track.name, revision));
     const catalog = await deps.cluster.discover();
-    const placed = placeBundle(bundle, {
+    return placeBundle(bundle, {
       ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
       scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
     });
-    return bundle.capabilities === undefined
-      ? placed
-      : { ...placed, capabilities: bundle.capabilities };
   } catch (error) {
     const reason = error instanceof DriftlessError ? error.code : 'ArtifactInvalid';
     return { type: 'refused', condition: 'FilesParsed', reason, message: messageOf(error) };

@@ -3,9 +3,10 @@
  * they are stored under. Shared by the fetch job and the CLI's `render`/`diff`
  * of a revision not stored yet.
  *
- * Plain manifests need only the files under subPath; a kustomization may
- * reach bases anywhere in the repository, and a chart's values files and
- * dependencies likewise, so those read the whole tree. A Helm chart renders
+ * Plain manifests need only the manifest files under subPath; a kustomization
+ * may reach bases anywhere in the repository and read any file (generator
+ * inputs, `.env`), a chart has `.tpl` helpers and `files/`, so those read
+ * every file of the repository. A Helm chart renders
  * for the cluster capabilities the apply step recorded, and its revision id
  * carries the bundle's digest (object-id.ts).
  */
@@ -32,9 +33,7 @@ export async function renderTrackRevision(
 ): Promise<RenderedTrackRevision> {
   let files = await deps.source.readFiles(track, commit);
   const renderer = rendererOf(track, files);
-  if (renderer !== 'plain' && track.subPath) {
-    files = await deps.source.readFiles({ ...track, subPath: undefined }, commit);
-  }
+  if (renderer !== 'plain') files = await deps.source.readFiles(track, commit, 'repository');
   const capabilities =
     renderer === 'helm' ? (await readTrackState(deps.state, track.name)).capabilities : undefined;
   const bundle = await renderRevision(track, files, capabilities ? { capabilities } : {});

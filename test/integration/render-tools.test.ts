@@ -57,10 +57,12 @@ const KUSTOMIZE_TREE: Files = {
     'configMapGenerator:',
     '  - name: generated',
     '    literals: [mode=base]',
+    '    envs: [app.env]',
     'labels:',
     '  - pairs: {app: web}',
     '    includeSelectors: true',
   ].join('\n'),
+  'base/app.env': 'FEATURE=on\n',
   'base/settings.yaml':
     'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: base}\n',
   'base/service.yaml':
@@ -109,11 +111,13 @@ const KUSTOMIZE_TREE: Files = {
 const CHART: Files = {
   'charts/web/Chart.yaml': 'apiVersion: v2\nname: web\nversion: 0.1.0\n',
   'charts/web/values.yaml': 'greeting: hello\nsize: small\ncolour: red\n',
+  'charts/web/templates/_helpers.tpl':
+    '{{- define "web.name" -}}{{ .Release.Name }}-settings{{- end }}\n',
   'charts/web/templates/settings.yaml': [
     'apiVersion: v1',
     'kind: ConfigMap',
     'metadata:',
-    '  name: {{ .Release.Name }}-settings',
+    '  name: {{ include "web.name" . }}',
     '  labels: {chart: "{{ .Chart.Name }}-{{ .Chart.Version }}"}',
     'data:',
     '  greeting: {{ .Values.greeting | quote }}',
@@ -220,6 +224,10 @@ describe('rendering with kustomize and helm', () => {
     assert.equal(audit.data?.value, 'prod', 'the replacement copied the patched value');
     const generated = [...expected.keys()].find((key) => key.includes('prod-generated-'));
     assert.ok(generated, 'the generated ConfigMap carries its content hash');
+    assert.deepEqual((expected.get(generated) as { data: unknown }).data, {
+      FEATURE: 'on',
+      mode: 'prod',
+    });
   });
 
   it('syncs a chart from the revision for the cluster, as helm template renders it, leaving tests out', async () => {
@@ -317,6 +325,35 @@ describe('rendering with kustomize and helm', () => {
       second.revision,
       first.revision,
     ]);
+  });
+
+  it('leaves out what .sourceignore names and CI files, and lists files that hold no object', async () => {
+    // Prepare
+    const { track, repo, ns } = await fixture.newTrack('ignore');
+    await pushFiles(repo, {
+      '.sourceignore': 'experiments/\n',
+      'experiments/broken.yaml': 'apiVersion: v1\nkind: [\n',
+      '.github/workflows/ci.yaml': 'on: push\njobs: {build: {runs-on: ubuntu-latest}}\n',
+      'values.yaml': 'replicaCount: 2\n',
+      'app.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: kept}\n',
+    });
+
+    // Act
+    const result = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+
+    // Assess
+    assert.equal(result.result, 'applied', result.error);
+    assert.deepEqual(
+      result.changeset.map((entry) => entry.subject),
+      [`ConfigMap/${ns}/settings`],
+    );
+    const state = await readTrackState(fixture.deps.state, track.name);
+    const parsed = state.conditions.find((c) => c.type === 'FilesParsed');
+    assert.match(
+      parsed?.message ?? '',
+      /; 1 file skipped \(no Kubernetes object to apply\): values\.yaml$/,
+    );
   });
 
   it('refuses bad renderer input naming the file, and leaves the cluster as it was', async () => {

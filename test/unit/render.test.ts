@@ -228,21 +228,28 @@ describe('renderManifests', () => {
     );
   });
 
-  it('refuses a document that is not a mapping', () => {
+  it('refuses a document that is not a mapping beside an object', () => {
     // Prepare
     const sequence = [file('s.yaml', `${configMap('x')}---\n- a\n- b\n`)];
-    const scalar = [file('s.json', '"just a string"')];
+    const scalar = [
+      file(
+        't.yaml',
+        `${configMap('y')}---
+just a string
+`,
+      ),
+    ];
 
     // Act
     const actSequence = () => renderManifests(sequence, { scopeOf, defaultNamespace: 'apps' });
-    const actScalar = () => renderManifests(scalar, { scopeOf });
+    const actScalar = () => renderManifests(scalar, { scopeOf, defaultNamespace: 'apps' });
 
     // Assess
     assert.throws(
       actSequence,
       /s\.yaml:6: document must be a mapping \(a Kubernetes object\), not a sequence/,
     );
-    assert.throws(actScalar, /s\.json:1: document must be a mapping .* not a string/);
+    assert.throws(actScalar, /t\.yaml:6: document must be a mapping .* not a string/);
   });
 
   it('refuses an apiVersion with more than one slash', () => {

@@ -67,9 +67,10 @@ function store(root: { [name: string]: Node }): { objects: TreeReader; rootTree:
 async function read(
   root: { [name: string]: Node },
   subPath?: string,
+  scope?: 'manifests' | 'repository',
 ): Promise<Record<string, string>> {
   const { objects, rootTree } = store(root);
-  const files = await readTreeFiles(objects, rootTree, subPath, REVISION, CONTEXT);
+  const files = await readTreeFiles(objects, rootTree, subPath, REVISION, CONTEXT, scope);
   return Object.fromEntries(
     files.map((file) => [file.path, new TextDecoder().decode(file.content)]),
   );
@@ -218,5 +219,52 @@ describe('reading a tree', () => {
       danglingError.message,
       /symlink "deploy\/a\.yaml" points to a file that does not exist/,
     );
+  });
+});
+
+describe('reading scopes', () => {
+  const root = {
+    '.sourceignore': 'root rules',
+    'README.md': 'readme',
+    base: { 'kustomization.yaml': 'k', 'app.env': 'A=1' },
+    deploy: {
+      '.sourceignore': 'deploy rules',
+      Kustomization: 'kz',
+      'a.yaml': 'a',
+      'helpers.tpl': 't',
+      prod: { '.sourceignore': 'prod rules', 'b.yaml': 'b' },
+    },
+  };
+
+  it('reads manifests under the subPath with the .sourceignore files above and in it', async () => {
+    assert.deepEqual(await read(root, 'deploy/prod'), {
+      '.sourceignore': 'root rules',
+      'deploy/.sourceignore': 'deploy rules',
+      'deploy/prod/.sourceignore': 'prod rules',
+      'deploy/prod/b.yaml': 'b',
+    });
+    assert.deepEqual(Object.keys(await read(root, 'deploy')), [
+      '.sourceignore',
+      'deploy/.sourceignore',
+      'deploy/Kustomization',
+      'deploy/a.yaml',
+      'deploy/prod/.sourceignore',
+      'deploy/prod/b.yaml',
+    ]);
+  });
+
+  it('reads every file of the repository for renderers that read a directory', async () => {
+    assert.deepEqual(Object.keys(await read(root, undefined, 'repository')), [
+      '.sourceignore',
+      'README.md',
+      'base/app.env',
+      'base/kustomization.yaml',
+      'deploy/.sourceignore',
+      'deploy/Kustomization',
+      'deploy/a.yaml',
+      'deploy/helpers.tpl',
+      'deploy/prod/.sourceignore',
+      'deploy/prod/b.yaml',
+    ]);
   });
 });

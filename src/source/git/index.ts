@@ -19,7 +19,7 @@
  */
 import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
-import type { GitSource, ResolvedRevision, TrackSource } from '../ports.ts';
+import type { GitSource, ReadScope, ResolvedRevision, TrackSource } from '../ports.ts';
 import type { RevisionFile } from '../../render/types.ts';
 import { credentialsFor, type SecretReader } from './credentials.ts';
 import { GitRefNotFoundError, GitRepositoryError, type GitErrorContext } from './errors.ts';
@@ -82,7 +82,11 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       const request = classifyReference(track);
       return (await open(track)).resolve(request);
     },
-    async readFiles(track: TrackSource, revision: string): Promise<RevisionFile[]> {
+    async readFiles(
+      track: TrackSource,
+      revision: string,
+      scope: ReadScope = 'manifests',
+    ): Promise<RevisionFile[]> {
       if (!isFullCommitId(revision)) {
         const { location, context } = locate(track);
         throw new GitRefNotFoundError(
@@ -90,7 +94,11 @@ export function createGitSource(options: GitSourceOptions): GitSource {
           context,
         );
       }
-      return (await open(track)).readFiles(revision, track.subPath);
+      return (await open(track)).readFiles(
+        revision,
+        scope === 'repository' ? undefined : track.subPath,
+        scope,
+      );
     },
   };
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import git from 'isomorphic-git';
 import { DriftlessError, messageOf } from '../../errors.ts';
 import type { RevisionFile } from '../../render/types.ts';
-import type { ResolvedRevision } from '../ports.ts';
+import type { ReadScope, ResolvedRevision } from '../ports.ts';
 import {
   GitFetchError,
   GitRefNotFoundError,
@@ -50,7 +50,11 @@ export class LocalRepository {
     return { revision: commit.oid, ref: entry.target ?? entry.ref };
   }
 
-  async readFiles(revision: string, subPath: string | undefined): Promise<RevisionFile[]> {
+  async readFiles(
+    revision: string,
+    subPath: string | undefined,
+    scope: ReadScope = 'manifests',
+  ): Promise<RevisionFile[]> {
     const sha = revision.toLowerCase();
     const objects = new ObjectReader(this.gitdir);
     const commit = await this.commit(sha, sha, objects);
@@ -60,7 +64,7 @@ export class LocalRepository {
         this.context,
       );
     }
-    return this.guard(() => readTreeFiles(objects, commit.tree, subPath, sha, this.context));
+    return this.guard(() => readTreeFiles(objects, commit.tree, subPath, sha, this.context, scope));
   }
 
   /** The commit `oid` names (annotated tags peeled), or a {@link GitRefNotFoundError}. */

@@ -19,10 +19,19 @@
  */
 import { posix } from 'node:path';
 import type { RevisionFile } from '../../render/types.ts';
+import type { ReadScope } from '../ports.ts';
 import { SubPathError, type GitErrorContext } from './errors.ts';
 
 /** Case-insensitive like the render module: skipping `app.YAML` would look like deleted objects. */
 const MANIFEST_EXTENSION = /\.(ya?ml|json)$/i;
+
+/** Files the `manifests` scope reads besides manifests: ignore rules, and kustomize's extension-less name. */
+const ALSO_READ = new Set(['.sourceignore', 'Kustomization']);
+
+/** Whether the `manifests` scope reads a file of this name. */
+function isManifestScoped(name: string): boolean {
+  return MANIFEST_EXTENSION.test(name) || ALSO_READ.has(posix.basename(name));
+}
 
 /** Symlinks followed while resolving one path; Linux's limit (ELOOP). */
 const MAX_SYMLINK_HOPS = 40;
@@ -84,7 +93,9 @@ export async function readTreeFiles(
   subPath: string | undefined,
   revision: string,
   context: GitErrorContext,
+  scope: ReadScope = 'manifests',
 ): Promise<RevisionFile[]> {
+  const wanted = scope === 'repository' ? () => true : isManifestScoped;
   const segments = subPathSegments(subPath, context);
   const shown = segments.join('/');
   const base = await resolvePath(objects, rootTree, segments, { left: MAX_SYMLINK_HOPS });
@@ -129,16 +140,48 @@ export async function readTreeFiles(
           path,
           revision,
           context,
+          wanted,
         );
         if (file) files.push(file);
-      } else if (entry.type === 'blob' && MANIFEST_EXTENSION.test(entry.path)) {
+      } else if (entry.type === 'blob' && wanted(entry.path)) {
         files.push({ path, content: await objects.readBlob(entry.oid) });
       }
       // Submodules (type commit) are skipped: their content is another repository's.
     }
   };
   await walk(base.oid, segments, base.realPath);
+  if (scope === 'manifests')
+    files.push(...(await ancestorIgnoreFiles(objects, rootTree, segments)));
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
+ * The `.sourceignore` files of the directories above the subPath (root
+ * first): their rules reach into it. Plain blobs only; a symlinked one is
+ * not followed outside the subPath.
+ */
+async function ancestorIgnoreFiles(
+  objects: TreeReader,
+  rootTree: string,
+  segments: readonly string[],
+): Promise<RevisionFile[]> {
+  const found: RevisionFile[] = [];
+  let tree: string | undefined = rootTree;
+  for (let depth = 0; depth < segments.length && tree !== undefined; depth++) {
+    const entries: readonly TreeEntry[] = await objects.readTree(tree);
+    const ignoreFile = entries.find((e) => e.path === '.sourceignore' && e.type === 'blob');
+    if (ignoreFile && ignoreFile.mode !== SYMLINK_MODE) {
+      const dir = segments.slice(0, depth);
+      found.push({
+        path: [...dir, '.sourceignore'].join('/'),
+        content: await objects.readBlob(ignoreFile.oid),
+      });
+    }
+    // A symlinked directory on the way ends the walk: its target's rules are not its own.
+    const next = entries.find((e) => e.path === segments[depth] && e.type === 'tree');
+    tree = next?.oid;
+  }
+  return found;
 }
 
 /** The file a symlink under the subPath stands for, undefined when it is skipped; throws when it escapes. */
@@ -149,12 +192,13 @@ async function readSymlink(
   path: string,
   revision: string,
   context: GitErrorContext,
+  wanted: (name: string) => boolean,
 ): Promise<RevisionFile | undefined> {
   const resolved = await resolvePath(objects, rootTree, realPath, { left: MAX_SYMLINK_HOPS });
   const isManifest = MANIFEST_EXTENSION.test(path);
   switch (resolved.kind) {
     case 'blob':
-      return isManifest ? { path, content: await objects.readBlob(resolved.oid) } : undefined;
+      return wanted(path) ? { path, content: await objects.readBlob(resolved.oid) } : undefined;
     case 'tree':
     case 'submodule':
       return undefined;

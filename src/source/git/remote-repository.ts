@@ -27,7 +27,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { RevisionFile } from '../../render/types.ts';
-import type { ResolvedRevision } from '../ports.ts';
+import type { ReadScope, ResolvedRevision } from '../ports.ts';
 import type { BasicCredentials } from './credentials.ts';
 import { GitFetchError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
 import { translateGitError } from './git-errors.ts';
@@ -113,7 +113,11 @@ export class RemoteRepository {
   }
 
   /** Fetches `revision` unless the cache has it, then reads its files under `subPath`. */
-  async readFiles(revision: string, subPath: string | undefined): Promise<RevisionFile[]> {
+  async readFiles(
+    revision: string,
+    subPath: string | undefined,
+    scope: ReadScope = 'manifests',
+  ): Promise<RevisionFile[]> {
     const sha = revision.toLowerCase();
     return this.options.queue.run(this.gitdir, async () => {
       await this.openCache();
@@ -130,6 +134,7 @@ export class RemoteRepository {
           subPath,
           sha,
           this.options.context,
+          scope,
         ),
       );
       // The memo only saves time on the next read: failing to write it is no reason to fail this one.
