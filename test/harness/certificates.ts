@@ -66,8 +66,8 @@ async function issue(
   );
 }
 
-/** Generates every certificate and key the control plane needs into `dir`. */
-export async function generateCertificates(dir: string): Promise<ClusterCertificates> {
+/** A CA, `ca.crt` and `ca.key` in `dir`. */
+async function createCa(dir: string): Promise<void> {
   await openssl(['genrsa', '-out', 'ca.key', '2048'], dir);
   await openssl(
     [
@@ -85,12 +85,38 @@ export async function generateCertificates(dir: string): Promise<ClusterCertific
     ],
     dir,
   );
+}
+
+/** The extensions of a serving certificate for the loopback address. */
+const LOOPBACK_SERVER =
+  'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n';
+
+/** A CA and a serving certificate for 127.0.0.1 and localhost, for a test server with TLS. */
+export async function generateServingCertificate(
+  dir: string,
+): Promise<{ readonly caCert: string; readonly cert: string; readonly key: string }> {
+  await createCa(dir);
+  await issue(
+    dir,
+    'server',
+    '/CN=localhost',
+    `${LOOPBACK_SERVER}subjectAltName=IP:127.0.0.1,DNS:localhost\n`,
+  );
+  return {
+    caCert: join(dir, 'ca.crt'),
+    cert: join(dir, 'server.crt'),
+    key: join(dir, 'server.key'),
+  };
+}
+
+/** Generates every certificate and key the control plane needs into `dir`. */
+export async function generateCertificates(dir: string): Promise<ClusterCertificates> {
+  await createCa(dir);
   await issue(
     dir,
     'apiserver',
     '/CN=kube-apiserver',
-    'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' +
-      'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes.default.svc\n',
+    `${LOOPBACK_SERVER}subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes.default.svc\n`,
   );
   await issue(
     dir,

@@ -8,7 +8,7 @@
 # of pin builds anew and CI on the same machine reuses what is there
 # (scripts/go-cached-build.sh; kubernetes takes ~6 min on 2 cores).
 #
-# Usage: build.sh [kubernetes] [etcd] [minio]   (default: all three)
+# Usage: build.sh [kubernetes] [etcd] [minio] [registry]   (default: all four)
 # Prints one line per component: <component>=<directory with its binaries>.
 # Progress goes to stderr; stdout carries only those lines.
 set -euo pipefail
@@ -32,7 +32,8 @@ binaries_of() {
     kubernetes) echo "kube-apiserver kube-controller-manager kubectl" ;;
     etcd) echo "etcd" ;;
     minio) echo "minio" ;;
-    *) echo "build.sh: unknown component '$1' (kubernetes, etcd or minio)" >&2; exit 2 ;;
+    registry) echo "registry" ;;
+    *) echo "build.sh: unknown component '$1' (kubernetes, etcd, minio or registry)" >&2; exit 2 ;;
   esac
 }
 
@@ -41,6 +42,7 @@ packages_of() {
     kubernetes) echo "k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl" ;;
     etcd) echo "go.etcd.io/etcd/server/v3" ;;
     minio) echo "github.com/minio/minio" ;;
+    registry) echo "github.com/distribution/distribution/v3/cmd/registry" ;;
   esac
 }
 
@@ -61,7 +63,7 @@ build() {
 }
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kubernetes etcd minio)
+[ ${#components[@]} -gt 0 ] || components=(kubernetes etcd minio registry)
 for component in "${components[@]}"; do
   binaries_of "$component" >/dev/null
   build "$component"
