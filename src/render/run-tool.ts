@@ -88,14 +88,10 @@ export function runTool(run: ToolRun): Promise<Buffer> {
         child.kill('SIGKILL');
       }
     };
+    const limit =
+      run.timeoutMs >= 1000 ? `${Math.round(run.timeoutMs / 1000)} s` : `${run.timeoutMs} ms`;
     const timer = setTimeout(
-      () =>
-        stop(
-          new RendererLimitError(
-            run.tool,
-            `did not finish within ${Math.round(run.timeoutMs / 1000)} s`,
-          ),
-        ),
+      () => stop(new RendererLimitError(run.tool, `did not finish within ${limit}`)),
       run.timeoutMs,
     );
     child.stdout.on('data', (chunk: Buffer) => {
