@@ -76,6 +76,7 @@ async function loadSide(
       state: store,
       cluster: {
         discover: (refresh) => inner.discover(refresh),
+        serverVersion: () => inner.serverVersion(),
         apply: (object, options) => {
           if (!options.dryRun) side.applies++;
           return inner.apply(object, options);

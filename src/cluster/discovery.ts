@@ -20,14 +20,7 @@ export interface ApiResource {
 export class ResourceCatalog {
   private readonly byKind = new Map<string, ApiResource>();
 
-  /**
-   * @param serverVersion the API server's gitVersion (`/version`), e.g. `v1.36.3`;
-   *   unknown when not read (a fake, a server refusing `/version`).
-   */
-  constructor(
-    resources: Iterable<ApiResource>,
-    readonly serverVersion?: string,
-  ) {
+  constructor(resources: Iterable<ApiResource>) {
     for (const resource of resources) {
       this.byKind.set(
         ResourceCatalog.key(resource.group, resource.version, resource.kind),
@@ -132,13 +125,12 @@ async function legacyGroupVersion(
 
 /** Reads what the API server serves. */
 export async function discoverResources(transport: KubeTransport): Promise<ResourceCatalog> {
-  const [core, groups, serverVersion] = await Promise.all([
+  const [core, groups] = await Promise.all([
     getJson(transport, '/api', AGGREGATED) as Promise<AggregatedList>,
     getJson(transport, '/apis', AGGREGATED) as Promise<AggregatedList & { groups?: unknown }>,
-    readServerVersion(transport),
   ]);
   if (core.kind === 'APIGroupDiscoveryList' && groups.kind === 'APIGroupDiscoveryList') {
-    return new ResourceCatalog([...fromAggregated(core), ...fromAggregated(groups)], serverVersion);
+    return new ResourceCatalog([...fromAggregated(core), ...fromAggregated(groups)]);
   }
   // An older server answered with the legacy lists: walk every group version.
   const legacyGroups =
@@ -149,16 +141,14 @@ export async function discoverResources(transport: KubeTransport): Promise<Resou
       g.versions.map((v) => legacyGroupVersion(transport, g.name, v.version)),
     ),
   ]);
-  return new ResourceCatalog(perVersion.flat(), serverVersion);
+  return new ResourceCatalog(perVersion.flat());
 }
 
-/** The server's gitVersion; undefined when `/version` is not readable (it is optional to Driftless). */
-async function readServerVersion(transport: KubeTransport): Promise<string | undefined> {
-  try {
-    const response = await transport({ method: 'GET', path: '/version' });
-    const version = (response.body as { gitVersion?: unknown } | undefined)?.gitVersion;
-    return response.status === 200 && typeof version === 'string' ? version : undefined;
-  } catch {
-    return undefined;
+/** The server's gitVersion (`/version`), e.g. `v1.36.3`. */
+export async function readServerVersion(transport: KubeTransport): Promise<string> {
+  const version = ((await getJson(transport, '/version')) as { gitVersion?: unknown }).gitVersion;
+  if (typeof version !== 'string' || version === '') {
+    throw new ClusterUnreachableError('GET /version answered without a gitVersion');
   }
+  return version;
 }

@@ -3,7 +3,12 @@
  * manifests reach server-side apply exactly as written.
  */
 import type { ClusterEndpoint } from './cluster-endpoint.ts';
-import { discoverResources, type ApiResource, type ResourceCatalog } from './discovery.ts';
+import {
+  discoverResources,
+  readServerVersion,
+  type ApiResource,
+  type ResourceCatalog,
+} from './discovery.ts';
 import { KubernetesApiError, UnknownResourceError, type ApiStatus } from './errors.ts';
 import {
   createKubeTransport,
@@ -48,6 +53,10 @@ export class KubeApiCluster implements KubernetesPort {
   /** The cluster at `endpoint`; nothing is sent until the first request. */
   static forEndpoint(endpoint: ClusterEndpoint, options?: KubeHttpOptions): KubeApiCluster {
     return new KubeApiCluster(createKubeTransport(endpoint, options));
+  }
+
+  serverVersion(): Promise<string> {
+    return readServerVersion(this.transport);
   }
 
   discover(refresh = false): Promise<ResourceCatalog> {

@@ -41,6 +41,8 @@ export interface DeleteOptions {
 export interface KubernetesPort {
   /** What the API server serves; cached, re-read when `refresh` is true. */
   discover(refresh?: boolean): Promise<ResourceCatalog>;
+  /** The API server's version (`v1.36.3`): Helm's `.Capabilities.KubeVersion`. */
+  serverVersion(): Promise<string>;
   /** Server-side apply of `object` exactly as given. */
   apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult>;
   /** The object, or undefined when it does not exist. */

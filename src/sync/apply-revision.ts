@@ -86,15 +86,11 @@ async function attemptSync(
   if (stored.capabilities !== undefined && !pin) {
     // A chart renders for a cluster: one rendered for other capabilities is
     // not applied (a rollback applies what was stored, as asked).
-    const catalog = await deps.cluster.discover();
     const capabilities = {
-      kubeVersion: catalog.serverVersion ?? 'unknown',
-      apiVersions: catalog.apiVersions(),
+      kubeVersion: await deps.cluster.serverVersion(),
+      apiVersions: (await deps.cluster.discover()).apiVersions(),
     };
-    if (
-      catalog.serverVersion !== undefined &&
-      capabilitiesDigest(capabilities) !== stored.capabilities
-    ) {
+    if (capabilitiesDigest(capabilities) !== stored.capabilities) {
       return { type: 'rerender', capabilities };
     }
   }

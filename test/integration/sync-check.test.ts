@@ -70,6 +70,7 @@ function countingApplies(inner: KubernetesPort): { port: KubernetesPort; applied
   const applied: string[] = [];
   const port: KubernetesPort = {
     discover: (refresh) => inner.discover(refresh),
+    serverVersion: () => inner.serverVersion(),
     apply: (object, options) => {
       if (!options.dryRun) applied.push(subjectOf(refOf(object)));
       return inner.apply(object, options);

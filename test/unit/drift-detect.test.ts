@@ -49,6 +49,10 @@ class FakeCluster implements KubernetesPort {
     private readonly failList?: Error,
   ) {}
 
+  serverVersion(): Promise<string> {
+    return Promise.resolve('v1.36.3');
+  }
+
   discover(): Promise<ResourceCatalog> {
     return Promise.resolve(new ResourceCatalog([]));
   }

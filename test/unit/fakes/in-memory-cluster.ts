@@ -38,6 +38,10 @@ export class InMemoryCluster implements KubernetesPort {
     if (this.failingKinds.has(kind)) throw new Error(`${kind}: forbidden`);
   }
 
+  async serverVersion(): Promise<string> {
+    return 'v1.36.3';
+  }
+
   async discover(): Promise<ResourceCatalog> {
     return new ResourceCatalog(this.kinds);
   }
