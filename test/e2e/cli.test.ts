@@ -22,6 +22,7 @@ import {
   sharedKubeConfig,
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
+import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -68,6 +69,7 @@ describe('driftless CLI against a real cluster and Git server', () => {
     dir = await mkdtemp(join(tmpdir(), 'driftless-cli-e2e-'));
     env = {
       ...process.env,
+      ...rendererEnvironment(await rendererBinaries()),
       NO_COLOR: '1',
       TEST_GIT_CREDENTIALS: `${git.username}:${git.password}`,
     };
@@ -174,5 +176,78 @@ describe('driftless CLI against a real cluster and Git server', () => {
     assert.match(result.stdout, /^---\n# Source: a\.yaml:1\napiVersion: v1\nkind: ConfigMap\n/);
     assert.match(result.stdout, /name: c\n/);
     assert.doesNotMatch(result.stdout, /name: b\n/);
+  });
+
+  it('renders, syncs and diffs a kustomize overlay and a Helm chart like plain manifests', async () => {
+    // Prepare: a repository of its own, a config with one track per renderer.
+    const rendered = await git.createRepository('cli-renderers');
+    await pushFiles(rendered, {
+      'base/kustomization.yaml': 'resources: [settings.yaml]\n',
+      'base/settings.yaml': configMap('settings', 'base'),
+      'overlay/kustomization.yaml': [
+        'resources: [../base]',
+        'namePrefix: prod-',
+        'patches:',
+        '  - target: {kind: ConfigMap}',
+        '    patch: |-',
+        '      - {op: replace, path: /data/value, value: prod}',
+        '',
+      ].join('\n'),
+      'chart/Chart.yaml': 'apiVersion: v2\nname: greeter\nversion: 0.1.0\n',
+      'chart/templates/_name.tpl':
+        '{{- define "greeter.name" -}}{{ .Release.Name }}-greeting{{- end }}\n',
+      'chart/templates/greeting.yaml': [
+        'apiVersion: v1',
+        'kind: ConfigMap',
+        'metadata: {name: {{ include "greeter.name" . }}}',
+        'data: {value: {{ .Values.greeting | quote }}}',
+        '',
+      ].join('\n'),
+      'chart/values.yaml': 'greeting: hello\n',
+    });
+    const config = join(dir, 'renderers.yaml');
+    await writeFile(
+      config,
+      [
+        'clusters:',
+        '  - name: test',
+        `    kubeconfig: ${sharedKubeconfigPath()}`,
+        'tracks:',
+        ...['overlay', 'chart'].flatMap((name) => [
+          `  - name: cli-${name}`,
+          `    repository: ${rendered.url}`,
+          `    namespace: ${ns}`,
+          '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
+          ...(name === 'overlay'
+            ? ['    subPath: overlay']
+            : ['    helm: {chart: chart, values: {greeting: bonjour}}']),
+        ]),
+        '',
+      ].join('\n'),
+    );
+
+    // Act
+    const overlay = await driftless('render', '-c', config, '--track', 'cli-overlay');
+    const chart = await driftless('render', '-c', config, '--track', 'cli-chart');
+    const sync = await driftless('sync', '-c', config);
+    const diff = await driftless('diff', '-c', config, '--track', 'cli-chart');
+
+    // Assess
+    assert.equal(overlay.code, 0, overlay.stderr);
+    assert.match(overlay.stdout, /# Source: overlay\/kustomization\.yaml:\d+\n/);
+    assert.match(overlay.stdout, /name: prod-settings\n/);
+    assert.match(overlay.stdout, /value: prod\n/);
+    assert.equal(chart.code, 0, chart.stderr);
+    assert.match(chart.stdout, /# Source: chart\/templates\/greeting\.yaml:1\n/);
+    assert.match(chart.stdout, /name: cli-chart-greeting\n/);
+    assert.equal(sync.code, 0, sync.stderr + sync.stdout);
+    const prod = await core.readNamespacedConfigMap({ name: 'prod-settings', namespace: ns });
+    assert.equal(prod.data?.value, 'prod');
+    const greeting = await core.readNamespacedConfigMap({
+      name: 'cli-chart-greeting',
+      namespace: ns,
+    });
+    assert.equal(greeting.data?.value, 'bonjour');
+    assert.equal(diff.code, 0, diff.stdout + diff.stderr);
   });
 });
