@@ -2,8 +2,10 @@
  * Structured logs of `driftless serve`: one JSON object per line, so a log
  * shipper can read them without parsing prose. Callers pass facts (track,
  * revision, deliveryId, ...), never a request's headers or body: those may
- * carry a signature or a token.
+ * carry a signature or a token. Known secret values are redacted from every
+ * line (redact.ts), whatever a caller passed.
  */
+import { redactSecrets } from './redact.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -47,7 +49,7 @@ export function jsonLogger(
     for (const [key, value] of Object.entries({ ...base, ...fields })) {
       if (value !== undefined && !Object.hasOwn(line, key)) line[key] = plain(value);
     }
-    write(JSON.stringify(line));
+    write(redactSecrets(JSON.stringify(line)));
   };
   return {
     debug: (msg, fields) => log('debug', msg, fields),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real kustomize and helm CLIs that the fetch function renders
-# with, from the pinned wrapper Go modules beside this script, into a cache
-# outside the checkout:
+# with, and the sops CLI the apply function decrypts with, from the pinned
+# wrapper Go modules beside this script, into a cache outside the checkout:
 #
 #   ${DRIFTLESS_CACHE_DIR:-~/.cache/driftless}/renderers/<name>-<goos>-<goarch>-<key>/<name>
 #
@@ -10,8 +10,8 @@
 # reuses what is there. Static binaries (CGO_ENABLED=0), so the linux/arm64
 # ones run in the Lambda layer (infra/serverless/renderers-layer.cjs).
 #
-# Usage: build.sh [--target GOOS/GOARCH] [kustomize] [helm]
-#   default target: the host (or GOOS/GOARCH when set); default: both.
+# Usage: build.sh [--target GOOS/GOARCH] [kustomize] [helm] [sops]
+#   default target: the host (or GOOS/GOARCH when set); default: all three.
 # Prints one line per renderer: <name>=<path of its binary>.
 # Progress goes to stderr; stdout carries only those lines.
 set -euo pipefail
@@ -28,11 +28,11 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] && [[ $2 == */* ]] || { echo "build.sh: --target takes GOOS/GOARCH, e.g. linux/arm64" >&2; exit 2; }
       export GOOS=${2%/*} GOARCH=${2#*/}
       shift 2 ;;
-    kustomize | helm) names+=("$1"); shift ;;
-    *) echo "build.sh: unknown argument '$1' (--target GOOS/GOARCH, kustomize, helm)" >&2; exit 2 ;;
+    kustomize | helm | sops) names+=("$1"); shift ;;
+    *) echo "build.sh: unknown argument '$1' (--target GOOS/GOARCH, kustomize, helm, sops)" >&2; exit 2 ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(kustomize helm)
+[ ${#names[@]} -gt 0 ] || names=(kustomize helm sops)
 goos=$(go env GOOS)
 goarch=$(go env GOARCH)
 
@@ -40,6 +40,7 @@ package_of() {
   case $1 in
     kustomize) echo "sigs.k8s.io/kustomize/kustomize/v5" ;;
     helm) echo "helm.sh/helm/v4/cmd/helm" ;;
+    sops) echo "github.com/getsops/sops/v3/cmd/sops" ;;
   esac
 }
 

@@ -121,6 +121,8 @@ export async function applyDeps(
   return {
     ...jobPorts(config, store, queue),
     cluster: (track) => connectTo(clusterOf(config.clusters, track)),
+    // Decryption keys and substituteFrom secrets: readable by this function's role only.
+    readSecret: secretReader(env),
   };
 }
 

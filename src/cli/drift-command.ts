@@ -151,7 +151,12 @@ async function checkOne(ctx: LocalContext, track: Track, detectOnly: boolean): P
     const result = await reconcileDrift(
       track,
       { type: 'drift', track: track.name, detectOnly, trigger: 'manual' },
-      { cluster, artifacts: ctx.artifacts, state: ctx.state },
+      {
+        cluster,
+        artifacts: ctx.artifacts,
+        state: ctx.state,
+        ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
+      },
     );
     return { ...result, ...(leftInPlace === undefined ? {} : { leftInPlace }) };
   } catch (error) {

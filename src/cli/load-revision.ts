@@ -9,6 +9,7 @@ import type { RenderedBundle } from '../render/types.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { commitOf, isRevisionId } from '../object-id.ts';
 import { renderTrackRevision } from '../sync/render-track-revision.ts';
+import { resolveSecrets } from '../sync/resolve-secrets.ts';
 
 export interface TargetRevision {
   readonly revision: string;
@@ -38,13 +39,20 @@ export async function targetRevision(
   return { revision: resolved.revision, origin: resolved.ref };
 }
 
-/** The bundle of `revision` placed in the track's cluster: from the stored artifact, or fetched and parsed now. */
+/**
+ * The bundle of `revision` placed in the track's cluster: from the stored
+ * artifact, or fetched and parsed now. `secrets: 'resolve'` (what `diff`
+ * compares) decrypts SOPS values and substitutes `substituteFrom` variables
+ * as the apply step would; `'as-stored'` (what `render` prints) leaves them
+ * as the artifact holds them.
+ */
 export async function loadRevisionBundle(
   track: Track,
   revision: string,
   ctx: LocalContext,
+  secrets: 'resolve' | 'as-stored' = 'resolve',
 ): Promise<RenderedBundle> {
-  const parsed = (await ctx.artifacts.has(track.name, revision))
+  const stored = (await ctx.artifacts.has(track.name, revision))
     ? parseBundle(await ctx.artifacts.get(track.name, revision))
     : (
         await renderTrackRevision(track, commitOf(revision), {
@@ -52,6 +60,12 @@ export async function loadRevisionBundle(
           state: ctx.state,
         })
       ).bundle;
+  const parsed =
+    secrets === 'resolve'
+      ? await resolveSecrets(track, stored, {
+          ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
+        })
+      : stored;
   // Placing needs the cluster's discovery to know which kinds are namespaced.
   const catalog = await (await ctx.cluster(track)).discover();
   return placeBundle(parsed, {

@@ -1,8 +1,10 @@
 /**
  * Where the CLI writes: results on stdout (exactly one JSON document with
  * `-o json`), everything for people watching — logs, progress — on stderr.
+ * Every line passes through the secret redactor (src/redact.ts).
  */
 import type { Environment } from '../config/env.ts';
+import { redactSecrets } from '../redact.ts';
 import { colourWanted, palette, type Palette } from './colours.ts';
 
 /** The part of a stream the CLI uses; process.stdout and test doubles both fit. */
@@ -35,17 +37,17 @@ export class Output {
 
   /** A line (or block) of the result, on stdout. */
   print(text: string): void {
-    this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    this.io.stdout.write(redactSecrets(text.endsWith('\n') ? text : `${text}\n`));
   }
 
   /** The result as one JSON document on stdout. */
   json(value: unknown): void {
-    this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.io.stdout.write(redactSecrets(`${JSON.stringify(value, null, 2)}\n`));
   }
 
   /** A message for people, on stderr, so it never mixes into a JSON result. */
   log(text: string): void {
-    this.io.stderr.write(`${text}\n`);
+    this.io.stderr.write(redactSecrets(`${text}\n`));
   }
 
   /** A progress line, shown only when stderr is a terminal (logs and CI get none). */

@@ -38,6 +38,7 @@ async function rollbackOne(
         cluster,
         artifacts: ctx.artifacts,
         state: ctx.state,
+        ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
         onProgress: (done, total) => progress.update(done, total),
       },
     );

@@ -41,6 +41,7 @@ async function syncOne(
         source,
         artifacts: ctx.artifacts,
         state: ctx.state,
+        ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
         onProgress: (done, total) => progress.update(done, total),
       },
     );

@@ -373,6 +373,38 @@ const helmSchema = strictObject({
   }, ALWAYS),
 );
 
+/** A `${VAR}` name, as Flux's post-build substitution accepts them. */
+const variableName = stringMatching(
+  (t) => /^[_a-zA-Z][_a-zA-Z0-9]*$/.test(t),
+  (quoted) => `${quoted} is not a variable name (letters, digits and _, not starting with a digit)`,
+);
+
+/**
+ * `substitute:` values are strings, empty allowed. A number is refused rather
+ * than converted: YAML has already turned `1.10` into 1.1 by then.
+ */
+const substituteValue = field((value): Parsed<string> =>
+  typeof value === 'string' ? { ok: true, value } : notAString(value),
+);
+const substituteValues = z.record(variableName, substituteValue);
+
+const substituteFromSchema = strictObject({
+  secret: secretRef,
+  optional: z._default(z.boolean(), false),
+});
+
+/** An AWS KMS key ARN: IAM grants the apply function kms:Decrypt on exactly these. */
+const kmsKeyArn = stringMatching(
+  (t) => /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]+$/.test(t),
+  (quoted) => `${quoted} is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)`,
+);
+
+const decryptionSchema = strictObject({
+  provider: z.literal('sops'),
+  keys: z._default(z.array(secretRef), []),
+  kmsKeys: z._default(z.array(kmsKeyArn), []),
+});
+
 /** One track as written in `tracks:`; cluster resolution happens once all tracks are known. */
 export const trackSchema = strictObject({
   name: dnsLabel,
@@ -399,6 +431,9 @@ export const trackSchema = strictObject({
   kustomizeRemoteResources: z._default(z.boolean(), false),
   helm: z.optional(helmSchema),
   sourceIgnore: z.optional(z.array(ignorePattern)),
+  substitute: z._default(substituteValues, {}),
+  substituteFrom: z._default(z.array(substituteFromSchema), []),
+  decryption: z.optional(decryptionSchema),
 }).check(
   z.superRefine((value, ctx) => {
     exclusive(value, ['reference', 'semver'], false, ctx);

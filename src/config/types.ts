@@ -92,6 +92,22 @@ export interface HelmSource {
   readonly valuesFiles: string[];
 }
 
+/** Where `substituteFrom:` variables come from: KEY=VALUE lines or a JSON object, read in the apply step. */
+export interface SubstituteSource {
+  readonly secret: SecretRef;
+  /** A secret that cannot be read is skipped instead of failing the sync. */
+  readonly optional: boolean;
+}
+
+/** How SOPS-encrypted files of a track are decrypted (`decryption:`), in the apply step only. */
+export interface Decryption {
+  readonly provider: 'sops';
+  /** Secret refs holding age identities (`AGE-SECRET-KEY-1...` lines). */
+  readonly keys: SecretRef[];
+  /** KMS key ARNs SOPS files may be encrypted with; the apply function may decrypt with these only. */
+  readonly kmsKeys: string[];
+}
+
 /** An object whose health decides whether a sync succeeded. */
 export interface HealthCheck {
   readonly apiVersion: string;
@@ -141,6 +157,11 @@ export interface Track {
   readonly helm?: HelmSource;
   /** gitignore patterns (relative to the repository root) left out before rendering. */
   readonly sourceIgnore?: string[];
+  /** `${VAR}` values substituted after rendering (Flux postBuild semantics). */
+  readonly substitute: Record<string, string>;
+  /** Secrets holding more variables; read only in the apply step, never stored. */
+  readonly substituteFrom: SubstituteSource[];
+  readonly decryption?: Decryption;
 }
 
 /** A validated, defaulted `driftless.yaml`. */

@@ -155,3 +155,8 @@ export class RenderRefusedError extends DriftlessError {
     super(`${file}: ${reason}`);
   }
 }
+
+/** A SOPS file could not be decrypted (no key, wrong key, tampered MAC); names the file, never a value. */
+export class DecryptionError extends DriftlessError {
+  readonly code = 'DecryptionFailed';
+}

@@ -29,6 +29,16 @@ const bundleSchema = z.strictObject({
   capabilities: z.optional(nonEmpty),
   objects: z.array(objectSchema),
   skipped: z.optional(z.array(z.strictObject({ file: nonEmpty, reason: nonEmpty }))),
+  encryptedSources: z.optional(
+    z.array(
+      z.strictObject({
+        path: nonEmpty,
+        format: z.enum(['yaml', 'json', 'dotenv', 'binary']),
+        content: nonEmpty,
+      }),
+    ),
+  ),
+  substituted: z.optional(z.literal(true)),
 });
 
 /** zod/mini has no messages of its own; these are the ones classic zod gave. */
@@ -99,11 +109,13 @@ export function parseBundle(bytes: Uint8Array, expectedDigest?: string): Rendere
       ...(namespace === undefined ? {} : { namespace }),
     };
   });
-  const { capabilities, skipped } = parsed.data;
+  const { capabilities, skipped, encryptedSources, substituted } = parsed.data;
   const bundle: RenderedBundle = {
     objects,
     ...(capabilities === undefined ? {} : { capabilities }),
     ...(skipped === undefined ? {} : { skipped }),
+    ...(encryptedSources === undefined ? {} : { encryptedSources }),
+    ...(substituted === undefined ? {} : { substituted }),
   };
   const canonical = serializeBundle(bundle);
   if (

@@ -11,6 +11,7 @@ import { isJsonObject } from './json-value.ts';
 import { KUSTOMIZATION_FILES } from './kustomize.ts';
 import { formatSubject } from './subject.ts';
 import type {
+  JsonObject,
   SkippedFile,
   RenderedBundle,
   RenderedObject,
@@ -155,6 +156,24 @@ function unplacedBundle(collected: CollectedObject[]): RenderedBundle {
         : { manifest, group, version, kind, name, namespace, subject, source };
     }),
   );
+}
+
+/**
+ * The bundle with each object's manifest replaced by `transform`'s (e.g.
+ * variables substituted), checked again as if read from Git: the identity
+ * may have changed (`name: web-${ENV}`), so kinds, names, CRDs and
+ * duplicates are derived anew. Other fields of the bundle stay.
+ */
+export function rebuildBundle(
+  bundle: RenderedBundle,
+  transform: (object: RenderedObject) => JsonObject,
+): RenderedBundle {
+  const collected = bundle.objects.flatMap((object) =>
+    collectObjects(object.source.file, [
+      { value: transform(object), line: object.source.line, itemLines: undefined },
+    ]),
+  );
+  return { ...bundle, ...unplacedBundle(collected) };
 }
 
 /**

@@ -7,7 +7,9 @@
  * - otherwise the plain manifests under subPath.
  *
  * Files the track's `sourceIgnore` and the revision's `.sourceignore` files
- * exclude are left out first, whichever renderer runs.
+ * exclude are left out first, whichever renderer runs. SOPS values stay
+ * encrypted; `substitute:` variables are substituted here when they can be
+ * (substitute-bundle.ts).
  *
  * Runs on the fetch side, without cluster credentials: objects keep the
  * namespace their renderer gave them, and the apply side places them
@@ -22,7 +24,9 @@ import { resolveLimits } from './limits.ts';
 import { parseRendererOutput, parseRevision } from './render-manifests.ts';
 import { rendererBinary } from './renderer-binaries.ts';
 import { normalizeSubPath } from './select-manifest-files.ts';
+import { encryptedSourcesOf, revisionHoldsCiphertext } from './sops-sources.ts';
 import { applySourceIgnore } from './source-ignore.ts';
+import { substituteBundle, substitutesAtRender } from './substitute-bundle.ts';
 import type { RenderedBundle, RenderLimits, RevisionFile, SourceLocation } from './types.ts';
 
 /** The track fields that decide how a revision renders. */
@@ -35,7 +39,8 @@ export type RenderSpec = Pick<
   | 'kustomizeRemoteResources'
   | 'helm'
   | 'sourceIgnore'
->;
+> &
+  Partial<Pick<Track, 'substitute' | 'substituteFrom' | 'decryption'>>;
 
 export interface RevisionRenderOptions {
   /** What the target cluster serves, when the apply step has recorded it (Helm's `.Capabilities`). */
@@ -79,6 +84,38 @@ export async function renderRevision(
   options: RevisionRenderOptions = {},
 ): Promise<RenderedBundle> {
   const files = applySourceIgnore(revisionFiles, spec.sourceIgnore);
+  return finishBundle(spec, files, await renderFiles(spec, files, options));
+}
+
+/**
+ * What follows any renderer: the SOPS-encrypted files the objects take values
+ * from are kept (still encrypted) for the apply step (sops-sources.ts), and
+ * `substitute:` variables are substituted when nothing else is needed
+ * (substitute-bundle.ts).
+ */
+function finishBundle(
+  spec: RenderSpec,
+  files: readonly RevisionFile[],
+  rendered: RenderedBundle,
+): RenderedBundle {
+  let bundle = rendered;
+  if (revisionHoldsCiphertext(files)) {
+    const sources = encryptedSourcesOf(files, bundle.objects, {
+      decryption: spec.decryption !== undefined,
+      trackName: spec.name,
+    });
+    if (sources.length > 0) bundle = { ...bundle, encryptedSources: sources };
+  }
+  return substitutesAtRender(spec, bundle)
+    ? substituteBundle(bundle, spec.substitute ?? {})
+    : bundle;
+}
+
+async function renderFiles(
+  spec: RenderSpec,
+  files: readonly RevisionFile[],
+  options: RevisionRenderOptions,
+): Promise<RenderedBundle> {
   const limits = resolveLimits(options.limits);
   const dir = normalizeSubPath(spec.subPath);
   const renderer = rendererOf(spec, files);

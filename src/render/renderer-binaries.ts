@@ -1,9 +1,9 @@
 /**
  * Where the renderer binaries are. One lookup for every place that renders
- * (CLI, serve, the fetch function):
+ * or decrypts (CLI, serve, the fetch and apply functions):
  *
- * 1. `DRIFTLESS_KUSTOMIZE` / `DRIFTLESS_HELM`: an explicit path (the fetch
- *    function sets them to its layer's `/opt/bin/...`);
+ * 1. `DRIFTLESS_KUSTOMIZE` / `DRIFTLESS_HELM` / `DRIFTLESS_SOPS`: an explicit
+ *    path (the functions set them to their layer's `/opt/bin/...`);
  * 2. the binary's name on `PATH`.
  *
  * `npm run renderers` builds the pinned versions (infra/renderers/).
@@ -12,11 +12,12 @@ import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { RendererNotFoundError } from './errors.ts';
 
-export type RendererName = 'kustomize' | 'helm';
+export type RendererName = 'kustomize' | 'helm' | 'sops';
 
 const VARIABLE: Record<RendererName, string> = {
   kustomize: 'DRIFTLESS_KUSTOMIZE',
   helm: 'DRIFTLESS_HELM',
+  sops: 'DRIFTLESS_SOPS',
 };
 
 function isExecutable(path: string): boolean {

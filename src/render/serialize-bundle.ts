@@ -27,7 +27,25 @@ export function serializeBundle(bundle: RenderedBundle): Uint8Array {
     bundle.skipped === undefined || bundle.skipped.length === 0
       ? {}
       : { skipped: bundle.skipped.map(({ file, reason }) => ({ file, reason })) };
+  const encryptedSources =
+    bundle.encryptedSources === undefined || bundle.encryptedSources.length === 0
+      ? {}
+      : {
+          encryptedSources: bundle.encryptedSources.map(({ path, format, content }) => ({
+            path,
+            format,
+            content,
+          })),
+        };
+  const substituted = bundle.substituted === true ? { substituted: true } : {};
   return new TextEncoder().encode(
-    canonicalJson({ format: BUNDLE_FORMAT, ...capabilities, objects, ...skipped }),
+    canonicalJson({
+      format: BUNDLE_FORMAT,
+      ...capabilities,
+      ...encryptedSources,
+      objects,
+      ...skipped,
+      ...substituted,
+    }),
   );
 }

@@ -86,8 +86,31 @@ export interface SkippedFile {
 }
 
 /** The validated objects of one revision, in canonical order (group, kind, namespace, name). */
+/** How SOPS wrote a file: the `--input-type` that decrypts it. */
+export type SopsFormat = 'yaml' | 'json' | 'dotenv' | 'binary';
+
+/**
+ * A SOPS-encrypted file of the revision whose ciphertexts the bundle's
+ * objects hold, kept as written in Git (still encrypted). The apply step
+ * decrypts it — SOPS checks its MAC — and puts each plaintext where its
+ * ciphertext is (render/decrypt-bundle.ts).
+ */
+export interface EncryptedSource {
+  readonly path: string;
+  readonly format: SopsFormat;
+  readonly content: string;
+}
+
 export interface RenderedBundle {
   readonly objects: readonly RenderedObject[];
+  /** SOPS-encrypted files the objects take values from; see {@link EncryptedSource}. */
+  readonly encryptedSources?: readonly EncryptedSource[];
+  /**
+   * True when the fetch step already substituted the track's `substitute:`
+   * variables; the apply step must not substitute again (`$${VAR}` would be
+   * expanded twice).
+   */
+  readonly substituted?: boolean;
   /** Plain manifests only: files skipped because they hold no object, in path order. */
   readonly skipped?: readonly SkippedFile[];
   /**

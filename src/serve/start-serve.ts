@@ -97,6 +97,7 @@ export async function startServe(
         state: ctx.state,
         source: () => ctx.source(),
         cluster: (track) => ctx.cluster(track),
+        ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
       },
       enqueue: (job, context) => queue.enqueue(job, context),
       metrics,

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
+import { redactDeep, redactError } from '../redact.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { capabilitiesDigest } from '../render/index.ts';
 import type { Track } from '../config/types.ts';
@@ -17,6 +18,7 @@ import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.t
 import type { SyncJob } from './jobs.ts';
 import { loadStoredRevision } from './load-stored-revision.ts';
 import { recordSync, type SyncAttempt } from './record-sync.ts';
+import type { SecretDeps } from './resolve-secrets.ts';
 import type { SyncResult } from './sync-result.ts';
 import {
   acquireApplyLease,
@@ -30,7 +32,7 @@ import {
 
 export type { SyncOutcome, SyncResult } from './sync-result.ts';
 
-export interface ApplyDeps {
+export interface ApplyDeps extends SecretDeps {
   readonly cluster: KubernetesPort;
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
@@ -121,12 +123,15 @@ export async function applyStoredRevision(
   const holder = randomUUID();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
   try {
-    const attempt = await attemptSync(track, revision, deps, precheck, options.pin === true);
+    // What the cluster answered may quote a decrypted or substituted value (src/redact.ts).
+    const attempt = redactDeep(
+      await attemptSync(track, revision, deps, precheck, options.pin === true),
+    );
     return await recordSync(deps.state, track.name, revision, attempt, { ...options, holder, now });
   } catch (error) {
     // Not an outcome but a fault (a store or connection failing): free the track, let the job retry.
     await updateTrackState(deps.state, track.name, (s) => releaseApplyLease(s, holder));
-    throw error;
+    throw redactError(error);
   }
 }
 

@@ -42,6 +42,7 @@ export async function executeApplyJob(
     cluster,
     artifacts: deps.artifacts,
     state: deps.state,
+    ...(deps.readSecret === undefined ? {} : { readSecret: deps.readSecret }),
     ...(deps.now === undefined ? {} : { now: deps.now }),
   };
   const resumed = (result: SyncResult, trigger: SyncJob['trigger']): Promise<SyncJob[]> =>

@@ -12,6 +12,7 @@ import { parseBundle, placeBundle } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { ArtifactStore } from '../store/ports.ts';
 import type { Refusal } from './record-sync.ts';
+import { resolveSecrets, type SecretDeps } from './resolve-secrets.ts';
 import { selectObjects } from './select-objects.ts';
 
 export interface StoredRevision {
@@ -26,9 +27,28 @@ export interface StoredRevision {
   readonly capabilities?: string;
 }
 
-interface LoadDeps {
+interface LoadDeps extends SecretDeps {
   readonly cluster: KubernetesPort;
   readonly artifacts: ArtifactStore;
+}
+
+/**
+ * The stored artifact of `revision` as the cluster gets it: secrets resolved
+ * (resolve-secrets.ts), then placed in the track's cluster. Throws when it
+ * cannot be used. Shared by sync, rollback and drift.
+ */
+export async function loadDesiredBundle(
+  track: Track,
+  revision: string,
+  deps: LoadDeps,
+): Promise<RenderedBundle> {
+  const stored = parseBundle(await deps.artifacts.get(track.name, revision));
+  const bundle = await resolveSecrets(track, stored, deps);
+  const catalog = await deps.cluster.discover();
+  return placeBundle(bundle, {
+    ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
+    scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
+  });
 }
 
 async function placedBundle(
@@ -37,12 +57,7 @@ async function placedBundle(
   deps: LoadDeps,
 ): Promise<RenderedBundle | Refusal> {
   try {
-    const bundle = parseBundle(await deps.artifacts.get(track.name, revision));
-    const catalog = await deps.cluster.discover();
-    return placeBundle(bundle, {
-      ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
-      scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
-    });
+    return await loadDesiredBundle(track, revision, deps);
   } catch (error) {
     const reason = error instanceof DriftlessError ? error.code : 'ArtifactInvalid';
     return { type: 'refused', condition: 'FilesParsed', reason, message: messageOf(error) };

@@ -7,9 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
 import { correctDrift, detectDrift, type DriftReport } from '../drift/index.ts';
-import { parseBundle, placeBundle } from '../render/index.ts';
 import type { ApplyDeps } from './apply-revision.ts';
 import type { DriftJob } from './jobs.ts';
+import { redactDeep, redactError } from '../redact.ts';
+import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
 import {
   acquireApplyLease,
@@ -59,19 +60,16 @@ export async function reconcileDrift(
   const holder = randomUUID();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
   try {
-    const catalog = await deps.cluster.discover();
-    const bundle = placeBundle(parseBundle(await deps.artifacts.get(track.name, revision)), {
-      ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
-      scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
-    });
-    const { selected } = selectObjects(track, bundle.objects, catalog);
+    const bundle = await loadDesiredBundle(track, revision, deps);
+    const { selected } = selectObjects(track, bundle.objects, await deps.cluster.discover());
     const report = await detectDrift(deps.cluster, track, selected);
     const found = report.drifted.length > 0 || report.missing.length > 0;
     const correct = found && track.drift === 'correct' && !job.detectOnly;
     const changeset = correct
       ? await correctDrift(deps.cluster, track, report, selected, { timeoutMs: track.timeout })
       : [];
-    const result: DriftResult = {
+    // Patches and errors may quote a substituted secret value (src/redact.ts).
+    const result: DriftResult = redactDeep({
       track: track.name,
       revision,
       drifted: report.drifted,
@@ -79,7 +77,7 @@ export async function reconcileDrift(
       errors: report.errors,
       corrected: correct && !changeset.some((e) => e.action === 'failed'),
       changeset,
-    };
+    });
     if (correct) {
       await deps.state.appendHistory(track.name, {
         revision,
@@ -91,6 +89,8 @@ export async function reconcileDrift(
       });
     }
     return result;
+  } catch (error) {
+    throw redactError(error);
   } finally {
     await updateTrackState(deps.state, track.name, (state) => {
       state.driftCheckedAt = now().toISOString();

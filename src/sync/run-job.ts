@@ -10,6 +10,7 @@
  * queue can retry the job.
  */
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { SecretRef } from '../config/secret-ref.ts';
 import type { Track } from '../config/types.ts';
 import { DriftlessError } from '../errors.ts';
 import type { GitSource } from '../source/ports.ts';
@@ -49,6 +50,8 @@ export interface JobDeps {
   readonly source?: () => Promise<GitSource>;
   /** The cluster of a track, where cluster credentials are (the apply function, a local process). */
   readonly cluster?: (track: Track) => Promise<KubernetesPort>;
+  /** Reads decryption keys and substituteFrom secrets (the apply function, a local process). */
+  readonly readSecret?: (ref: SecretRef) => Promise<string>;
   readonly now?: () => Date;
 }
 

@@ -1,7 +1,8 @@
 /**
- * Finds the real kustomize and helm that rendering tests run.
+ * Finds the real kustomize, helm and sops that rendering and decryption
+ * tests run.
  *
- * `DRIFTLESS_KUSTOMIZE` / `DRIFTLESS_HELM` win when set: they are the
+ * `DRIFTLESS_KUSTOMIZE` / `DRIFTLESS_HELM` / `DRIFTLESS_SOPS` win when set: they are the
  * variables the product itself reads (src/render/renderer-binaries.ts).
  * Whatever they do not provide is built for this host from the pinned
  * wrapper Go modules by `infra/renderers/build.sh`, which caches the result
@@ -17,6 +18,8 @@ export interface RendererBinaries {
   readonly kustomize: string;
   /** Absolute path of the helm binary. */
   readonly helm: string;
+  /** Absolute path of the sops binary. */
+  readonly sops: string;
 }
 
 type RendererName = keyof RendererBinaries;
@@ -24,13 +27,14 @@ type RendererName = keyof RendererBinaries;
 const VARIABLE: Record<RendererName, string> = {
   kustomize: 'DRIFTLESS_KUSTOMIZE',
   helm: 'DRIFTLESS_HELM',
+  sops: 'DRIFTLESS_SOPS',
 };
 
-/** Resolves both renderers, building only what the variables leave out. */
+/** Resolves the three, building only what the variables leave out. */
 export async function rendererBinaries(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<RendererBinaries> {
-  const names: RendererName[] = ['kustomize', 'helm'];
+  const names: RendererName[] = ['kustomize', 'helm', 'sops'];
   const found = new Map<RendererName, string>();
   for (const name of names) {
     const path = binaryFromVariable(VARIABLE[name], env);
@@ -49,10 +53,18 @@ export async function rendererBinaries(
       found.set(name, path);
     }
   }
-  return { kustomize: found.get('kustomize') as string, helm: found.get('helm') as string };
+  return {
+    kustomize: found.get('kustomize') as string,
+    helm: found.get('helm') as string,
+    sops: found.get('sops') as string,
+  };
 }
 
-/** The environment that points the product (CLI, serve, fetch) at these binaries. */
+/** The environment that points the product (CLI, serve, fetch, apply) at these binaries. */
 export function rendererEnvironment(binaries: RendererBinaries): Record<string, string> {
-  return { [VARIABLE.kustomize]: binaries.kustomize, [VARIABLE.helm]: binaries.helm };
+  return {
+    [VARIABLE.kustomize]: binaries.kustomize,
+    [VARIABLE.helm]: binaries.helm,
+    [VARIABLE.sops]: binaries.sops,
+  };
 }

@@ -8,7 +8,7 @@
 # of pin builds anew and CI on the same machine reuses what is there
 # (scripts/go-cached-build.sh; kubernetes takes ~6 min on 2 cores).
 #
-# Usage: build.sh [kubernetes] [etcd] [minio] [registry]   (default: all four)
+# Usage: build.sh [kubernetes] [etcd] [minio] [registry] [age]   (default: all five)
 # Prints one line per component: <component>=<directory with its binaries>.
 # Progress goes to stderr; stdout carries only those lines.
 set -euo pipefail
@@ -33,7 +33,8 @@ binaries_of() {
     etcd) echo "etcd" ;;
     minio) echo "minio" ;;
     registry) echo "registry" ;;
-    *) echo "build.sh: unknown component '$1' (kubernetes, etcd, minio or registry)" >&2; exit 2 ;;
+    age) echo "age-keygen" ;;
+    *) echo "build.sh: unknown component '$1' (kubernetes, etcd, minio, registry or age)" >&2; exit 2 ;;
   esac
 }
 
@@ -43,6 +44,7 @@ packages_of() {
     etcd) echo "go.etcd.io/etcd/server/v3" ;;
     minio) echo "github.com/minio/minio" ;;
     registry) echo "github.com/distribution/distribution/v3/cmd/registry" ;;
+    age) echo "filippo.io/age/cmd/age-keygen" ;;
   esac
 }
 
@@ -63,7 +65,7 @@ build() {
 }
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kubernetes etcd minio registry)
+[ ${#components[@]} -gt 0 ] || components=(kubernetes etcd minio registry age)
 for component in "${components[@]}"; do
   binaries_of "$component" >/dev/null
   build "$component"

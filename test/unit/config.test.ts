@@ -79,6 +79,8 @@ describe('loadConfig', () => {
       auth: { type: 'basic', secret: { scheme: 'env', name: 'GIT_CREDENTIALS' } },
       kustomize: 'auto',
       kustomizeRemoteResources: false,
+      substitute: {},
+      substituteFrom: [],
     });
   });
 
@@ -152,6 +154,8 @@ describe('parseConfig defaults', () => {
         suspend: false,
         kustomize: 'auto',
         kustomizeRemoteResources: false,
+        substitute: {},
+        substituteFrom: [],
       },
     ]);
   });

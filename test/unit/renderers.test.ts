@@ -23,7 +23,7 @@ describe('rendererBinaries', () => {
 
   before(async () => {
     fakes = await mkdtemp(join(tmpdir(), 'driftless-renderers-'));
-    for (const name of ['kustomize', 'helm']) {
+    for (const name of ['kustomize', 'helm', 'sops']) {
       await writeFile(join(fakes, name), '#!/bin/sh\n');
       await chmod(join(fakes, name), 0o755);
     }
@@ -31,18 +31,24 @@ describe('rendererBinaries', () => {
 
   after(() => rm(fakes, { recursive: true, force: true }));
 
-  it('uses DRIFTLESS_KUSTOMIZE and DRIFTLESS_HELM when set, and builds nothing', async () => {
+  it('uses DRIFTLESS_KUSTOMIZE, DRIFTLESS_HELM and DRIFTLESS_SOPS when set, and builds nothing', async () => {
     // Act
     const binaries = await rendererBinaries({
       DRIFTLESS_KUSTOMIZE: join(fakes, 'kustomize'),
       DRIFTLESS_HELM: join(fakes, 'helm'),
+      DRIFTLESS_SOPS: join(fakes, 'sops'),
     });
 
     // Assess
-    assert.deepEqual(binaries, { kustomize: join(fakes, 'kustomize'), helm: join(fakes, 'helm') });
+    assert.deepEqual(binaries, {
+      kustomize: join(fakes, 'kustomize'),
+      helm: join(fakes, 'helm'),
+      sops: join(fakes, 'sops'),
+    });
     assert.deepEqual(rendererEnvironment(binaries), {
       DRIFTLESS_KUSTOMIZE: join(fakes, 'kustomize'),
       DRIFTLESS_HELM: join(fakes, 'helm'),
+      DRIFTLESS_SOPS: join(fakes, 'sops'),
     });
   });
 
@@ -57,7 +63,7 @@ describe('rendererBinaries', () => {
   });
 
   it(
-    'builds the pinned kustomize and helm for this host, which report their pinned versions',
+    'builds the pinned kustomize, helm and sops for this host, which report their pinned versions',
     {
       timeout: 20 * 60_000,
     },
@@ -66,6 +72,8 @@ describe('rendererBinaries', () => {
       const binaries = await rendererBinaries({});
       const kustomize = await run(binaries.kustomize, ['version']);
       const helm = await run(binaries.helm, ['version', '--template', '{{.Version}}']);
+      // sops asks GitHub for its newest version unless told not to; nothing here reaches GitHub.
+      const sops = await run(binaries.sops, ['--version', '--disable-version-check']);
 
       // Assess
       assert.ok(isAbsolute(binaries.kustomize) && isAbsolute(binaries.helm));
@@ -74,6 +82,10 @@ describe('rendererBinaries', () => {
         await pinned('kustomize', 'sigs.k8s.io/kustomize/kustomize/v5'),
       );
       assert.equal(helm.stdout.trim(), await pinned('helm', 'helm.sh/helm/v4'));
+      assert.equal(
+        sops.stdout.trim().split('\n')[0],
+        `sops ${(await pinned('sops', 'github.com/getsops/sops/v3')).slice(1)}`,
+      );
     },
   );
 });

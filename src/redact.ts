@@ -1,0 +1,99 @@
+/**
+ * Secret values that must never be written anywhere: SOPS-decrypted values and
+ * `substituteFrom` variables. The apply step learns them when it resolves a
+ * revision (sync/resolve-secrets.ts) and adds them here; everything that
+ * leaves the process — status and history messages, log lines, command
+ * output — passes through {@link redactSecrets} first.
+ *
+ * Structural masking (a Secret's `data`/`stringData`, apply/mask-secret.ts)
+ * covers the expected places; this covers the unexpected ones: an API
+ * server's error quoting a rejected value, a substituted password in a
+ * ConfigMap's drift patch, a renderer's message.
+ *
+ * Why one process-wide set: a value must be hidden from every output of the
+ * process once known, whichever code path prints it, and passing a redactor
+ * through every function that may print would miss one. It only grows: a
+ * value that stopped being secret still looks like one.
+ *
+ * Values shorter than {@link MIN_REDACTED_LENGTH} are not searched for in
+ * free text — hiding every `1` or `on` would garble all output and tell an
+ * attacker which short word is the secret. They are still masked wherever
+ * they sit in a Secret.
+ */
+
+/** Shorter values are only masked structurally; see the module comment. */
+export const MIN_REDACTED_LENGTH = 4;
+
+/** What a secret value is replaced with. */
+export const REDACTED = '***';
+
+const known = new Set<string>();
+let pattern: RegExp | undefined;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The forms a value may be printed in: as is, base64 (Secret data), JSON-escaped (a serialized object). */
+function formsOf(value: string): string[] {
+  const forms = [value, Buffer.from(value).toString('base64')];
+  const json = JSON.stringify(value).slice(1, -1);
+  if (json !== value) forms.push(json);
+  return forms;
+}
+
+/** Adds secret values to hide from now on. */
+export function addSecretValues(values: Iterable<string>): void {
+  let added = false;
+  for (const value of values) {
+    for (const form of formsOf(value)) {
+      if (form.length >= MIN_REDACTED_LENGTH && !known.has(form)) {
+        known.add(form);
+        added = true;
+      }
+    }
+  }
+  if (added) {
+    // Longest first, so a value containing another is hidden whole.
+    const alternatives = [...known].sort((a, b) => b.length - a.length).map(escapeRegExp);
+    pattern = new RegExp(alternatives.join('|'), 'g');
+  }
+}
+
+/** `text` with every known secret value replaced by {@link REDACTED}. */
+export function redactSecrets(text: string): string {
+  if (pattern === undefined) return text;
+  return text.replace(pattern, REDACTED);
+}
+
+/** A copy of JSON-like data with every string redacted; the same value when nothing is known. */
+export function redactDeep<T>(value: T): T {
+  if (pattern === undefined) return value;
+  return walk(value) as T;
+}
+
+function walk(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(walk);
+  if (value instanceof Error) return value;
+  if (value !== null && typeof value === 'object') {
+    const copy: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) copy[redactSecrets(key)] = walk(item);
+    return copy;
+  }
+  return value;
+}
+
+/** Forgets every value: for tests only. */
+export function forgetSecretValuesForTests(): void {
+  known.clear();
+  pattern = undefined;
+}
+
+/** `error` with known secret values taken out of its message and stack, for errors that may quote a value. */
+export function redactError<T>(error: T): T {
+  if (pattern === undefined || !(error instanceof Error)) return error;
+  error.message = redactSecrets(error.message);
+  if (error.stack !== undefined) error.stack = redactSecrets(error.stack);
+  return error;
+}

@@ -1,0 +1,121 @@
+/**
+ * `sops decrypt` of one encrypted source with the real, pinned sops
+ * (infra/renderers/sops): the format parsers, the data key unwrapping (age,
+ * AWS KMS) and the MAC check are SOPS's own, never re-implemented.
+ *
+ * - The ciphertext goes to a private temporary file (it is what Git holds
+ *   anyway); the plaintext only ever travels through a pipe into memory.
+ * - age identities reach sops through `SOPS_AGE_KEY` in its environment only;
+ *   its HOME is an empty directory, so no key file on the host is read.
+ * - AWS KMS: sops gets the AWS variables of this process (the function's role
+ *   credentials, a region, an endpoint override) and the network; a file
+ *   without KMS recipients gets neither.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DecryptionError, RendererFailedError, RendererLimitError } from './errors.ts';
+import { networkEnvironment, NO_NETWORK, runTool } from './run-tool.ts';
+import type { EncryptedSource } from './types.ts';
+
+export interface SopsOptions {
+  readonly binary: string;
+  /** age identities (`AGE-SECRET-KEY-1...`), one or more per entry. */
+  readonly ageKeys: readonly string[];
+  /** KMS key ARNs the track allows (`decryption.kmsKeys`), for a helpful message. */
+  readonly kmsKeys: readonly string[];
+  readonly timeoutMs: number;
+  /** Where AWS variables come from; default this process's environment. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** The AWS SDK settings sops (aws-sdk-go-v2) reads; nothing else of this process reaches it. */
+const AWS_VARIABLES = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_REGION',
+  'AWS_DEFAULT_REGION',
+  'AWS_ENDPOINT_URL',
+  'AWS_ENDPOINT_URL_KMS',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+  'AWS_CONTAINER_AUTHORIZATION_TOKEN',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_ROLE_ARN',
+];
+
+/** KMS key ARNs a SOPS file names in its metadata. */
+export function kmsKeysOf(source: EncryptedSource): string[] {
+  const arns = source.content.match(
+    /arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(?:key|alias)\/[A-Za-z0-9/_-]+/g,
+  );
+  return [...new Set(arns ?? [])];
+}
+
+/** The plaintext of `source`, in its own format; a {@link DecryptionError} naming the file otherwise. */
+export async function sopsDecrypt(source: EncryptedSource, options: SopsOptions): Promise<Buffer> {
+  const env = options.env ?? process.env;
+  const kms = kmsKeysOf(source);
+  if (options.ageKeys.length === 0 && kms.length === 0) {
+    throw new DecryptionError(
+      `${source.path}: is encrypted for none of the track's keys (no age key in decryption.keys, no AWS KMS recipient in the file)`,
+    );
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'driftless-sops-'));
+  try {
+    const file = join(dir, 'encrypted');
+    await writeFile(file, source.content, { mode: 0o600 });
+    const aws: Record<string, string> = {};
+    if (kms.length > 0) {
+      for (const name of AWS_VARIABLES) {
+        const value = env[name];
+        if (value) aws[name] = value;
+      }
+    }
+    const type = source.format;
+    return await runTool({
+      tool: `sops decrypt ${source.path}`,
+      binary: options.binary,
+      args: ['decrypt', '--input-type', type, '--output-type', type, file],
+      cwd: dir,
+      env: {
+        HOME: dir,
+        PATH: '',
+        ...(options.ageKeys.length > 0 ? { SOPS_AGE_KEY: options.ageKeys.join('\n') } : {}),
+        ...aws,
+        ...(kms.length > 0 ? networkEnvironment(env) : NO_NETWORK),
+      },
+      timeoutMs: options.timeoutMs,
+      // Plaintext is about as long as the ciphertext; the ciphertext bounds it.
+      maxOutputBytes: Math.max(1024 * 1024, source.content.length * 2),
+      describe: (text) => text.replaceAll(file, source.path).replaceAll(dir, '.'),
+    });
+  } catch (error) {
+    if (error instanceof RendererFailedError || error instanceof RendererLimitError) {
+      throw new DecryptionError(`${source.path}: ${explain(error.message, kms, options)}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** sops's message, with what usually fixes it. */
+function explain(message: string, kms: readonly string[], options: SopsOptions): string {
+  const text = message.replace(/^sops decrypt [^:]+: /, '');
+  if (/MAC mismatch/i.test(text)) {
+    return `the file's MAC does not match its content: a value or its metadata was changed after encryption (${text})`;
+  }
+  if (/0 successful groups required|failed to get the data key/i.test(text)) {
+    const notListed = kms.filter((arn) => !options.kmsKeys.includes(arn));
+    const kmsHint =
+      notListed.length > 0
+        ? `; its KMS key ${notListed.join(', ')} is not in decryption.kmsKeys, so the apply function may not use it`
+        : '';
+    return `none of the track's keys can decrypt it (decryption.keys holds ${options.ageKeys.length === 0 ? 'no' : 'other'} age identities${kmsHint}): ${text}`;
+  }
+  return text;
+}
