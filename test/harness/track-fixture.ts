@@ -55,6 +55,11 @@ export class TrackFixture {
     };
   }
 
+  /** Where the fixture's file store keeps artifacts, state and history: tests may search it. */
+  get storeDir(): string {
+    return join(this.workDir, 'store');
+  }
+
   async stop(): Promise<void> {
     for (const ns of this.namespaces) {
       await this.core.deleteNamespace({ name: ns }).catch(() => undefined);
