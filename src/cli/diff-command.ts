@@ -7,6 +7,7 @@ import {
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import { selectObjects } from '../sync/select-objects.ts';
+import { maskSecret } from '../apply/mask-secret.ts';
 import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
@@ -27,8 +28,9 @@ export interface ShownChange {
   readonly note?: string;
 }
 
+/** The object as YAML for the diff; a Secret's values masked (apply/mask-secret.ts), as kubectl diff does. */
 function asYaml(object: KubeObject | undefined): string {
-  return object === undefined ? '' : toYaml(object, { sortKeys: true });
+  return object === undefined ? '' : toYaml(maskSecret(object), { sortKeys: true });
 }
 
 /** The change with its unified diff in place of the two objects. */

@@ -17,6 +17,7 @@ import {
   type FieldSet,
 } from '../apply/field-set.ts';
 import { isWithin, parsePointer, withoutPointers } from '../apply/json-pointer.ts';
+import { maskDataValue, maskValue } from '../apply/mask-secret.ts';
 import { fieldSetAsStored } from '../apply/secret-string-data.ts';
 
 export interface DriftDescription {
@@ -26,16 +27,30 @@ export interface DriftDescription {
   readonly changedBy: string[];
 }
 
-const REDACTED = '(redacted)';
-
-/** Secret values never leave memory: patches on a Secret's data say that it changed, not to what. */
+/**
+ * Secret values never leave memory: a patch on a Secret's data says that a
+ * value changed, and with the mask's digest (apply/mask-secret.ts) that two
+ * values differ, never what they are.
+ */
 function redact(object: KubeObject, patch: Operation[]): Operation[] {
   if (splitApiVersion(object.apiVersion).group !== '' || object.kind !== 'Secret') return patch;
-  return patch.map((op) =>
-    'value' in op && (isWithin(op.path, '/data') || isWithin(op.path, '/stringData'))
-      ? { ...op, value: REDACTED }
-      : op,
-  );
+  return patch.map((op) => {
+    if (!('value' in op)) return op;
+    for (const field of ['data', 'stringData'] as const) {
+      if (!isWithin(op.path, `/${field}`)) continue;
+      const one = field === 'data' ? maskDataValue : (v: unknown) => maskValue(String(v));
+      const value: unknown = op.value;
+      if (op.path !== `/${field}`) return { ...op, value: one(value) };
+      return {
+        ...op,
+        value:
+          typeof value === 'object' && value !== null
+            ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, one(v)]))
+            : one(value),
+      };
+    }
+    return op;
+  });
 }
 
 /**

@@ -50,7 +50,7 @@ function parseDocuments(text: string, format: 'yaml' | 'json', path: string): un
 /** Pairs each ciphertext of `encrypted` with the value at the same place in `plain`. */
 function pairValues(encrypted: unknown, plain: unknown, values: Map<string, unknown>): void {
   if (typeof encrypted === 'string') {
-    if (isCiphertext(encrypted)) values.set(encrypted, plain);
+    if (isCiphertext(encrypted) && plain !== undefined) values.set(encrypted, plain);
     return;
   }
   if (Array.isArray(encrypted)) {

@@ -3,6 +3,7 @@
  * selectors, ignore rules, Secret stringData and describing a drift.
  */
 import assert from 'node:assert/strict';
+import { maskValue } from '../../src/apply/mask-secret.ts';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { describeDrift } from '../../src/drift/describe-drift.ts';
@@ -197,7 +198,7 @@ describe('describeDrift', () => {
     assert.deepEqual(drift, { patch: [], changedBy: [] });
   });
 
-  it('redacts Secret values', () => {
+  it('masks Secret values, with a digest that tells values apart', () => {
     // Prepare
     const set = { 'f:stringData': { 'f:password': {} } };
     const secret = (password: string): KubeObject => ({
@@ -214,7 +215,12 @@ describe('describeDrift', () => {
     // Act
     const drift = describeDrift(secret('changed'), secret('hunter2'), []);
 
-    // Assess
-    assert.deepEqual(drift.patch, [{ op: 'replace', path: '/data/password', value: '(redacted)' }]);
+    // Assess: the desired value's mask, which a mask of the live value would not equal.
+    assert.deepEqual(drift.patch, [
+      { op: 'replace', path: '/data/password', value: maskValue('hunter2') },
+    ]);
+    assert.match(maskValue('hunter2'), /^\*\*\* \(hmac:[0-9a-f]{12}\)$/);
+    assert.notEqual(maskValue('hunter2'), maskValue('changed'));
+    assert.ok(!JSON.stringify(drift).includes(Buffer.from('hunter2').toString('base64')));
   });
 });

@@ -1,0 +1,107 @@
+/**
+ * Secret hygiene: Secret values masked with a digest (diff, drift), and the
+ * process-wide redactor that takes known secret values out of logs, CLI
+ * output, status and errors.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { maskSecret, maskValue } from '../../src/apply/mask-secret.ts';
+import { jsonLogger } from '../../src/logger.ts';
+import {
+  addSecretValues,
+  forgetSecretValuesForTests,
+  redactDeep,
+  redactError,
+  redactSecrets,
+} from '../../src/redact.ts';
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+describe('maskSecret', () => {
+  const secret = (password: string) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: 'db',
+      annotations: {
+        'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          data: { password: b64(password) },
+        }),
+        team: 'web',
+      },
+    },
+    data: { password: b64(password), user: b64('admin') },
+    stringData: { token: `${password}-token` },
+  });
+
+  it('masks data, stringData and the last-applied copy; nothing of the value or its base64 remains', () => {
+    const masked = maskSecret(secret('hunter2-value'));
+    const text = JSON.stringify(masked);
+    assert.ok(!text.includes('hunter2-value') && !text.includes(b64('hunter2-value')));
+    assert.equal(masked.data.password, maskValue('hunter2-value'));
+    assert.equal(masked.stringData.token, maskValue('hunter2-value-token'));
+    assert.equal(masked.metadata.annotations.team, 'web');
+    const lastApplied = JSON.parse(
+      masked.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'],
+    ) as { data: { password: string } };
+    assert.equal(lastApplied.data.password, maskValue('hunter2-value'));
+  });
+
+  it('gives equal values equal masks and different values different ones (data and stringData alike)', () => {
+    assert.equal(maskSecret(secret('a')).data.password, maskSecret(secret('a')).data.password);
+    assert.notEqual(maskSecret(secret('a')).data.password, maskSecret(secret('b')).data.password);
+    assert.equal(
+      maskValue('same'),
+      maskSecret({ apiVersion: 'v1', kind: 'Secret', data: { k: b64('same') } }).data.k,
+    );
+  });
+
+  it('leaves other kinds, and Secrets of other groups, as they are', () => {
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } };
+    assert.equal(maskSecret(configMap), configMap);
+    const custom = { apiVersion: 'example.com/v1', kind: 'Secret', data: { a: 'b' } };
+    assert.equal(maskSecret(custom), custom);
+  });
+});
+
+describe('redactSecrets', () => {
+  afterEach(() => forgetSecretValuesForTests());
+
+  it('hides known values, their base64 and JSON-escaped forms, longest first', () => {
+    addSecretValues(['s3cr3t-value', 's3cr3t-value-longer', 'line\nbreak"quote']);
+    assert.equal(redactSecrets('a s3cr3t-value-longer b s3cr3t-value'), 'a *** b ***');
+    assert.equal(redactSecrets(`x ${b64('s3cr3t-value')} y`), 'x *** y');
+    assert.equal(redactSecrets(JSON.stringify({ v: 'line\nbreak"quote' })), '{"v":"***"}');
+  });
+
+  it('leaves values shorter than four characters alone in free text', () => {
+    addSecretValues(['ab', 'on']);
+    assert.equal(redactSecrets('on and on, ab'), 'on and on, ab');
+  });
+
+  it('redacts deep data, errors and every log line', () => {
+    addSecretValues(['planted-log-value']);
+    assert.deepEqual(redactDeep({ a: ['x planted-log-value'], 'planted-log-value': 1 }), {
+      a: ['x ***'],
+      '***': 1,
+    });
+    const error = redactError(new Error('server said: planted-log-value is invalid'));
+    assert.equal(error.message, 'server said: *** is invalid');
+    assert.ok(!error.stack?.includes('planted-log-value'));
+    const lines: string[] = [];
+    jsonLogger((line) => lines.push(line)).error('apply failed', {
+      error: new Error('bad value planted-log-value'),
+      detail: 'planted-log-value',
+    });
+    assert.equal(lines.length, 1);
+    assert.ok(!lines[0]!.includes('planted-log-value'), lines[0]);
+  });
+
+  it('changes nothing while no value is known', () => {
+    const data = { a: 'b' };
+    assert.equal(redactDeep(data), data);
+    assert.equal(redactSecrets('text'), 'text');
+  });
+});
