@@ -41,14 +41,16 @@ function largestInputs(metafile: Metafile, top = 4): string {
 const MB = 1024 * 1024;
 
 /**
- * The `renderers` layer's size: the binaries infra/renderers/build.sh builds
- * for linux/arm64 (what infra/serverless/renderers-layer.js stages), and
- * their deflated size, which is what the packager's zip holds of them.
+ * A tool layer's size: the binaries infra/renderers/build.sh builds for
+ * linux/arm64 (what infra/serverless/renderers-layer.js stages), and their
+ * deflated size, which is what the packager's zip holds of them. `renderers`
+ * (kustomize, helm) goes to fetch, `decryption` (sops) to apply.
  */
-async function renderersLayer(): Promise<Measurement[]> {
+async function toolLayer(layer: string, tools: readonly string[]): Promise<Measurement[]> {
   const built = await runBuildScript(join(REPO_ROOT, 'infra/renderers/build.sh'), [
     '--target',
     'linux/arm64',
+    ...tools,
   ]);
   let zipped = 0;
   let unpacked = 0;
@@ -59,13 +61,13 @@ async function renderersLayer(): Promise<Measurement[]> {
   }
   return [
     {
-      metric: 'renderers layer: zip size',
+      metric: `${layer} layer: zip size`,
       unit: 'MB',
       runs: [zipped / MB],
       notes: [`${[...built.keys()].join(' + ')}, deflated as the packager zips them`],
     },
     {
-      metric: 'renderers layer: unpacked size',
+      metric: `${layer} layer: unpacked size`,
       unit: 'MB',
       runs: [unpacked / MB],
       // Lambda's limit for a function and all its layers, unzipped.
@@ -134,6 +136,10 @@ export const lambdaBundles: Benchmark = {
         `init = import() of the bundle in a fresh node ${process.version} process (Lambda runs node22; the host runs this version); work a handler defers to its first invocation (clients, config) is not in it`,
       ],
     };
-    return [...rows, ...(await renderersLayer())];
+    return [
+      ...rows,
+      ...(await toolLayer('renderers', ['kustomize', 'helm'])),
+      ...(await toolLayer('decryption', ['sops'])),
+    ];
   },
 };

@@ -1,9 +1,10 @@
 /**
- * Serverless plugin: stages the `renderers` layer of serverless.yml, i.e.
- * `bin/kustomize` and `bin/helm` built from the pinned wrapper Go modules
- * (infra/renderers/build.sh, cached outside the checkout) for Linux on the
- * functions' architecture. Lambda unpacks a layer under /opt, so the fetch
- * function finds them at /opt/bin/kustomize and /opt/bin/helm.
+ * Serverless plugin: stages the tool layers of serverless.yml — `renderers`
+ * (`bin/kustomize`, `bin/helm`, for fetch) and `decryption` (`bin/sops`, for
+ * apply) — built from the pinned wrapper Go modules (infra/renderers/build.sh,
+ * cached outside the checkout) for Linux on the functions' architecture.
+ * Lambda unpacks a layer under /opt, so the functions find them at
+ * /opt/bin/<tool>.
  *
  * It runs only where a package is made (`serverless package`, `deploy`),
  * before the layer is zipped. `serverless offline` packages nothing and runs
@@ -19,8 +20,8 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 const BUILD_SCRIPT = fileURLToPath(new URL('../renderers/build.sh', import.meta.url));
-const LAYER = 'renderers';
-const RENDERERS = ['kustomize', 'helm'];
+/** Each layer and the tools it carries: a function gets only the tools it runs. */
+const LAYERS = { renderers: ['kustomize', 'helm'], decryption: ['sops'] };
 
 export default class RenderersLayerPlugin {
   constructor(serverless, _options, { log }) {
@@ -61,13 +62,11 @@ export default class RenderersLayerPlugin {
 
   async stage() {
     const service = this.serverless.service;
-    const layer = service.getLayer(LAYER);
     const goarch = service.provider.architecture === 'arm64' ? 'arm64' : 'amd64';
     const target = `linux/${goarch}`;
-    this.log.notice(
-      `Building ${RENDERERS.join(' and ')} for ${target} (cached after the first build)`,
-    );
-    const { stdout } = await run('bash', [BUILD_SCRIPT, '--target', target, ...RENDERERS], {
+    const tools = Object.values(LAYERS).flat();
+    this.log.notice(`Building ${tools.join(', ')} for ${target} (cached after the first build)`);
+    const { stdout } = await run('bash', [BUILD_SCRIPT, '--target', target, ...tools], {
       maxBuffer: 1024 * 1024,
     }).catch((error) => {
       throw new Error(
@@ -80,19 +79,21 @@ export default class RenderersLayerPlugin {
         .split('\n')
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
-    const layerDir = resolve(this.serverless.serviceDir, layer.path);
-    const bin = join(layerDir, 'bin');
-    await mkdir(bin, { recursive: true });
-    for (const name of RENDERERS) {
-      const from = built.get(name);
-      if (!from) throw new Error(`${BUILD_SCRIPT} printed no path for ${name}`);
-      // Copy beside the layer, then rename into it: a concurrent packaging run
-      // never zips half a binary or a stray copy.
-      const staging = `${layerDir}.${name}.${process.pid}`;
-      await copyFile(from, staging);
-      await chmod(staging, 0o755);
-      await rename(staging, join(bin, name));
+    for (const [layerName, names] of Object.entries(LAYERS)) {
+      const layerDir = resolve(this.serverless.serviceDir, service.getLayer(layerName).path);
+      const bin = join(layerDir, 'bin');
+      await mkdir(bin, { recursive: true });
+      for (const name of names) {
+        const from = built.get(name);
+        if (!from) throw new Error(`${BUILD_SCRIPT} printed no path for ${name}`);
+        // Copy beside the layer, then rename into it: a concurrent packaging run
+        // never zips half a binary or a stray copy.
+        const staging = `${layerDir}.${name}.${process.pid}`;
+        await copyFile(from, staging);
+        await chmod(staging, 0o755);
+        await rename(staging, join(bin, name));
+      }
+      this.log.verbose(`Staged ${names.join(', ')} in ${bin}`);
     }
-    this.log.verbose(`Staged ${RENDERERS.join(', ')} in ${bin}`);
   }
 }

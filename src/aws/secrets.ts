@@ -5,7 +5,8 @@
  * call and a rotated secret is picked up soon after.
  *
  * Which secrets a function can read is decided by its IAM role, not here:
- * fetch may read `driftless/git/*`, apply `driftless/cluster/*`, webhook
+ * fetch may read `driftless/git/*`, apply `driftless/cluster/*`,
+ * `driftless/decryption/*` and `driftless/variables/*`, webhook
  * `driftless/webhook/*`; drift and rollback none.
  */
 import { formatSecretRef, type SecretRef } from '../config/secret-ref.ts';

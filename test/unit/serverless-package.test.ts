@@ -24,7 +24,11 @@ const MAX_ZIP_BYTES = 2 * 1024 * 1024;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 type Resource = { Type: string; Properties: Record<string, Json>; DependsOn?: unknown };
-type Template = { Resources: Record<string, Resource>; Outputs?: Record<string, unknown> };
+type Template = {
+  Resources: Record<string, Resource>;
+  Outputs?: Record<string, unknown>;
+  Conditions?: Record<string, unknown>;
+};
 interface Statement {
   Sid?: string;
   Effect: string;
@@ -94,7 +98,24 @@ function statementsOf(fn: FunctionName): Statement[] {
   const policies = resource(roleId).Properties.Policies as {
     PolicyDocument: { Statement: Statement[] };
   }[];
-  return policies.flatMap((policy) => policy.PolicyDocument.Statement);
+  return policies.flatMap((policy) =>
+    policy.PolicyDocument.Statement.flatMap((statement) => {
+      // `!If [Condition, statement, !Ref AWS::NoValue]`: the statement when the condition holds.
+      const choice = (statement as { 'Fn::If'?: [string, Statement, unknown] })['Fn::If'];
+      if (choice === undefined) return [statement];
+      return conditionHolds(choice[0]) ? [choice[1]] : [];
+    }),
+  );
+}
+
+/** A template condition of the form `!Equals [a, b]`, which is all serverless.yml uses. */
+function conditionHolds(name: string): boolean {
+  const condition = (template.Conditions as Record<string, { 'Fn::Equals': [unknown, unknown] }>)[
+    name
+  ];
+  assert.ok(condition, `condition ${name} is defined`);
+  const [a, b] = condition['Fn::Equals'];
+  return a === b;
 }
 const actions = (statement: Statement) => [statement.Action].flat();
 const allActions = (fn: FunctionName) => statementsOf(fn).flatMap(actions);
@@ -212,34 +233,42 @@ describe('serverless package', () => {
     t.diagnostic(sizes.join('; '));
   });
 
-  it('ships kustomize and helm for Linux on arm64, executable, in the renderers layer', async (t) => {
-    // Prepare
-    const zip = join(outDir, 'renderers.zip');
+  for (const [layerName, resource, tools] of [
+    ['renderers', 'RenderersLambdaLayer', ['bin/helm', 'bin/kustomize']],
+    ['decryption', 'DecryptionLambdaLayer', ['bin/sops']],
+  ] as const) {
+    it(`ships ${tools.join(' and ')} for Linux on arm64, executable, in the ${layerName} layer`, async (t) => {
+      // Prepare
+      const zip = join(outDir, `${layerName}.zip`);
 
-    // Act
-    const entries = zipEntries(await readFile(zip));
+      // Act
+      const entries = zipEntries(await readFile(zip));
 
-    // Assess
-    const [layer, ...others] = ofType('AWS::Lambda::LayerVersion');
-    assert.equal(others.length, 0, 'one layer');
-    assert.equal(layer?.[0], 'RenderersLambdaLayer');
-    assert.deepEqual(layer[1].Properties.CompatibleArchitectures, ['arm64']);
-    assert.deepEqual(entries.map((entry) => entry.name).sort(), ['bin/helm', 'bin/kustomize']);
-    for (const { name, mode, data } of entries) {
-      assert.equal(mode & 0o111, 0o111, `${name} is executable (mode ${mode.toString(8)})`);
-      assert.equal(data.toString('latin1', 0, 4), '\x7fELF', `${name} is an ELF file`);
-      assert.equal(data[4], 2, `${name} is 64-bit`);
-      assert.equal(data[5], 1, `${name} is little-endian`);
-      assert.equal(data.readUInt16LE(18), EM_AARCH64, `${name} is built for aarch64`);
-    }
-    const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-    const unpacked = entries.reduce((sum, entry) => sum + entry.data.length, 0);
-    t.diagnostic(
-      `renderers layer ${mib((await stat(zip)).size)} MiB zipped, ${mib(unpacked)} MiB unpacked`,
-    );
-  });
+      // Assess
+      const layers = ofType('AWS::Lambda::LayerVersion');
+      assert.deepEqual(layers.map(([name]) => name).sort(), [
+        'DecryptionLambdaLayer',
+        'RenderersLambdaLayer',
+      ]);
+      const layer = layers.find(([name]) => name === resource)!;
+      assert.deepEqual(layer[1].Properties.CompatibleArchitectures, ['arm64']);
+      assert.deepEqual(entries.map((entry) => entry.name).sort(), tools);
+      for (const { name, mode, data } of entries) {
+        assert.equal(mode & 0o111, 0o111, `${name} is executable (mode ${mode.toString(8)})`);
+        assert.equal(data.toString('latin1', 0, 4), '\x7fELF', `${name} is an ELF file`);
+        assert.equal(data[4], 2, `${name} is 64-bit`);
+        assert.equal(data[5], 1, `${name} is little-endian`);
+        assert.equal(data.readUInt16LE(18), EM_AARCH64, `${name} is built for aarch64`);
+      }
+      const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+      const unpacked = entries.reduce((sum, entry) => sum + entry.data.length, 0);
+      t.diagnostic(
+        `${layerName} layer ${mib((await stat(zip)).size)} MiB zipped, ${mib(unpacked)} MiB unpacked`,
+      );
+    });
+  }
 
-  it('gives the renderers layer and their paths under /opt to fetch only', () => {
+  it('gives the renderers to fetch only and sops to apply only, with their paths under /opt', () => {
     // Assess
     for (const fn of FUNCTIONS) {
       const props = lambda(fn);
@@ -248,11 +277,18 @@ describe('serverless package', () => {
         assert.deepEqual(props.Layers, [{ Ref: 'RenderersLambdaLayer' }]);
         assert.equal(variables.DRIFTLESS_KUSTOMIZE, '/opt/bin/kustomize');
         assert.equal(variables.DRIFTLESS_HELM, '/opt/bin/helm');
+      } else if (fn === 'apply') {
+        assert.deepEqual(props.Layers, [{ Ref: 'DecryptionLambdaLayer' }]);
+        assert.equal(variables.DRIFTLESS_SOPS, '/opt/bin/sops');
       } else {
         assert.equal(props.Layers, undefined, `${fn}: no layers`);
+      }
+      if (fn !== 'fetch') {
         assert.equal(variables.DRIFTLESS_KUSTOMIZE, undefined, `${fn}: DRIFTLESS_KUSTOMIZE`);
         assert.equal(variables.DRIFTLESS_HELM, undefined, `${fn}: DRIFTLESS_HELM`);
       }
+      if (fn !== 'apply')
+        assert.equal(variables.DRIFTLESS_SOPS, undefined, `${fn}: DRIFTLESS_SOPS`);
     }
   });
 
@@ -352,6 +388,21 @@ describe('serverless package', () => {
     assert.equal(applyMapping.ScalingConfig.MaximumConcurrency, 5);
   });
 
+  it('lets apply alone decrypt SOPS data keys, with exactly the KMS keys the config lists', () => {
+    // The example config lists one key under tracks[0].decryption.kmsKeys.
+    const key = 'arn:aws:kms:eu-west-1:123456789012:key/0a1b2c3d-0000-4000-8000-000000000001';
+    for (const fn of FUNCTIONS) {
+      const decrypt = statementsOf(fn).filter(
+        (s) => actions(s).includes('kms:Decrypt') && text(s.Resource).includes(':kms:'),
+      );
+      assert.deepEqual(
+        decrypt.map((s) => s.Resource),
+        fn === 'apply' ? [[key]] : [],
+        `${fn}: SOPS KMS keys`,
+      );
+    }
+  });
+
   it('gives each role least privilege: cluster credentials only to apply, Git credentials only to fetch', () => {
     // Assess: who may read which secrets.
     const mentions = (fn: FunctionName, needle: string) => text(statementsOf(fn)).includes(needle);
@@ -361,6 +412,9 @@ describe('serverless package', () => {
       assert.equal(mentions(fn, 'sts:AssumeRole'), fn === 'apply', `${fn}: assume role`);
       assert.equal(mentions(fn, 'driftless/git/'), fn === 'fetch', `${fn}: Git secrets`);
       assert.equal(mentions(fn, 'driftless/webhook/'), fn === 'webhook', `${fn}: webhook secrets`);
+      for (const prefix of ['driftless/decryption/', 'driftless/variables/']) {
+        assert.equal(mentions(fn, prefix), fn === 'apply', `${fn}: ${prefix} secrets`);
+      }
       assert.ok(!allActions(fn).some((a) => a.endsWith('*')), `${fn}: no wildcard actions`);
       assert.ok(!allActions(fn).includes('s3:DeleteObject'), `${fn}: deletes nothing`);
       assert.ok(
