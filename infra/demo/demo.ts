@@ -6,8 +6,11 @@
  * (./manifests/kustomize) and a Helm chart (./manifests/chart), each a track,
  * shows what the overlay renders to, syncs them with `driftless sync`, then
  * commits ./manifests/v2 (one ConfigMap changed, one removed) and syncs again,
- * showing the update and the prune. The cluster keeps running afterwards:
- * `npm run cluster:down` stops it.
+ * showing the update and the prune. A fourth track holds a Secret encrypted
+ * with SOPS for an age key made on the spot, and `${VARIABLES}` from
+ * `substitute:` and a `substituteFrom` file: `render` shows them still
+ * encrypted, the cluster gets the values, `diff` masks them. The cluster
+ * keeps running afterwards: `npm run cluster:down` stops it.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLUSTER_DIR, up } from '../../test/harness/cluster-cli.ts';
 import { rendererBinaries, rendererEnvironment } from '../../test/harness/renderers.ts';
+import { generateAgeKey, sopsEncrypt } from '../../test/harness/sops.ts';
 import { REPO_ROOT } from '../../test/harness/testbin.ts';
 
 const MANIFESTS = fileURLToPath(new URL('./manifests/', import.meta.url));
@@ -64,7 +68,7 @@ function driftless(...args: string[]): number {
     {
       stdio: 'inherit',
       cwd: DEMO_DIR,
-      env: { ...process.env, ...rendererEnvironment(renderers) },
+      env: { ...process.env, ...rendererEnvironment(renderers), DEMO_AGE_KEY: ageKey.identity },
     },
   );
   return result.status ?? 1;
@@ -80,11 +84,37 @@ function kubectl(...args: string[]): void {
 step('Local cluster, kustomize and helm (built from Go modules the first time: several minutes)');
 await up();
 const renderers = await rendererBinaries();
+const ageKey = await generateAgeKey();
 
 step('A local Git repository with manifests/v1');
 rmSync(DEMO_DIR, { recursive: true, force: true });
 mkdirSync(REPO, { recursive: true });
 git('init', '--quiet');
+// Secrets in Git: one encrypted with SOPS for the demo's age key, one filled from substituteFrom.
+mkdirSync(join(REPO, 'secrets'), { recursive: true });
+writeFileSync(
+  join(REPO, 'secrets/db.enc.yaml'),
+  await sopsEncrypt(
+    'apiVersion: v1\nkind: Secret\nmetadata:\n  name: demo-db\nstringData:\n  password: correct-horse-battery\n',
+    { format: 'yaml', age: [ageKey.recipient], encryptedRegex: '^(data|stringData)$' },
+  ),
+);
+writeFileSync(
+  join(REPO, 'secrets/app.yaml'),
+  [
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata: {name: demo-cluster}',
+    'data: {cluster: "${CLUSTER}", region: "${REGION:=local-1}"}',
+    '---',
+    'apiVersion: v1',
+    'kind: Secret',
+    'metadata: {name: demo-api-token}',
+    'stringData: {token: "${API_TOKEN}"}',
+    '',
+  ].join('\n'),
+);
+writeFileSync(join(DEMO_DIR, 'vars.env'), 'API_TOKEN=token-from-substitutefrom\n');
 const first = commitManifests('v1', 'Deploy web, settings and feature flags');
 console.log(`repository ${REPO} at ${first}`);
 writeFileSync(
@@ -109,6 +139,15 @@ writeFileSync(
     '    namespace: demo',
     '    dependsOn: [demo]',
     '    helm: {chart: chart, values: {greeting: hello from Driftless}}',
+    '  # A Secret encrypted with SOPS (decrypted in the apply step only) and ${VARIABLES}.',
+    '  - name: demo-secrets',
+    `    repository: ${REPO}`,
+    '    subPath: secrets',
+    '    namespace: demo',
+    '    dependsOn: [demo]',
+    '    decryption: {provider: sops, keys: [env:DEMO_AGE_KEY]}',
+    '    substitute: {CLUSTER: local}',
+    '    substituteFrom: [{secret: file:vars.env}]',
     '',
   ].join('\n'),
 );
@@ -121,7 +160,24 @@ step('First sync: everything is created (plain manifests, the overlay, the chart
 failed = driftless('sync') !== 0 || failed;
 kubectl('get', 'deployments,services,configmaps', '-n', 'demo', '-L', 'driftless.dev/track');
 
-step('Second sync of the same commit: nothing to do');
+step('Secrets: Git and the artifact hold ciphertexts and ${API_TOKEN}; the cluster the values');
+failed = driftless('render', '--track', 'demo-secrets') !== 0 || failed;
+kubectl('get', 'secret', 'demo-db', '-n', 'demo', '-o', 'jsonpath={.data.password}{"\\n"}');
+kubectl('get', 'configmap', 'demo-cluster', '-n', 'demo', '-o', 'jsonpath={.data}{"\\n"}');
+console.log('A hand edit of the Secret, then diff: values masked, the change still visible');
+kubectl(
+  'patch',
+  'secret',
+  'demo-db',
+  '-n',
+  'demo',
+  '--type=merge',
+  '-p',
+  '{"stringData":{"password":"changed-by-hand"}}',
+);
+driftless('diff', '--track', 'demo-secrets');
+
+step('Second sync of the same commit: nothing to do but the hand edit');
 failed = driftless('sync') !== 0 || failed;
 
 step('Commit manifests/v2: settings changed, feature-flags removed');
