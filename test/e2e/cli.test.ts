@@ -4,12 +4,10 @@
  * secret), the real test cluster and the filesystem store.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import {
   pushFiles,
@@ -23,18 +21,10 @@ import {
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
-
-const CLI = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
+import { runDriftless, type CliRun } from '../harness/driftless-cli.ts';
 
 const configMap = (name: string, value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 describe('driftless CLI against a real cluster and Git server', () => {
   let git: GitServer;
@@ -44,21 +34,7 @@ describe('driftless CLI against a real cluster and Git server', () => {
   let core: CoreV1Api;
   let env: NodeJS.ProcessEnv;
 
-  const driftless = (...args: string[]): Promise<Run> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['--import', TSX, CLI, ...args],
-        { cwd: dir, env },
-        (error, stdout, stderr) => {
-          resolve({
-            code: error ? (typeof error.code === 'number' ? error.code : -1) : 0,
-            stdout,
-            stderr,
-          });
-        },
-      );
-    });
+  const driftless = (...args: string[]): Promise<CliRun> => runDriftless(args, { cwd: dir, env });
 
   before(async () => {
     const kc = sharedKubeConfig();

@@ -8,15 +8,14 @@
  * any form (as is, base64).
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { CLI, runDriftless, TSX, type CliRun } from '../harness/driftless-cli.ts';
 import { eventually } from '../harness/eventually.ts';
 import {
   pushFiles,
@@ -24,6 +23,7 @@ import {
   type GitRepository,
   type GitServer,
 } from '../harness/git-server.ts';
+import { freePort } from '../harness/processes.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
 import {
   createTestNamespace,
@@ -32,27 +32,7 @@ import {
 } from '../harness/shared-cluster.ts';
 import { generateAgeKey, sopsEncrypt, type AgeKey } from '../harness/sops.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
-
 const planted = (what: string): string => `planted-${what}-${randomBytes(6).toString('hex')}`;
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 describe('planted secrets never leave the cluster', () => {
   let git: GitServer;
@@ -67,22 +47,11 @@ describe('planted secrets never leave the cluster', () => {
   /** Markers that must appear nowhere but in the cluster. */
   const markers: string[] = [];
 
-  const driftless = (...args: string[]): Promise<Run> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['--import', TSX, CLI, ...args],
-        { cwd: dir, env },
-        (error, stdout, stderr) => {
-          printed.push(stdout, stderr);
-          resolve({
-            code: error ? (typeof error.code === 'number' ? error.code : -1) : 0,
-            stdout,
-            stderr,
-          });
-        },
-      );
-    });
+  const driftless = async (...args: string[]): Promise<CliRun> => {
+    const run = await runDriftless(args, { cwd: dir, env });
+    printed.push(run.stdout, run.stderr);
+    return run;
+  };
 
   /** A revision: a SOPS-encrypted Secret holding `sopsValue`, one fed by substituteFrom, and `extra` files. */
   async function pushRevision(sopsValue: string, extra: Record<string, string> = {}) {
