@@ -266,6 +266,7 @@ const authSchema = z.discriminatedUnion('type', [
     appId: numericId,
     installationId: numericId,
     privateKey: secretRef,
+    apiUrl: z.optional(httpUrl),
   }),
 ]);
 

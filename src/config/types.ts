@@ -59,6 +59,8 @@ export type GitAuth =
       readonly appId: string;
       readonly installationId: string;
       readonly privateKey: SecretRef;
+      /** GitHub Enterprise Server's API, e.g. `https://github.example.com/api/v3`; default api.github.com. */
+      readonly apiUrl?: string;
     };
 
 /** Which objects a drift ignore rule applies to; every field optional, all given must match. */

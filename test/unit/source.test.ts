@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NotImplementedError } from '../../src/errors.ts';
 import { credentialsFor, TOKEN_USERNAME } from '../../src/source/git/credentials.ts';
 import { GitAuthError } from '../../src/source/git/errors.ts';
+import { GitHubAppTokens } from '../../src/source/git/github-app.ts';
 import { KeyQueue } from '../../src/source/git/key-queue.ts';
 import {
   cacheKeyOf,
@@ -266,16 +266,93 @@ describe('credentials', () => {
     assert.equal(TOKEN_USERNAME, 'x-access-token');
   });
 
-  it('refuses githubApp as not implemented', async () => {
+  it('sends a GitHub App installation token as the password of x-access-token', async () => {
+    // Prepare: a fake of our own token port.
+    const asked: string[] = [];
+    const tokens = new GitHubAppTokens({
+      request: async (identity) => {
+        asked.push(
+          `${identity.appId}/${identity.installationId}@${identity.apiUrl}:${identity.privateKey}`,
+        );
+        return { token: 'ghs_installation', expiresAt: Date.now() + 3600_000 };
+      },
+    });
+
     // Act
-    const attempt = credentialsFor(
-      { type: 'githubApp', appId: '1', installationId: '2', privateKey: secret },
-      async () => 'key',
+    const credentials = await credentialsFor(
+      {
+        type: 'githubApp',
+        appId: '1',
+        installationId: '2',
+        privateKey: secret,
+        apiUrl: 'https://ghe.example/api/v3',
+      },
+      async () => 'PEM',
       CONTEXT,
+      tokens,
     );
 
     // Assess
-    await assert.rejects(attempt, NotImplementedError);
+    assert.deepEqual(credentials, { username: TOKEN_USERNAME, password: 'ghs_installation' });
+    assert.deepEqual(asked, ['1/2@https://ghe.example/api/v3:PEM']);
+  });
+
+  it('reuses an installation token until 5 minutes before it expires, then asks for a new one', async () => {
+    // Prepare
+    let now = 1_000_000;
+    let issued = 0;
+    const tokens = new GitHubAppTokens({
+      now: () => now,
+      request: async () => ({ token: `t${++issued}`, expiresAt: now + 60 * 60_000 }),
+    });
+    const identity = { appId: '1', installationId: '2', privateKey: 'PEM' };
+
+    // Act + Assess
+    const concurrent = await Promise.all([tokens.token(identity), tokens.token(identity)]);
+    assert.deepEqual(concurrent, ['t1', 't1'], 'concurrent fetches share one request');
+    now += 54 * 60_000;
+    assert.equal(await tokens.token(identity), 't1', '6 minutes left: reused');
+    now += 2 * 60_000;
+    assert.equal(await tokens.token(identity), 't2', '4 minutes left: refreshed');
+    assert.equal(
+      await tokens.token({ ...identity, installationId: '3' }),
+      't3',
+      'per installation',
+    );
+    assert.equal(issued, 3);
+  });
+
+  it('refuses a failed token request naming the app, without the key, and asks again next time', async () => {
+    // Prepare
+    let calls = 0;
+    const tokens = new GitHubAppTokens({
+      request: async () => {
+        calls++;
+        throw Object.assign(new Error('Bad credentials'), { status: 401 });
+      },
+    });
+    const auth = {
+      type: 'githubApp' as const,
+      appId: '7',
+      installationId: '8',
+      privateKey: secret,
+    };
+
+    // Act
+    const attempt = credentialsFor(auth, async () => 'PLANTED-PEM', CONTEXT, tokens);
+
+    // Assess
+    await assert.rejects(attempt, (error: Error) => {
+      assert.ok(error instanceof GitAuthError);
+      assert.match(
+        error.message,
+        /GitHub App 7, installation 8 at https:\/\/api\.github\.com: no installation token: HTTP 401: Bad credentials/,
+      );
+      assert.ok(!error.message.includes('PLANTED-PEM'));
+      return true;
+    });
+    await assert.rejects(credentialsFor(auth, async () => 'PLANTED-PEM', CONTEXT, tokens));
+    assert.equal(calls, 2, 'a failure is not cached');
   });
 
   it('reads no secret for a track without auth', async () => {

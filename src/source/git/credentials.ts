@@ -6,8 +6,8 @@
 import type { GitAuth } from '../../config/types.ts';
 import type { SecretRef } from '../../config/secret-ref.ts';
 import { formatSecretRef } from '../../config/secret-ref.ts';
-import { NotImplementedError } from '../../errors.ts';
 import { GitAuthError, type GitErrorContext } from './errors.ts';
+import { githubAppTokens, GitHubAppTokenError, type GitHubAppTokens } from './github-app.ts';
 
 /** Reads a secret's value; provided by the caller (env, file, AWS...). */
 export type SecretReader = (ref: SecretRef) => Promise<string>;
@@ -28,13 +28,14 @@ export const TOKEN_USERNAME = 'x-access-token';
 
 /**
  * The credentials of `auth`, or undefined for a track without auth. A secret
- * of the wrong form is a {@link GitAuthError} naming the reference (never the
- * value); `githubApp` is refused with a {@link NotImplementedError}.
+ * of the wrong form, or a GitHub App whose token request fails, is a
+ * {@link GitAuthError} naming the reference or the app (never a value).
  */
 export async function credentialsFor(
   auth: GitAuth | undefined,
   readSecret: SecretReader,
   context: GitErrorContext,
+  tokens: GitHubAppTokens = githubAppTokens,
 ): Promise<BasicCredentials | undefined> {
   if (auth === undefined) return undefined;
   switch (auth.type) {
@@ -57,10 +58,24 @@ export async function credentialsFor(
       }
       return { username: TOKEN_USERNAME, password: token };
     }
-    case 'githubApp':
-      throw new NotImplementedError(
-        `track "${context.track}": auth type githubApp is not supported yet; use auth type token with an installation or personal access token`,
-      );
+    case 'githubApp': {
+      const privateKey = await readSecret(auth.privateKey);
+      try {
+        const token = await tokens.token({
+          appId: auth.appId,
+          installationId: auth.installationId,
+          privateKey,
+          ...(auth.apiUrl === undefined ? {} : { apiUrl: auth.apiUrl }),
+        });
+        // GitHub takes an installation token as the password of x-access-token.
+        return { username: TOKEN_USERNAME, password: token };
+      } catch (error) {
+        if (error instanceof GitHubAppTokenError) {
+          throw new GitAuthError(error.message, { ...context, cause: error });
+        }
+        throw error;
+      }
+    }
   }
 }
 
