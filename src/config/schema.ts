@@ -435,6 +435,7 @@ export const trackSchema = strictObject({
   substitute: z._default(substituteValues, {}),
   substituteFrom: z._default(z.array(substituteFromSchema), []),
   decryption: z.optional(decryptionSchema),
+  verify: z.optional(strictObject({ keys: z.array(secretRef).check(z.minLength(1)) })),
 }).check(
   z.superRefine((value, ctx) => {
     exclusive(value, ['reference', 'semver'], false, ctx);

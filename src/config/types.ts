@@ -164,6 +164,8 @@ export interface Track {
   /** Secrets holding more variables; read only in the apply step, never stored. */
   readonly substituteFrom: SubstituteSource[];
   readonly decryption?: Decryption;
+  /** The resolved commit must be signed (OpenPGP or SSH) by one of these keys' holders. */
+  readonly verify?: { readonly keys: SecretRef[] };
 }
 
 /** A validated, defaulted `driftless.yaml`. */

@@ -8,7 +8,7 @@ import type { RevisionFile } from '../render/types.ts';
 /** What a track needs to be fetched: its repository, reference and credentials. */
 export type TrackSource = Pick<
   Track,
-  'name' | 'repository' | 'reference' | 'semver' | 'subPath' | 'auth'
+  'name' | 'repository' | 'reference' | 'semver' | 'subPath' | 'auth' | 'verify'
 >;
 
 export interface ResolvedRevision {
@@ -32,4 +32,12 @@ export interface GitSource {
    * repository, for renderers that read a directory (kustomize, helm).
    */
   readFiles(track: TrackSource, revision: string, scope?: ReadScope): Promise<RevisionFile[]>;
+  /**
+   * Checks that `revision` is signed by one of the track's `verify.keys`
+   * (source/verify-signature.ts); resolves with the signer, throws a
+   * VerificationError otherwise. Nothing to check without `verify`. Every
+   * real source has it; a test double of a source without signatures may
+   * leave it out, and then a track with `verify` is refused.
+   */
+  verifyCommit?(track: TrackSource, revision: string): Promise<string | undefined>;
 }

@@ -10,6 +10,7 @@
 import type { Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
 import type { GitSource } from '../source/ports.ts';
+import { VerificationError } from '../source/verify-signature.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { FetchJob, SyncJob } from './jobs.ts';
 import { conditionOf, setCondition, updateTrackState } from './track-state.ts';
@@ -107,6 +108,18 @@ export async function fetchTrack(
     resolvedAt = now().toISOString();
   } catch (error) {
     return fail(null, 'FilesFetched', error);
+  }
+
+  // A signature is checked before anything of the commit is read, rendered or stored.
+  if (track.verify !== undefined) {
+    try {
+      if (deps.source.verifyCommit === undefined) {
+        throw new VerificationError(`track "${track.name}": this source cannot check signatures`);
+      }
+      await deps.source.verifyCommit(track, revision);
+    } catch (error) {
+      return fail(revision, 'FilesFetched', error);
+    }
   }
 
   // A chart's revision id depends on its rendering (object-id.ts), so a chart is

@@ -136,6 +136,8 @@ export interface RunGitOptions {
   readonly cwd?: string;
   /** Sent as a basic `Authorization` header on every HTTP request (never in arguments). */
   readonly credentials?: GitCredentials;
+  /** More environment (e.g. GNUPGHOME for signing). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -146,7 +148,7 @@ export function runGit(args: readonly string[], options: RunGitOptions = {}): Pr
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, {
       cwd: options.cwd,
-      env: gitEnvironment(options.credentials),
+      env: { ...gitEnvironment(options.credentials), ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -507,6 +509,10 @@ export interface PushFilesOptions {
   readonly tag?: string;
   /** Remove every tracked file that `files` does not name (the commit holds exactly `files`). */
   readonly removeOthers?: boolean;
+  /** `key=value` settings for the commit, e.g. to sign it (`commit.gpgsign=true`, `gpg.format=ssh`). */
+  readonly commitConfig?: readonly string[];
+  /** Environment of the commit (e.g. GNUPGHOME). */
+  readonly commitEnv?: Readonly<Record<string, string>>;
 }
 
 /** A path relative to the work tree that stays inside it. */
@@ -558,7 +564,17 @@ export async function pushFiles(
       }
     }
     await git('add', '--all');
-    await git('commit', '--quiet', '--allow-empty', '--message', message);
+    await runGit(
+      [
+        ...(options.commitConfig ?? []).flatMap((setting) => ['-c', setting]),
+        'commit',
+        '--quiet',
+        '--allow-empty',
+        '--message',
+        message,
+      ],
+      { cwd: work, credentials, ...(options.commitEnv ? { env: options.commitEnv } : {}) },
+    );
     const refspecs = [`HEAD:refs/heads/${branch}`];
     if (options.tag) {
       await git('tag', '--annotate', '--message', options.tag, options.tag);

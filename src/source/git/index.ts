@@ -21,6 +21,7 @@ import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
 import type { GitSource, ReadScope, ResolvedRevision, TrackSource } from '../ports.ts';
 import type { RevisionFile } from '../../render/types.ts';
+import { parseTrustedKeys, verifyCommitSignature } from '../verify-signature.ts';
 import { credentialsFor, type SecretReader } from './credentials.ts';
 import { GitRefNotFoundError, GitRepositoryError, type GitErrorContext } from './errors.ts';
 import { KeyQueue } from './key-queue.ts';
@@ -99,6 +100,13 @@ export function createGitSource(options: GitSourceOptions): GitSource {
         scope === 'repository' ? undefined : track.subPath,
         scope,
       );
+    },
+    async verifyCommit(track: TrackSource, revision: string): Promise<string | undefined> {
+      if (track.verify === undefined) return undefined;
+      const raw = await (await open(track)).readCommit(revision);
+      const keys = await Promise.all(track.verify.keys.map((ref) => options.readSecret(ref)));
+      const signed = await verifyCommitSignature(raw, parseTrustedKeys(keys), revision);
+      return signed.signer;
     },
   };
 }

@@ -67,6 +67,18 @@ export class LocalRepository {
     return this.guard(() => readTreeFiles(objects, commit.tree, subPath, sha, this.context, scope));
   }
 
+  /** The commit object `sha` as stored, for signature checks. */
+  async readCommit(revision: string): Promise<Uint8Array> {
+    const sha = revision.toLowerCase();
+    const objects = new ObjectReader(this.gitdir);
+    await this.commit(sha, sha, objects);
+    const found = await this.guard(() => objects.read(sha));
+    if (found?.type !== 'commit') {
+      throw new GitRefNotFoundError(`${sha} in ${this.location.display} is not a commit`, this.context);
+    }
+    return found.object;
+  }
+
   /** The commit `oid` names (annotated tags peeled), or a {@link GitRefNotFoundError}. */
   private async commit(
     oid: string,

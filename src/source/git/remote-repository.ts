@@ -152,6 +152,24 @@ export class RemoteRepository {
   }
 
   /** The commit `sha` from the cache, fetched first when missing. Runs inside the queue. */
+  /** The commit object `sha` as stored (fetched first if needed), for signature checks. */
+  async readCommit(revision: string): Promise<Uint8Array> {
+    const sha = revision.toLowerCase();
+    return this.options.queue.run(this.gitdir, async () => {
+      await this.openCache();
+      const objects = new ObjectReader(this.gitdir);
+      await this.fetchCommit(objects, sha);
+      const found = await this.readCache(() => objects.read(sha));
+      if (found?.type !== 'commit') {
+        throw new GitRefNotFoundError(
+          `commit ${sha} not found in ${this.options.location.display}`,
+          this.options.context,
+        );
+      }
+      return found.object;
+    });
+  }
+
   private async fetchCommit(objects: ObjectReader, sha: string): Promise<{ tree: string }> {
     let found = await this.readCache(() => objects.peel(sha));
     if (found.kind === 'missing') found = await this.fetchSha(objects, sha);
