@@ -103,15 +103,27 @@ async function verifyOpenPgp(
   try {
     signature = await openpgp.readSignature({ armoredSignature });
   } catch (error) {
-    throw new VerificationError(`commit ${commit}: its OpenPGP signature cannot be read: ${messageOf(error)}`);
+    throw new VerificationError(
+      `commit ${commit}: its OpenPGP signature cannot be read: ${messageOf(error)}`,
+    );
   }
-  const signer = signature.getSigningKeyIDs().map((id) => id.toHex().toUpperCase()).join(', ') || 'unknown';
-  const keys = (await Promise.all(armoredKeys.map((armoredKey) => openpgp.readKeys({ armoredKeys: armoredKey })))).flat();
+  const signer =
+    signature
+      .getSigningKeyIDs()
+      .map((id) => id.toHex().toUpperCase())
+      .join(', ') || 'unknown';
+  const keys = (
+    await Promise.all(
+      armoredKeys.map((armoredKey) => openpgp.readKeys({ armoredKeys: armoredKey })),
+    )
+  ).flat();
   const trusted = keys.some((key) =>
     signature.getSigningKeyIDs().some((id) => key.getKeys(id).length > 0),
   );
   if (!trusted) {
-    throw new VerificationError(`commit ${commit} is signed by OpenPGP key ${signer}, which is not one of verify.keys`);
+    throw new VerificationError(
+      `commit ${commit} is signed by OpenPGP key ${signer}, which is not one of verify.keys`,
+    );
   }
   const result = await openpgp.verify({
     message: await openpgp.createMessage({ binary: payload }),
@@ -172,14 +184,23 @@ const CURVES: Record<string, { crv: string; hash: string; size: number }> = {
 };
 
 /** An SSH public key blob as a node:crypto key, and how its signatures are checked. */
-function sshPublicKey(blob: Buffer): { key: KeyObject; check: (data: Buffer, sigType: string, sig: Buffer) => boolean } {
+function sshPublicKey(blob: Buffer): {
+  key: KeyObject;
+  check: (data: Buffer, sigType: string, sig: Buffer) => boolean;
+} {
   const reader = new WireReader(blob);
   const type = reader.string();
   const b64 = (bytes: Buffer) => bytes.toString('base64url');
   const unsigned = (bytes: Buffer) => (bytes[0] === 0 ? bytes.subarray(1) : bytes);
   if (type === 'ssh-ed25519') {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64(reader.bytes()) }, format: 'jwk' });
-    return { key, check: (data, sigType, sig) => sigType === 'ssh-ed25519' && verifyBytes(null, data, key, sig) };
+    const key = createPublicKey({
+      key: { kty: 'OKP', crv: 'Ed25519', x: b64(reader.bytes()) },
+      format: 'jwk',
+    });
+    return {
+      key,
+      check: (data, sigType, sig) => sigType === 'ssh-ed25519' && verifyBytes(null, data, key, sig),
+    };
   }
   if (type === 'ssh-rsa') {
     const e = unsigned(reader.bytes());
@@ -188,7 +209,8 @@ function sshPublicKey(blob: Buffer): { key: KeyObject; check: (data: Buffer, sig
     return {
       key,
       check: (data, sigType, sig) => {
-        const hash = sigType === 'rsa-sha2-512' ? 'sha512' : sigType === 'rsa-sha2-256' ? 'sha256' : undefined;
+        const hash =
+          sigType === 'rsa-sha2-512' ? 'sha512' : sigType === 'rsa-sha2-256' ? 'sha256' : undefined;
         return hash !== undefined && verifyBytes(hash, data, key, sig);
       },
     };
@@ -200,23 +222,37 @@ function sshPublicKey(blob: Buffer): { key: KeyObject; check: (data: Buffer, sig
     const point = reader.bytes(); // 0x04 || x || y
     const x = point.subarray(1, 1 + curve.size);
     const y = point.subarray(1 + curve.size);
-    const key = createPublicKey({ key: { kty: 'EC', crv: curve.crv, x: b64(x), y: b64(y) }, format: 'jwk' });
+    const key = createPublicKey({
+      key: { kty: 'EC', crv: curve.crv, x: b64(x), y: b64(y) },
+      format: 'jwk',
+    });
     return {
       key,
       check: (data, sigType, sig) => {
         if (sigType !== type) return false;
         const inner = new WireReader(sig);
-        const pad = (bytes: Buffer) => Buffer.concat([Buffer.alloc(curve.size), unsigned(bytes)]).subarray(-curve.size);
+        const pad = (bytes: Buffer) =>
+          Buffer.concat([Buffer.alloc(curve.size), unsigned(bytes)]).subarray(-curve.size);
         const r = pad(inner.bytes());
         const s = pad(inner.bytes());
-        return verifyBytes(curve.hash, data, { key, dsaEncoding: 'ieee-p1363' }, Buffer.concat([r, s]));
+        return verifyBytes(
+          curve.hash,
+          data,
+          { key, dsaEncoding: 'ieee-p1363' },
+          Buffer.concat([r, s]),
+        );
       },
     };
   }
   throw new Error(`SSH key type ${type} is not supported`);
 }
 
-function verifySsh(payload: Buffer, armored: string, trusted: readonly Buffer[], commit: string): VerifiedSignature {
+function verifySsh(
+  payload: Buffer,
+  armored: string,
+  trusted: readonly Buffer[],
+  commit: string,
+): VerifiedSignature {
   let publicKey: Buffer;
   let namespace: string;
   let reserved: Buffer;
@@ -240,17 +276,25 @@ function verifySsh(payload: Buffer, armored: string, trusted: readonly Buffer[],
     sigType = signature.string();
     sigBytes = signature.bytes();
   } catch (error) {
-    throw new VerificationError(`commit ${commit}: its SSH signature cannot be read (${messageOf(error)})`);
+    throw new VerificationError(
+      `commit ${commit}: its SSH signature cannot be read (${messageOf(error)})`,
+    );
   }
   const signer = sshFingerprint(publicKey);
   if (!trusted.some((key) => key.equals(publicKey))) {
-    throw new VerificationError(`commit ${commit} is signed by SSH key ${signer}, which is not one of verify.keys`);
+    throw new VerificationError(
+      `commit ${commit} is signed by SSH key ${signer}, which is not one of verify.keys`,
+    );
   }
   if (namespace !== 'git') {
-    throw new VerificationError(`commit ${commit}: the SSH signature by ${signer} is for namespace "${namespace}", not "git"`);
+    throw new VerificationError(
+      `commit ${commit}: the SSH signature by ${signer} is for namespace "${namespace}", not "git"`,
+    );
   }
   if (hashAlgorithm !== 'sha512' && hashAlgorithm !== 'sha256') {
-    throw new VerificationError(`commit ${commit}: the SSH signature by ${signer} uses hash ${hashAlgorithm}`);
+    throw new VerificationError(
+      `commit ${commit}: the SSH signature by ${signer} uses hash ${hashAlgorithm}`,
+    );
   }
   const signed = Buffer.concat([
     Buffer.from('SSHSIG', 'latin1'),
@@ -263,7 +307,9 @@ function verifySsh(payload: Buffer, armored: string, trusted: readonly Buffer[],
   try {
     valid = sshPublicKey(publicKey).check(signed, sigType, sigBytes);
   } catch (error) {
-    throw new VerificationError(`commit ${commit}: the SSH signature by ${signer} cannot be checked: ${messageOf(error)}`);
+    throw new VerificationError(
+      `commit ${commit}: the SSH signature by ${signer} cannot be checked: ${messageOf(error)}`,
+    );
   }
   if (!valid) {
     throw new VerificationError(

@@ -74,7 +74,10 @@ export class LocalRepository {
     await this.commit(sha, sha, objects);
     const found = await this.guard(() => objects.read(sha));
     if (found?.type !== 'commit') {
-      throw new GitRefNotFoundError(`${sha} in ${this.location.display} is not a commit`, this.context);
+      throw new GitRefNotFoundError(
+        `${sha} in ${this.location.display} is not a commit`,
+        this.context,
+      );
     }
     return found.object;
   }
