@@ -97,8 +97,8 @@ export async function fetchDeps(
   const { config, store, queue } = await common({ apply: true }, queues, env);
   source ??= once(async () => {
     // Loaded on the first fetch: isomorphic-git and the pack reader are most of this bundle.
-    const { createGitSource } = await import('../source/git/index.ts');
-    return createGitSource({
+    const { createTrackSource } = await import('../source/track-source.ts');
+    return createTrackSource({
       cacheDir: readOptionalEnv(FUNCTION_ENV.gitCacheDir, env) ?? join(tmpdir(), 'driftless-git'),
       readSecret: secretReader(env),
     });

@@ -160,8 +160,13 @@ function toTrack(parsed: ParsedTrack, cluster: string): Track {
   return omitUndefined({
     ...parsed,
     cluster,
-    // `main` is the default only when no semver range picks the tag instead.
-    reference: semver === undefined ? (parsed.reference ?? 'main') : undefined,
+    repository:
+      parsed.repository ??
+      `s3://${parsed.bucket?.name ?? ''}/${parsed.bucket?.prefix.replace(/^\/+/, '') ?? ''}`,
+    bucket: parsed.bucket && omitUndefined(parsed.bucket),
+    // `main` is the default only when no semver range picks the tag instead (and not for a bucket).
+    reference:
+      semver === undefined && parsed.bucket === undefined ? (parsed.reference ?? 'main') : undefined,
     ignore: parsed.ignore.map((rule) => ({ ...rule, target: omitUndefined(rule.target) })),
     healthChecks: parsed.healthChecks.map(omitUndefined),
     auth: parsed.auth && omitUndefined(parsed.auth),

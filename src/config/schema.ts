@@ -261,6 +261,7 @@ const webhooksSchema = strictObject(
 const authSchema = z.discriminatedUnion('type', [
   strictObject({ type: z.literal('basic'), secret: secretRef }),
   strictObject({ type: z.literal('token'), secret: secretRef }),
+  strictObject({ type: z.literal('s3'), secret: secretRef }),
   strictObject({
     type: z.literal('githubApp'),
     appId: numericId,
@@ -406,11 +407,20 @@ const decryptionSchema = strictObject({
   kmsKeys: z._default(z.array(kmsKeyArn), []),
 });
 
+/** Flux's Bucket source: the objects under `prefix` are the revision's files. */
+const bucketSchema = strictObject({
+  name: nonEmptyString,
+  prefix: z._default(z.string(), ''),
+  endpoint: z.optional(httpUrl),
+  region: z.optional(nonEmptyString),
+});
+
 /** One track as written in `tracks:`; cluster resolution happens once all tracks are known. */
 export const trackSchema = strictObject({
   name: dnsLabel,
   cluster: z.optional(dnsLabel),
-  repository,
+  repository: z.optional(repository),
+  bucket: z.optional(bucketSchema),
   reference: z.optional(reference),
   semver: z.optional(semver),
   subPath: z.optional(subPath),
@@ -439,6 +449,36 @@ export const trackSchema = strictObject({
 }).check(
   z.superRefine((value, ctx) => {
     exclusive(value, ['reference', 'semver'], false, ctx);
+    exclusive(value, ['repository', 'bucket'], false, ctx);
+    if (value.repository === undefined && value.bucket === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['repository'],
+        message: 'is required (or bucket: for a bucket source)',
+      });
+    }
+    if (value.bucket !== undefined) {
+      for (const field of ['reference', 'semver', 'verify'] as const) {
+        if (value[field] !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [field],
+            message: 'applies to Git repositories, not to a bucket (every listing is a revision)',
+          });
+        }
+      }
+    }
+    const authType = (value.auth as { type?: string } | undefined)?.type;
+    if (authType !== undefined && (authType === 's3') !== (value.bucket !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'type'],
+        message:
+          authType === 's3'
+            ? 's3 is for bucket tracks; a Git repository takes basic, token or githubApp'
+            : `${authType} is for Git repositories; a bucket takes s3 (or no auth: the AWS default credentials)`,
+      });
+    }
     if (value.helm !== undefined && value.kustomize === true) {
       ctx.addIssue({
         code: 'custom',

@@ -54,6 +54,8 @@ export type GitAuth =
   /** `secret` holds `user:password`. */
   | { readonly type: 'basic'; readonly secret: SecretRef }
   | { readonly type: 'token'; readonly secret: SecretRef }
+  /** Bucket tracks: `secret` holds JSON `{"accessKeyId", "secretAccessKey"}`. */
+  | { readonly type: 's3'; readonly secret: SecretRef }
   | {
       readonly type: 'githubApp';
       readonly appId: string;
@@ -94,6 +96,16 @@ export interface HelmSource {
   readonly valuesFiles: string[];
 }
 
+/** A Bucket source (Flux's Bucket): an S3 or S3-compatible bucket's objects under a prefix. */
+export interface BucketSource {
+  readonly name: string;
+  /** `''` for the whole bucket; otherwise object keys start with it. */
+  readonly prefix: string;
+  /** An S3-compatible server (MinIO...); default AWS. */
+  readonly endpoint?: string;
+  readonly region?: string;
+}
+
 /** Where `substituteFrom:` variables come from: KEY=VALUE lines or a JSON object, read in the apply step. */
 export interface SubstituteSource {
   readonly secret: SecretRef;
@@ -128,8 +140,13 @@ export interface Track {
   readonly name: string;
   /** Name of the cluster, always resolved (also when the config left it implicit). */
   readonly cluster: string;
-  /** https/http URL, file:// URL or local path, as written. */
+  /**
+   * https/http URL, file:// URL or local path, as written; for a bucket track
+   * `s3://<bucket>/<prefix>` (for people and metrics: it is never fetched as Git).
+   */
   readonly repository: string;
+  /** Set for a bucket track, instead of a Git repository. */
+  readonly bucket?: BucketSource;
   /** Branch, tag, full commit sha or `refs/...`; `main` when neither it nor `semver` is given. */
   readonly reference?: string;
   /** node-semver range; the newest matching tag is deployed. */

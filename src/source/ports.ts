@@ -8,7 +8,7 @@ import type { RevisionFile } from '../render/types.ts';
 /** What a track needs to be fetched: its repository, reference and credentials. */
 export type TrackSource = Pick<
   Track,
-  'name' | 'repository' | 'reference' | 'semver' | 'subPath' | 'auth' | 'verify'
+  'name' | 'repository' | 'reference' | 'semver' | 'subPath' | 'auth' | 'verify' | 'bucket'
 >;
 
 export interface ResolvedRevision {

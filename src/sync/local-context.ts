@@ -81,8 +81,8 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
     readSecret: secrets,
     source() {
       // Imported here: isomorphic-git is only loaded by commands that fetch.
-      source ??= import('../source/git/index.ts').then(({ createGitSource }) =>
-        createGitSource({ cacheDir: gitCacheDir(config.store, env), readSecret: secrets }),
+      source ??= import('../source/track-source.ts').then(({ createTrackSource }) =>
+        createTrackSource({ cacheDir: gitCacheDir(config.store, env), readSecret: secrets }),
       );
       return source;
     },

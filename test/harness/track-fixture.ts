@@ -10,7 +10,7 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Track } from '../../src/config/types.ts';
-import { createGitSource } from '../../src/source/git/index.ts';
+import { createTrackSource } from '../../src/source/track-source.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { SyncDeps } from '../../src/sync/sync-track.ts';
@@ -46,7 +46,7 @@ export class TrackFixture {
       }
       return credentials;
     };
-    const source = createGitSource({ cacheDir: join(this.workDir, 'git'), readSecret });
+    const source = createTrackSource({ cacheDir: join(this.workDir, 'git'), readSecret });
     this.deps = {
       cluster: sharedCluster(),
       source: wrapSource(source),

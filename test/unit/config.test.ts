@@ -578,3 +578,50 @@ describe('parseConfig with Faros GitTracks', () => {
     ]);
   });
 });
+
+describe('bucket tracks', () => {
+  const bucketTrack = (extra = '') =>
+    `tracks:\n  - name: b\n    bucket: {name: manifests, prefix: prod/, endpoint: "http://127.0.0.1:9000"}\n${extra}`;
+
+  it('derives an s3:// repository for people and metrics, and no reference', () => {
+    const [track] = parseConfig(
+      bucketTrack('    auth: {type: s3, secret: env:CREDS}\n'),
+      'd.yaml',
+    ).tracks;
+    assert.equal(track?.repository, 's3://manifests/prod/');
+    assert.deepEqual(track?.bucket, {
+      name: 'manifests',
+      prefix: 'prod/',
+      endpoint: 'http://127.0.0.1:9000',
+    });
+    assert.equal(track?.reference, undefined);
+  });
+
+  it('refuses Git-only fields on a bucket, s3 auth on Git, Git auth on a bucket, and both sources', () => {
+    const gitOnly = problems(bucketTrack('    reference: main\n    verify: {keys: [env:K]}\n'));
+    assert.equal(gitOnly.length, 2);
+    assert.match(
+      gitOnly[0]!,
+      /tracks\[0\]\.reference: applies to Git repositories, not to a bucket/,
+    );
+    assert.match(gitOnly[1]!, /tracks\[0\]\.verify: applies to Git repositories, not to a bucket/);
+    assert.match(
+      problems(bucketTrack('    auth: {type: token, secret: env:T}\n')).join('\n'),
+      /tracks\[0\]\.auth\.type: token is for Git repositories; a bucket takes s3/,
+    );
+    assert.match(
+      problems(
+        'tracks:\n  - name: g\n    repository: https://x.example/r.git\n    auth: {type: s3, secret: env:C}\n',
+      ).join('\n'),
+      /tracks\[0\]\.auth\.type: s3 is for bucket tracks/,
+    );
+    assert.match(
+      problems(bucketTrack('    repository: https://x.example/r.git\n')).join('\n'),
+      /repository and bucket cannot be used together/,
+    );
+    assert.match(
+      problems('tracks:\n  - name: none\n').join('\n'),
+      /tracks\[0\]\.repository: is required \(or bucket:/,
+    );
+  });
+});

@@ -142,7 +142,9 @@ describe('the block checker', () => {
       () => checkBlock(block),
       (error: Error) =>
         error.message.includes('docs/x.md:7: the example is refused') &&
-        error.message.includes('tracks[0].repository: is required'),
+        error.message.includes(
+          'tracks[0].repository: is required (or bucket: for a bucket source)',
+        ),
     );
   });
 

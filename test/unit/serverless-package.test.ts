@@ -388,6 +388,27 @@ describe('serverless package', () => {
     assert.equal(applyMapping.ScalingConfig.MaximumConcurrency, 5);
   });
 
+  it('lets fetch alone read the source buckets the config lists without auth', () => {
+    for (const fn of FUNCTIONS) {
+      const reads = statementsOf(fn).filter((s) => s.Sid === 'ReadSourceBuckets');
+      assert.deepEqual(
+        reads.map((s) => [actions(s), s.Resource]),
+        fn === 'fetch'
+          ? [
+              [
+                ['s3:ListBucket', 's3:GetObject'],
+                [
+                  'arn:aws:s3:::example-org-manifests',
+                  'arn:aws:s3:::example-org-manifests/reports/*',
+                ],
+              ],
+            ]
+          : [],
+        `${fn}: source buckets`,
+      );
+    }
+  });
+
   it('lets apply alone decrypt SOPS data keys, with exactly the KMS keys the config lists', () => {
     // The example config lists one key under tracks[0].decryption.kmsKeys.
     const key = 'arn:aws:kms:eu-west-1:123456789012:key/0a1b2c3d-0000-4000-8000-000000000001';
@@ -441,9 +462,10 @@ describe('serverless package', () => {
     );
 
     // Readers may list (S3 answers 404, not 403, for a missing key); the webhook reads nothing.
+    // (fetch may also list the source buckets of bucket tracks: tested above.)
     for (const fn of ['fetch', 'apply', 'drift', 'rollback'] as const) {
       assert.deepEqual(
-        resourcesFor(fn, 's3:ListBucket'),
+        resourcesFor(fn, 's3:ListBucket').filter((arn) => !arn.includes('example-org-manifests')),
         [text({ 'Fn::GetAtt': ['ArtifactBucket', 'Arn'] })],
         fn,
       );

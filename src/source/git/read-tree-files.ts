@@ -29,7 +29,7 @@ const MANIFEST_EXTENSION = /\.(ya?ml|json)$/i;
 const ALSO_READ = new Set(['.sourceignore', 'Kustomization']);
 
 /** Whether the `manifests` scope reads a file of this name. */
-function isManifestScoped(name: string): boolean {
+export function isManifestScoped(name: string): boolean {
   return MANIFEST_EXTENSION.test(name) || ALSO_READ.has(posix.basename(name));
 }
 

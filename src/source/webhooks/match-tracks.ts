@@ -14,7 +14,7 @@ export { normaliseRepositoryUrl } from './normalise-repository-url.ts';
 /** The track fields matching reads. */
 export type MatchableTrack = Pick<
   Track,
-  'name' | 'repository' | 'reference' | 'semver' | 'suspend'
+  'name' | 'repository' | 'reference' | 'semver' | 'suspend' | 'bucket'
 >;
 
 /**
@@ -41,6 +41,8 @@ export function matchTracks(event: PushEvent, tracks: readonly MatchableTrack[])
     .filter(
       (track) =>
         !track.suspend &&
+        // A bucket track has no Git repository: no Git host's push concerns it.
+        track.bucket === undefined &&
         urls.has(normaliseRepositoryUrl(track.repository)) &&
         refMatches(event, track),
     )
