@@ -166,7 +166,9 @@ function toTrack(parsed: ParsedTrack, cluster: string): Track {
     bucket: parsed.bucket && omitUndefined(parsed.bucket),
     // `main` is the default only when no semver range picks the tag instead (and not for a bucket).
     reference:
-      semver === undefined && parsed.bucket === undefined ? (parsed.reference ?? 'main') : undefined,
+      semver === undefined && parsed.bucket === undefined
+        ? (parsed.reference ?? 'main')
+        : undefined,
     ignore: parsed.ignore.map((rule) => ({ ...rule, target: omitUndefined(rule.target) })),
     healthChecks: parsed.healthChecks.map(omitUndefined),
     auth: parsed.auth && omitUndefined(parsed.auth),
