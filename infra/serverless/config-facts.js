@@ -7,6 +7,8 @@
  *   ${file(infra/serverless/config-facts.js):sourceBuckets}   S3 ARNs of tracks[].bucket without
  *                                                             auth (fetch reads them with its role)
  *   ${file(infra/serverless/config-facts.js):readsBuckets}    'true' or 'false'
+ *   ${file(infra/serverless/config-facts.js):bucketEventResources}  EventBridge rules queueing
+ *                                                             a fetch when a bucket changes
  *
  * It reads the same file the functions bundle (`--param config=...`), only for
  * these lists; the functions validate the whole config when they load it.
@@ -55,4 +57,78 @@ export async function sourceBuckets(context) {
 
 export async function readsBuckets(context) {
   return (await sourceBuckets(context)).length > 0 ? 'true' : 'false';
+}
+
+/** A CloudFormation logical id part from a track name (DNS label). */
+const logicalId = (name) =>
+  name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+
+/**
+ * One EventBridge rule per bucket track: an object created or deleted under
+ * the track's prefix in its bucket sends the track's fetch job to the fetch
+ * queue (the job is the rule's input, so no function runs for it), and a
+ * queue policy lets exactly those rules send. The bucket's owner turns on
+ * EventBridge notifications for the bucket (docs/configuration.md).
+ */
+export async function bucketEventResources(context) {
+  const enabled = String(await context.resolveVariable('param:bucketEvents')) === 'true';
+  const bucketTracks = (await tracks(context)).filter(
+    (track) =>
+      track.bucket && typeof track.bucket.name === 'string' && typeof track.name === 'string',
+  );
+  if (!enabled || bucketTracks.length === 0) return {};
+  const Resources = {};
+  const rules = [];
+  for (const track of bucketTracks) {
+    const id = `BucketEvents${logicalId(track.name)}Rule`;
+    const prefix = String(track.bucket.prefix ?? '').replace(/^\/+/, '');
+    Resources[id] = {
+      Type: 'AWS::Events::Rule',
+      Properties: {
+        Description: `Driftless: fetch track ${track.name} when s3://${track.bucket.name}/${prefix} changes`,
+        EventPattern: {
+          source: ['aws.s3'],
+          'detail-type': ['Object Created', 'Object Deleted'],
+          detail: {
+            bucket: { name: [track.bucket.name] },
+            ...(prefix === '' ? {} : { object: { key: [{ prefix }] } }),
+          },
+        },
+        Targets: [
+          {
+            Id: 'FetchQueue',
+            Arn: { 'Fn::GetAtt': ['FetchQueue', 'Arn'] },
+            InputTransformer: {
+              InputPathsMap: { id: '$.id' },
+              InputTemplate: `{"type":"fetch","track":"${track.name}","trigger":"webhook","deliveryId":"s3-event-<id>"}`,
+            },
+          },
+        ],
+      },
+    };
+    rules.push({ 'Fn::GetAtt': [id, 'Arn'] });
+  }
+  Resources.FetchQueueBucketEventsPolicy = {
+    Type: 'AWS::SQS::QueuePolicy',
+    Properties: {
+      Queues: [{ Ref: 'FetchQueue' }],
+      PolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Sid: 'BucketEventRules',
+            Effect: 'Allow',
+            Principal: { Service: 'events.amazonaws.com' },
+            Action: 'sqs:SendMessage',
+            Resource: { 'Fn::GetAtt': ['FetchQueue', 'Arn'] },
+            Condition: { ArnEquals: { 'aws:SourceArn': rules } },
+          },
+        ],
+      },
+    },
+  };
+  return { Resources };
 }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inflateRawSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
+import { parseJob } from '../../src/aws/parse-job.ts';
 
 const run = promisify(execFile);
 
@@ -308,7 +309,9 @@ describe('serverless package', () => {
 
   it('runs the drift function every minute; it decides which tracks are due', () => {
     // Assess
-    const rules = ofType('AWS::Events::Rule').map(([, r]) => r.Properties);
+    const rules = ofType('AWS::Events::Rule')
+      .map(([, r]) => r.Properties)
+      .filter((r) => r.ScheduleExpression !== undefined);
     assert.equal(rules.length, 1);
     assert.equal(rules[0]!.ScheduleExpression, 'rate(1 minute)');
     assert.match(text(rules[0]!.Targets), /DriftLambdaFunction/);
@@ -386,6 +389,43 @@ describe('serverless package', () => {
     assert.deepEqual(fetchMapping.FunctionResponseTypes, ['ReportBatchItemFailures']);
     assert.equal(applyMapping.BatchSize, 1);
     assert.equal(applyMapping.ScalingConfig.MaximumConcurrency, 5);
+  });
+
+  it('queues a fetch job of a bucket track when its bucket changes, through an EventBridge rule', () => {
+    // Assess
+    const rules = ofType('AWS::Events::Rule').filter(([id]) => id.startsWith('BucketEvents'));
+    assert.deepEqual(
+      rules.map(([id]) => id),
+      ['BucketEventsReportsRule'],
+    );
+    const rule = rules[0]![1].Properties;
+    assert.deepEqual(rule.EventPattern, {
+      source: ['aws.s3'],
+      'detail-type': ['Object Created', 'Object Deleted'],
+      detail: {
+        bucket: { name: ['example-org-manifests'] },
+        object: { key: [{ prefix: 'reports/' }] },
+      },
+    });
+    const [target] = rule.Targets;
+    assert.deepEqual(target.Arn, { 'Fn::GetAtt': ['FetchQueue', 'Arn'] });
+    // The job the fetch function will read, as its queue parser reads it.
+    const job = JSON.parse(target.InputTransformer.InputTemplate.replace('<id>', 'abc'));
+    assert.deepEqual(job, {
+      type: 'fetch',
+      track: 'reports',
+      trigger: 'webhook',
+      deliveryId: 's3-event-abc',
+    });
+    assert.deepEqual(parseJob(JSON.stringify(job)), job);
+    const [, policy] = ofType('AWS::SQS::QueuePolicy').find(
+      ([id]) => id === 'FetchQueueBucketEventsPolicy',
+    )!;
+    const [statement] = policy.Properties.PolicyDocument.Statement;
+    assert.deepEqual(statement.Principal, { Service: 'events.amazonaws.com' });
+    assert.deepEqual(statement.Condition, {
+      ArnEquals: { 'aws:SourceArn': [{ 'Fn::GetAtt': ['BucketEventsReportsRule', 'Arn'] }] },
+    });
   });
 
   it('lets fetch alone read the source buckets the config lists without auth', () => {
