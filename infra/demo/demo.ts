@@ -10,7 +10,9 @@
  * with SOPS for an age key made on the spot, and `${VARIABLES}` from
  * `substitute:` and a `substituteFrom` file: `render` shows them still
  * encrypted, the cluster gets the values, `diff` masks them. The cluster
- * keeps running afterwards: `npm run cluster:down` stops it.
+ * keeps running afterwards: `npm run cluster:down` stops it. Every commit is
+ * signed with an SSH key made on the spot, and the first track deploys only
+ * commits signed by it (`verify:`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +28,7 @@ const DEMO_DIR = join(REPO_ROOT, '.driftless/demo');
 const REPO = join(DEMO_DIR, 'repo');
 const CONFIG = join(DEMO_DIR, 'driftless.yaml');
 const KUBECONFIG = join(CLUSTER_DIR, 'kubeconfig');
+const SIGNING_KEY = join(DEMO_DIR, 'signing-key');
 
 function step(title: string): void {
   console.log(`\n\u001b[1m== ${title}\u001b[0m`);
@@ -41,6 +44,13 @@ function git(...args: string[]): string {
       'user.email=demo@driftless.dev',
       '-c',
       'init.defaultBranch=main',
+      // Every demo commit is signed with an SSH key made on the spot; the demo track verifies it.
+      '-c',
+      'gpg.format=ssh',
+      '-c',
+      `user.signingkey=${SIGNING_KEY}`,
+      '-c',
+      'commit.gpgsign=true',
       ...args,
     ],
     { cwd: REPO, encoding: 'utf8' },
@@ -89,6 +99,7 @@ const ageKey = await generateAgeKey();
 step('A local Git repository with manifests/v1');
 rmSync(DEMO_DIR, { recursive: true, force: true });
 mkdirSync(REPO, { recursive: true });
+execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'demo', '-f', SIGNING_KEY]);
 git('init', '--quiet');
 // Secrets in Git: one encrypted with SOPS for the demo's age key, one filled from substituteFrom.
 mkdirSync(join(REPO, 'secrets'), { recursive: true });
@@ -128,6 +139,8 @@ writeFileSync(
     '  - name: demo',
     `    repository: ${REPO}`,
     '    subPath: deploy',
+    '    # Only commits signed by the demo key are deployed.',
+    `    verify: {keys: [file:${SIGNING_KEY}.pub]}`,
     '  # A kustomize overlay: built with the real kustomize because a kustomization.yaml is there.',
     '  - name: demo-api',
     `    repository: ${REPO}`,
