@@ -5,14 +5,21 @@
  * the next commit (one file changed) into the cache the fresh fetch left,
  * against that fresh fetch (the goal) and against `git fetch --depth 1` in
  * the clone (for scale).
+ *
+ * Then the same repository over SSH, from a real sshd (Debian's
+ * openssh-server) on loopback: driftless' SSH transport (ssh2) against the git
+ * CLI with OpenSSH's `ssh` to the same sshd, fresh and incremental.
  */
 import { randomBytes } from 'node:crypto';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import httpNode from 'isomorphic-git/http/node';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { createGitSource } from '../src/source/git/index.ts';
+import type { SecretRef } from '../src/config/secret-ref.ts';
 import type { TrackSource } from '../src/source/ports.ts';
-import { pushFiles, runGit } from '../test/harness/git-server.ts';
+import { pushFiles, runGit, type GitRepository } from '../test/harness/git-server.ts';
+import { sshKey, startSshd } from '../test/harness/sshd.ts';
 import type { BenchContext } from './lib/context.ts';
 import { benchObjects, manifestFiles } from './lib/manifests.ts';
 import { rotated, timed } from './lib/stats.ts';
@@ -98,6 +105,7 @@ export const gitFetch: Benchmark = {
       process.stderr.write(`# git-fetch run ${run}${measured ? '' : ' (warm-up)'} done\n`);
     }
     const sanity = wrongCounts > 0 ? [`${wrongCounts} fetches did not read ${count} files`] : [];
+    const overSsh = await sshFetches(ctx, repository, count);
     return [
       {
         metric: `fresh fetch, ${count} files`,
@@ -138,9 +146,129 @@ export const gitFetch: Benchmark = {
           'for scale: the same next commit fetched by the git CLI into the clone of the same run (no checkout)',
         ],
       },
+      ...overSsh,
     ];
   },
 };
+
+/**
+ * The fresh and incremental fetches over SSH: driftless' SSH transport
+ * against `git clone --depth 1` / `git fetch --depth 1` through OpenSSH's
+ * `ssh`, both to the same sshd with the same ed25519 deploy key and a
+ * checked host key.
+ */
+async function sshFetches(
+  ctx: BenchContext,
+  repository: GitRepository,
+  count: number,
+): Promise<Measurement[]> {
+  const key = await sshKey('ed25519');
+  const sshd = await startSshd([key.publicKey]);
+  try {
+    const dir = await ctx.scratch('git-fetch-ssh');
+    const keyFile = join(dir, 'deploy_key');
+    const knownHostsFile = join(dir, 'known_hosts');
+    await writeFile(keyFile, key.privateKey);
+    await chmod(keyFile, 0o600);
+    await writeFile(knownHostsFile, `${sshd.knownHostsLine}\n`);
+    const url = sshd.urlOf(repository.bareDir);
+    const gitEnv = {
+      GIT_SSH_COMMAND: `ssh -i ${keyFile} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=${knownHostsFile}`,
+    };
+    const track: TrackSource = {
+      name: 'fetch-ssh',
+      repository: url,
+      reference: 'main',
+      auth: {
+        type: 'ssh',
+        secret: { scheme: 'env', name: 'DEPLOY_KEY' },
+        knownHosts: { scheme: 'env', name: 'KNOWN_HOSTS' },
+      },
+    };
+    const secrets: Record<string, string> = {
+      DEPLOY_KEY: key.privateKey,
+      KNOWN_HOSTS: sshd.knownHostsLine,
+    };
+    const readSecret = async (ref: SecretRef): Promise<string> =>
+      ref.scheme === 'env' ? secrets[ref.name]! : '';
+    const fetchWith = async (cacheDir: string): Promise<number> => {
+      const source = createGitSource({ cacheDir, readSecret });
+      const { revision } = await source.resolve(track);
+      return (await source.readFiles(track, revision)).length;
+    };
+
+    const fresh: number[] = [];
+    const clone: number[] = [];
+    const incremental: number[] = [];
+    const gitIncremental: number[] = [];
+    let wrongCounts = 0;
+    for (let run = 0; run <= ctx.runs; run++) {
+      const measured = run > 0;
+      const cacheDir = await ctx.scratch(`git-fetch-ssh-cache-${run}`);
+      const cloneDir = join(await ctx.scratch(`git-fetch-ssh-clone-${run}`), 'repo');
+      await rotated(run, [
+        async () => {
+          const { ms, value } = await timed(() => fetchWith(cacheDir));
+          if (value !== count) wrongCounts++;
+          if (measured) fresh.push(ms);
+        },
+        async () => {
+          const { ms } = await timed(() =>
+            runGit(['clone', '--quiet', '--depth', '1', url, cloneDir], { env: gitEnv }),
+          );
+          if (measured) clone.push(ms);
+        },
+      ]);
+      const changed = benchObjects(1, undefined, 1000 + run)[0];
+      await pushFiles(repository, manifestFiles(changed ? [changed] : []), {
+        message: `change one file over SSH (${run})`,
+      });
+      await rotated(run, [
+        async () => {
+          const { ms, value } = await timed(() => fetchWith(cacheDir));
+          if (value !== count) wrongCounts++;
+          if (measured) incremental.push(ms);
+        },
+        async () => {
+          const { ms } = await timed(() =>
+            runGit(['-C', cloneDir, 'fetch', '--quiet', '--depth', '1', 'origin', 'main'], {
+              env: gitEnv,
+            }),
+          );
+          if (measured) gitIncremental.push(ms);
+        },
+      ]);
+      process.stderr.write(`# git-fetch over SSH run ${run}${measured ? '' : ' (warm-up)'} done\n`);
+    }
+    const sanity =
+      wrongCounts > 0 ? [`${wrongCounts} SSH fetches did not read ${count} files`] : [];
+    return [
+      {
+        metric: `fresh fetch over SSH, ${count} files`,
+        unit: 'ms',
+        runs: fresh,
+        peer: { label: 'git clone --depth 1 over SSH', runs: clone },
+        goal: { maxRatio: 1.5 },
+        notes: [
+          "driftless = resolve + shallow fetch + reading every file, each its own SSH connection (ssh2, JavaScript crypto), host key checked; git = the whole clone through OpenSSH's ssh, incl. checkout; both to the same loopback sshd with the same ed25519 key",
+          ...sanity,
+        ],
+      },
+      {
+        metric: 'incremental fetch over SSH, next commit (1 file changed)',
+        unit: 'ms',
+        runs: incremental,
+        peer: { label: 'git fetch --depth 1 over SSH (in the clone)', runs: gitIncremental },
+        goal: { maxRatio: 1.5 },
+        notes: [
+          'a new source over the cache the fresh SSH fetch of the same run left; the peer fetches the same commit into the clone of the same run (stricter than comparing with a clone)',
+        ],
+      },
+    ];
+  } finally {
+    await sshd.stop();
+  }
+}
 
 /**
  * An isomorphic-git HTTP client that adds up how long its exchanges take:

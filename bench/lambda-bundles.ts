@@ -10,6 +10,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { deflateRawSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
+import nativeAddonPlugins from '../infra/esbuild/native-addons.cjs';
 import { REPO_ROOT, runBuildScript } from '../test/harness/testbin.ts';
 import { runCommand } from './lib/command.ts';
 import type { BenchContext } from './lib/context.ts';
@@ -102,6 +103,7 @@ export const lambdaBundles: Benchmark = {
         banner: {
           js: "import { createRequire as __driftlessRequire } from 'node:module'; const require = __driftlessRequire(import.meta.url);",
         },
+        plugins: nativeAddonPlugins,
         metafile: true,
         logLevel: 'silent',
       });

@@ -11,6 +11,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
+import nativeAddonPlugins from '../infra/esbuild/native-addons.cjs';
 
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -48,6 +49,8 @@ export async function buildCli(outDir: string = CLI_DIST_DIR): Promise<Metafile>
     banner: {
       js: "import { createRequire as __driftlessRequire } from 'node:module'; const require = __driftlessRequire(import.meta.url);",
     },
+    // ssh2's optional native addons: the JavaScript fallback, the same in every bundle.
+    plugins: nativeAddonPlugins,
     metafile: true,
     logLevel: 'warning',
   });

@@ -61,8 +61,10 @@ export interface GitTrackMapping {
 /**
  * Maps a GitTrack onto a track (DESIGN.md): metadata.name/namespace and
  * spec.repository/reference/subPath carry over; an HTTPBasicAuth deploy key
- * becomes `auth: {type: basic, secret: env:<SECRETNAME>_<KEY>}` because the
- * Kubernetes Secret it names is out of reach of a serverless function.
+ * becomes `auth: {type: basic, secret: env:<SECRETNAME>_<KEY>}` and an SSH one
+ * (Faros' default type) `auth: {type: ssh, secret: env:<SECRETNAME>_<KEY>,
+ * knownHosts: env:<SECRETNAME>_KNOWN_HOSTS}`, because the Kubernetes Secret it
+ * names is out of reach of a serverless function.
  */
 export function mapGitTrack({ metadata, spec }: GitTrackParts): GitTrackMapping {
   const issues: { path: PathSegment[]; message: string }[] = [];
@@ -85,12 +87,8 @@ export function mapGitTrack({ metadata, spec }: GitTrackParts): GitTrackMapping 
   const type = text('type') ?? '';
   // Go serialises an unset deployKey as empty strings; that means no credentials.
   if (secretName + key !== '') {
-    if (type === '' || type.toLowerCase() === 'ssh') {
-      issues.push({
-        path: ['spec', 'deployKey', 'type'],
-        message: `${type === '' ? 'is unset, which Faros reads as SSH' : `${JSON.stringify(type)} is SSH`}: SSH is not supported yet; use an HTTPS repository and type HTTPBasicAuth`,
-      });
-    } else if (type.toLowerCase() !== 'httpbasicauth') {
+    const ssh = type === '' || type.toLowerCase() === 'ssh';
+    if (!ssh && type.toLowerCase() !== 'httpbasicauth') {
       issues.push({
         path: ['spec', 'deployKey', 'type'],
         message: `${describeValue(type)} is not one of SSH, HTTPBasicAuth`,
@@ -100,6 +98,14 @@ export function mapGitTrack({ metadata, spec }: GitTrackParts): GitTrackMapping 
         path: ['spec', 'deployKey', secretName === '' ? 'secretName' : 'key'],
         message: 'is required',
       });
+    } else if (ssh) {
+      // Faros (an unset type is SSH there too) reads the host keys from the pod's
+      // known_hosts; here they come with the key, from the same secret's KNOWN_HOSTS.
+      track['auth'] = {
+        type: 'ssh',
+        secret: `env:${envName(secretName, key)}`,
+        knownHosts: `env:${envName(secretName, 'KNOWN_HOSTS')}`,
+      };
     } else {
       track['auth'] = { type: 'basic', secret: `env:${envName(secretName, key)}` };
     }

@@ -1,5 +1,41 @@
 /** How a track's repository is reached. */
-export type RepositoryKind = 'http' | 'file' | 'path';
+export type RepositoryKind = 'http' | 'ssh' | 'file' | 'path';
+
+/** Where an SSH repository is: `ssh://[user@]host[:port]/path` or scp-like `[user@]host:path`. */
+export interface SshLocation {
+  readonly user: string;
+  readonly host: string;
+  readonly port: number;
+  /** As git sends it to `git-upload-pack`: absolute for ssh:// URLs, as written for scp-like ones. */
+  readonly path: string;
+}
+
+/** The parts of an SSH repository location, or undefined for text that is not one. */
+export function parseSshLocation(text: string): SshLocation | undefined {
+  const scheme = SCHEME.exec(text)?.[1]?.toLowerCase();
+  if (scheme === 'ssh' || scheme === 'git+ssh' || scheme === 'ssh+git') {
+    let url: URL;
+    try {
+      url = new URL(text.replace(/^[^:]+:/, 'ssh:'));
+    } catch {
+      return undefined;
+    }
+    if (url.hostname === '' || url.password !== '') return undefined;
+    const path = decodeURIComponent(url.pathname);
+    if (path === '' || path === '/') return undefined;
+    return {
+      user: decodeURIComponent(url.username) || 'git',
+      host: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port === '' ? 22 : Number(url.port),
+      // git's `ssh://host/~/repo` means a path in the user's home.
+      path: path.startsWith('/~') ? path.slice(1) : path,
+    };
+  }
+  if (scheme !== undefined || !SCP_LIKE.test(text) || WINDOWS_DRIVE.test(text)) return undefined;
+  const match = /^(?:([^@/:\s]+)@)?([^@/:\s]+):(.+)$/.exec(text);
+  if (!match) return undefined;
+  return { user: match[1] ?? 'git', host: match[2]!, port: 22, path: match[3]! };
+}
 
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 // scp-like syntax, as git reads it: `[user@]host:path` with no slash before the colon.
@@ -18,15 +54,15 @@ export function classifyRepository(text: string): { kind: RepositoryKind } | { e
   const quoted = JSON.stringify(text);
   if (text.trim() === '') return { error: 'must not be empty' };
   const scheme = SCHEME.exec(text)?.[1]?.toLowerCase();
-  if (scheme === 'ssh' || scheme === 'git+ssh' || scheme === 'ssh+git') return ssh(quoted);
+  if (scheme === 'ssh' || scheme === 'git+ssh' || scheme === 'ssh+git') return ssh(text, quoted);
   if (scheme === undefined) {
-    if (SCP_LIKE.test(text) && !WINDOWS_DRIVE.test(text)) return ssh(quoted);
+    if (SCP_LIKE.test(text) && !WINDOWS_DRIVE.test(text)) return ssh(text, quoted);
     return { kind: 'path' };
   }
   if (scheme === 'file') return { kind: 'file' };
   if (scheme !== 'http' && scheme !== 'https') {
     return {
-      error: `${quoted} uses the unsupported scheme ${scheme}://; use https://, http://, file:// or a local path`,
+      error: `${quoted} uses the unsupported scheme ${scheme}://; use https://, http://, ssh://, user@host:path, file:// or a local path`,
     };
   }
   let url: URL;
@@ -45,6 +81,16 @@ export function classifyRepository(text: string): { kind: RepositoryKind } | { e
   return { kind: 'http' };
 }
 
-function ssh(quoted: string): { error: string } {
-  return { error: `${quoted} is an SSH URL: SSH is not supported yet; use HTTPS with a token` };
+function ssh(text: string, quoted: string): { kind: RepositoryKind } | { error: string } {
+  if (/^[^@/]*:[^@/]*@/.test(text.replace(/^[a-z+]+:\/\//i, ''))) {
+    return {
+      error:
+        'must not contain credentials (they would appear in logs and status); use auth instead',
+    };
+  }
+  return parseSshLocation(text) === undefined
+    ? {
+        error: `${quoted} is not a valid SSH repository (ssh://[user@]host[:port]/path or [user@]host:path)`,
+      }
+    : { kind: 'ssh' };
 }

@@ -263,6 +263,12 @@ const authSchema = z.discriminatedUnion('type', [
   strictObject({ type: z.literal('token'), secret: secretRef }),
   strictObject({ type: z.literal('s3'), secret: secretRef }),
   strictObject({
+    type: z.literal('ssh'),
+    secret: secretRef,
+    knownHosts: secretRef,
+    passphrase: z.optional(secretRef),
+  }),
+  strictObject({
     type: z.literal('githubApp'),
     appId: numericId,
     installationId: numericId,
@@ -469,7 +475,30 @@ export const trackSchema = strictObject({
       }
     }
     const authType = (value.auth as { type?: string } | undefined)?.type;
-    if (authType !== undefined && (authType === 's3') !== (value.bucket !== undefined)) {
+    const repositoryKind =
+      typeof value.repository === 'string'
+        ? (classifyRepository(value.repository) as { kind?: string }).kind
+        : undefined;
+    const sshRepository = repositoryKind === 'ssh';
+    if (sshRepository && authType !== 'ssh') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth'],
+        message:
+          'an SSH repository needs auth: {type: ssh, secret: <private key>, knownHosts: <known_hosts lines>}',
+      });
+    } else if (authType === 'ssh' && repositoryKind !== undefined && !sshRepository) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'type'],
+        message: 'ssh is for ssh:// and user@host:path repositories',
+      });
+    }
+    if (
+      authType !== undefined &&
+      authType !== 'ssh' &&
+      (authType === 's3') !== (value.bucket !== undefined)
+    ) {
       ctx.addIssue({
         code: 'custom',
         path: ['auth', 'type'],

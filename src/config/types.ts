@@ -54,6 +54,17 @@ export type GitAuth =
   /** `secret` holds `user:password`. */
   | { readonly type: 'basic'; readonly secret: SecretRef }
   | { readonly type: 'token'; readonly secret: SecretRef }
+  /**
+   * SSH repositories: `secret` holds the private key (OpenSSH or PEM; ed25519,
+   * ECDSA or RSA), `knownHosts` known_hosts lines (plain or hashed) for the
+   * host, `passphrase` the key's passphrase if it has one.
+   */
+  | {
+      readonly type: 'ssh';
+      readonly secret: SecretRef;
+      readonly knownHosts: SecretRef;
+      readonly passphrase?: SecretRef;
+    }
   /** Bucket tracks: `secret` holds JSON `{"accessKeyId", "secretAccessKey"}`. */
   | { readonly type: 's3'; readonly secret: SecretRef }
   | {

@@ -11,7 +11,7 @@ import {
   readEnv,
   readOptionalEnv,
 } from '../../src/config/index.ts';
-import { classifyRepository } from '../../src/config/repository-location.ts';
+import { classifyRepository, parseSshLocation } from '../../src/config/repository-location.ts';
 
 describe('parseDuration', () => {
   it('parses Go-style durations to milliseconds', () => {
@@ -170,21 +170,38 @@ describe('classifyRepository', () => {
     ]);
   });
 
-  it('refuses SSH in both of its spellings and other schemes', () => {
+  it('classifies SSH in both of its spellings and refuses other schemes', () => {
     // Prepare
     const inputs = ['git@github.com:o/r.git', 'github.com:o/r.git', 'ssh://git@h/r', 'git://h/r'];
 
     // Act
-    const errors = inputs.map((text) => {
-      const kind = classifyRepository(text);
-      return 'error' in kind ? kind.error : undefined;
-    });
+    const kinds = inputs.map((text) => classifyRepository(text));
 
     // Assess
-    assert.match(errors[0] ?? '', /SSH is not supported yet; use HTTPS with a token/);
-    assert.match(errors[1] ?? '', /SSH is not supported yet/);
-    assert.match(errors[2] ?? '', /SSH is not supported yet/);
-    assert.match(errors[3] ?? '', /unsupported scheme git:\/\//);
+    assert.deepEqual(kinds.slice(0, 3), [{ kind: 'ssh' }, { kind: 'ssh' }, { kind: 'ssh' }]);
+    const refused = kinds[3]!;
+    assert.ok('error' in refused);
+    assert.match(refused.error, /unsupported scheme git:\/\//);
+  });
+
+  it('reads the parts of SSH locations as git does', () => {
+    // Act
+    const parts = [
+      'git@github.com:org/repo.git',
+      'example.org:repo',
+      'ssh://deploy@[::1]:2222/srv/git/repo.git',
+      'git+ssh://h/~/repo.git',
+      'ssh://h/',
+    ].map((text) => parseSshLocation(text));
+
+    // Assess
+    assert.deepEqual(parts, [
+      { user: 'git', host: 'github.com', port: 22, path: 'org/repo.git' },
+      { user: 'git', host: 'example.org', port: 22, path: 'repo' },
+      { user: 'deploy', host: '::1', port: 2222, path: '/srv/git/repo.git' },
+      { user: 'git', host: 'h', port: 22, path: '~/repo.git' },
+      undefined,
+    ]);
   });
 });
 

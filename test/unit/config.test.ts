@@ -334,11 +334,42 @@ ${oneTrack()}  - name: api
     ]);
   });
 
-  it('refuses SSH repositories with the way out', () => {
+  it('accepts SSH repositories in both spellings with ssh auth', () => {
+    // Prepare
+    const text = `tracks:
+  - name: a
+    repository: "git@github.com:org/a.git"
+    auth: {type: ssh, secret: env:DEPLOY_KEY, knownHosts: env:KNOWN_HOSTS}
+  - name: b
+    repository: "ssh://git@github.com:2222/org/b.git"
+    auth: {type: ssh, secret: env:DEPLOY_KEY, knownHosts: env:KNOWN_HOSTS, passphrase: env:KEY_PASSPHRASE}
+`;
+
+    // Act
+    const config = parseConfig(text, 'driftless.yaml');
+
+    // Assess
+    assert.deepEqual(config.tracks[0]?.auth, {
+      type: 'ssh',
+      secret: { scheme: 'env', name: 'DEPLOY_KEY' },
+      knownHosts: { scheme: 'env', name: 'KNOWN_HOSTS' },
+    });
+    assert.deepEqual(config.tracks[1]?.auth, {
+      type: 'ssh',
+      secret: { scheme: 'env', name: 'DEPLOY_KEY' },
+      knownHosts: { scheme: 'env', name: 'KNOWN_HOSTS' },
+      passphrase: { scheme: 'env', name: 'KEY_PASSPHRASE' },
+    });
+  });
+
+  it('refuses SSH repositories without ssh auth, ssh auth elsewhere, and keys without known hosts', () => {
     // Prepare
     const text = `tracks:
   - {name: a, repository: "git@github.com:org/a.git"}
-  - {name: b, repository: "ssh://git@github.com/org/b.git"}
+  - {name: b, repository: "ssh://git@github.com/org/b.git", auth: {type: token, secret: env:T}}
+  - {name: c, repository: "https://github.com/org/c.git", auth: {type: ssh, secret: env:K, knownHosts: env:H}}
+  - {name: d, repository: "ssh://git@github.com/org/d.git", auth: {type: ssh, secret: env:K}}
+  - {name: e, repository: "ssh://git:hunter2@github.com/org/e.git", auth: {type: ssh, secret: env:K, knownHosts: env:H}}
 `;
 
     // Act
@@ -346,8 +377,11 @@ ${oneTrack()}  - name: api
 
     // Assess
     assert.deepEqual(messages, [
-      'driftless.yaml: tracks[0].repository: "git@github.com:org/a.git" is an SSH URL: SSH is not supported yet; use HTTPS with a token',
-      'driftless.yaml: tracks[1].repository: "ssh://git@github.com/org/b.git" is an SSH URL: SSH is not supported yet; use HTTPS with a token',
+      'driftless.yaml: tracks[0].auth: an SSH repository needs auth: {type: ssh, secret: <private key>, knownHosts: <known_hosts lines>}',
+      'driftless.yaml: tracks[1].auth: an SSH repository needs auth: {type: ssh, secret: <private key>, knownHosts: <known_hosts lines>}',
+      'driftless.yaml: tracks[2].auth.type: ssh is for ssh:// and user@host:path repositories',
+      'driftless.yaml: tracks[3].auth.knownHosts: is required',
+      'driftless.yaml: tracks[4].repository: must not contain credentials (they would appear in logs and status); use auth instead',
     ]);
   });
 
@@ -528,30 +562,50 @@ describe('parseConfig with Faros GitTracks', () => {
     assert.equal(config.tracks[0]?.auth, undefined);
   });
 
-  it('refuses an SSH deploy key, also when the type is left to its Faros default', () => {
+  it('maps an SSH deploy key, also when the type is left to its Faros default', () => {
+    // Prepare
+    const text = `${oneTrack()}${gitTrack(`  repository: git@github.com:org/infra.git
+  reference: master
+  deployKey: {secretName: git-creds, key: id_rsa, type: SSH}
+`)}${gitTrack(
+      `  repository: ssh://git@github.com/org/apps.git\n  reference: master\n  deployKey: {secretName: git-creds, key: id_rsa}\n`,
+      '{name: apps}',
+    )}`;
+
+    // Act
+    const config = parseConfig(text, 'driftless.yaml');
+
+    // Assess
+    const expected = {
+      type: 'ssh',
+      secret: { scheme: 'env', name: 'GIT_CREDS_ID_RSA' },
+      knownHosts: { scheme: 'env', name: 'GIT_CREDS_KNOWN_HOSTS' },
+    };
+    assert.deepEqual(config.tracks[1]?.auth, expected);
+    assert.deepEqual(config.tracks[2]?.auth, expected);
+  });
+
+  it('refuses an SSH deploy key on an HTTPS repository and an SSH repository without one, at the GitTrack path', () => {
     // Prepare
     const text = `${oneTrack()}${gitTrack(`  repository: https://h/infra.git
   reference: master
   deployKey: {secretName: git-creds, key: id_rsa, type: SSH}
-`)}${gitTrack(
-      `  repository: https://h/apps.git\n  reference: master\n  deployKey: {secretName: git-creds, key: id_rsa}\n`,
-      '{name: apps}',
-    )}`;
+`)}${gitTrack(`  repository: git@h:org/apps.git\n  reference: master\n`, '{name: apps}')}`;
 
     // Act
     const messages = problems(text);
 
     // Assess
     assert.deepEqual(messages, [
-      'driftless.yaml: documents[1].spec.deployKey.type: "SSH" is SSH: SSH is not supported yet; use an HTTPS repository and type HTTPBasicAuth',
-      'driftless.yaml: documents[2].spec.deployKey.type: is unset, which Faros reads as SSH: SSH is not supported yet; use an HTTPS repository and type HTTPBasicAuth',
+      'driftless.yaml: documents[1].spec.deployKey: ssh is for ssh:// and user@host:path repositories',
+      'driftless.yaml: documents[2].spec.deployKey: an SSH repository needs auth: {type: ssh, secret: <private key>, knownHosts: <known_hosts lines>}',
     ]);
   });
 
   it('reports GitTrack problems at the GitTrack path', () => {
     // Prepare
     const text = `${oneTrack()}${gitTrack(
-      '  repository: "git@github.com:org/x.git"\n  subpath: deploy\n',
+      '  repository: "ftp://github.com/org/x.git"\n  subpath: deploy\n',
       '{name: web}',
     )}`;
 
@@ -561,7 +615,7 @@ describe('parseConfig with Faros GitTracks', () => {
     // Assess
     assert.deepEqual(messages, [
       'driftless.yaml: documents[1].spec.subpath: unknown field; did you mean subPath?',
-      'driftless.yaml: documents[1].spec.repository: "git@github.com:org/x.git" is an SSH URL: SSH is not supported yet; use HTTPS with a token',
+      'driftless.yaml: documents[1].spec.repository: "ftp://github.com/org/x.git" uses the unsupported scheme ftp://; use https://, http://, ssh://, user@host:path, file:// or a local path',
       'driftless.yaml: documents[1].metadata.name: "web" is already used by tracks[0]',
     ]);
   });

@@ -80,15 +80,17 @@ describe('repository locations', () => {
     assert.deepEqual(relative, { kind: 'local', path: '/work/manifests', display: '../manifests' });
   });
 
-  it('refuses SSH URLs in both forms with advice', () => {
-    for (const url of ['ssh://git@github.com/org/repo.git', 'git@github.com:org/repo.git']) {
-      // Act
-      const located = locateRepository(url, '/work');
+  it('locates SSH URLs in both forms under one URL form', () => {
+    // Act
+    const scp = locateRepository('git@github.com:org/repo.git', '/work');
+    const url = locateRepository('ssh://git@github.com:22/~/org/repo.git', '/work');
 
-      // Assess
-      assert.ok('error' in located, url);
-      assert.match(located.error, /SSH is not supported yet; use HTTPS with a token/);
-    }
+    // Assess
+    assert.ok('kind' in scp && scp.kind === 'remote' && 'kind' in url && url.kind === 'remote');
+    assert.equal(scp.url, 'ssh://git@github.com:22/~/org/repo.git');
+    assert.equal(scp.cacheKey, url.cacheKey);
+    assert.equal(scp.display, 'git@github.com:org/repo.git');
+    assert.deepEqual(scp.ssh, { user: 'git', host: 'github.com', port: 22, path: 'org/repo.git' });
   });
 
   it('refuses credentials in the URL without repeating them', () => {

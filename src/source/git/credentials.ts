@@ -58,6 +58,11 @@ export async function credentialsFor(
       }
       return { username: TOKEN_USERNAME, password: token };
     }
+    case 'ssh':
+      throw new GitAuthError(
+        'auth type ssh is for ssh:// and user@host:path repositories',
+        context,
+      );
     case 's3':
       // The config refuses it on a Git track; a bucket track never reaches the Git source.
       throw new GitAuthError('auth type s3 is for bucket tracks, not Git repositories', context);

@@ -23,8 +23,14 @@ import type { GitSource, ReadScope, ResolvedRevision, TrackSource } from '../por
 import type { RevisionFile } from '../../render/types.ts';
 import { parseTrustedKeys, verifyCommitSignature } from '../verify-signature.ts';
 import { credentialsFor, type SecretReader } from './credentials.ts';
-import { GitRefNotFoundError, GitRepositoryError, type GitErrorContext } from './errors.ts';
+import {
+  GitAuthError,
+  GitRefNotFoundError,
+  GitRepositoryError,
+  type GitErrorContext,
+} from './errors.ts';
 import { KeyQueue } from './key-queue.ts';
+import type { SshSessionPool } from './ssh-transport.ts';
 import { LocalRepository } from './local-repository.ts';
 import { CapabilityCache, RemoteRepository } from './remote-repository.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
@@ -48,6 +54,8 @@ export function createGitSource(options: GitSourceOptions): GitSource {
   const queue = new KeyQueue();
   const capabilities = new CapabilityCache();
   const cwd = options.cwd ?? process.cwd();
+  // A resolve's SSH session, kept for the fetch that follows (ssh-transport.ts).
+  let sshSessions: SshSessionPool | undefined;
 
   const locate = (
     track: TrackSource,
@@ -65,6 +73,36 @@ export function createGitSource(options: GitSourceOptions): GitSource {
   const open = async (track: TrackSource): Promise<LocalRepository | RemoteRepository> => {
     const { location, context } = locate(track);
     if (location.kind === 'local') return LocalRepository.open(location, context);
+    if (location.ssh !== undefined) {
+      if (track.auth?.type !== 'ssh') {
+        throw new GitAuthError('an SSH repository needs auth: {type: ssh, ...}', context);
+      }
+      const { auth } = track;
+      const [privateKey, knownHosts, passphrase] = await Promise.all([
+        options.readSecret(auth.secret),
+        options.readSecret(auth.knownHosts),
+        auth.passphrase === undefined ? undefined : options.readSecret(auth.passphrase),
+      ]);
+      // Loaded on first use: only SSH tracks pay for ssh2.
+      const { SshTransport, SshSessionPool } = await import('./ssh-transport.ts');
+      sshSessions ??= new SshSessionPool();
+      return new RemoteRepository({
+        location,
+        cacheDir: options.cacheDir,
+        http,
+        queue,
+        capabilities,
+        credentials: undefined,
+        ssh: new SshTransport(
+          location.ssh,
+          { privateKey, knownHosts, ...(passphrase === undefined ? {} : { passphrase }) },
+          context,
+          sshSessions,
+        ),
+        context,
+        track: track.name,
+      });
+    }
     const credentials = await credentialsFor(track.auth, options.readSecret, context);
     return new RemoteRepository({
       location,

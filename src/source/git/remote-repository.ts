@@ -39,6 +39,7 @@ import { readTreeFiles } from './read-tree-files.ts';
 import type { RemoteLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
 import { fetchPack, readAdvertisement, UnknownWantError } from './upload-pack.ts';
+import type { SshTransport } from './ssh-transport.ts';
 import { DriftlessError, messageOf } from '../../errors.ts';
 
 /** Packs a cache may hold before it is started over (see openCache). */
@@ -83,6 +84,8 @@ export interface RemoteRepositoryOptions {
   readonly queue: KeyQueue;
   readonly capabilities: CapabilityCache;
   readonly credentials: BasicCredentials | undefined;
+  /** Set for an SSH repository: fetches go over it instead of HTTP. */
+  readonly ssh?: SshTransport;
   readonly context: GitErrorContext;
   /** The track name, for its per-track `have` ref. */
   readonly track: string;
@@ -218,16 +221,16 @@ export class RemoteRepository {
     const warming = have ? objects.peel(have).catch(() => undefined) : undefined;
     let result;
     try {
-      result = await fetchPack({
-        http: this.options.http,
-        url: this.options.location.url,
-        credentials: this.options.credentials,
-        want,
-        have,
-        shallow: [...shallow],
-        depth: DEPTH,
-        ...this.knownCapabilities(),
-      });
+      const wanted = { want, have, shallow: [...shallow], depth: DEPTH };
+      result = this.options.ssh
+        ? await this.options.ssh.fetchPack(wanted)
+        : await fetchPack({
+            http: this.options.http,
+            url: this.options.location.url,
+            credentials: this.options.credentials,
+            ...wanted,
+            ...this.knownCapabilities(),
+          });
     } catch (error) {
       if (error instanceof UnknownWantError) return false;
       throw translateGitError(error, this.options.context, this.authenticated);
@@ -283,11 +286,9 @@ export class RemoteRepository {
   private async listRefs(): Promise<RefEntry[]> {
     const { url } = this.options.location;
     try {
-      const advertisement = await readAdvertisement(
-        this.options.http,
-        url,
-        this.options.credentials,
-      );
+      const advertisement = this.options.ssh
+        ? await this.options.ssh.advertise()
+        : await readAdvertisement(this.options.http, url, this.options.credentials);
       this.options.capabilities.set(url, advertisement.capabilities);
       return advertisement.refs;
     } catch (error) {

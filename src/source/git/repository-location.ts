@@ -6,11 +6,17 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { classifyRepository } from '../../config/repository-location.ts';
+import {
+  classifyRepository,
+  parseSshLocation,
+  type SshLocation,
+} from '../../config/repository-location.ts';
 
-/** A repository fetched over smart HTTP into a cache. */
+/** A repository fetched over smart HTTP (or SSH, when `ssh` is set) into a cache. */
 export interface RemoteLocation {
   readonly kind: 'remote';
+  /** Set for an SSH repository: where `git-upload-pack` runs. */
+  readonly ssh?: SshLocation;
   /** The URL fetched: as written, without a fragment. */
   readonly url: string;
   /** For messages and logs. */
@@ -52,6 +58,17 @@ export function locateRepository(
         display: displayUrl(repository),
         cacheKey: cacheKeyOf(repository),
       };
+    }
+    case 'ssh': {
+      const ssh = parseSshLocation(repository)!;
+      // One URL form for both spellings, for the cache key and messages.
+      // A relative scp-like path is in the user's home, as `ssh://host/~/path` says.
+      const path = ssh.path.startsWith('/')
+        ? ssh.path
+        : `/${ssh.path.startsWith('~') ? '' : '~/'}${ssh.path}`;
+      const host = ssh.host.includes(':') ? `[${ssh.host}]` : ssh.host;
+      const url = `ssh://${ssh.user}@${host}:${ssh.port}${path}`;
+      return { kind: 'remote', ssh, url, display: repository, cacheKey: cacheKeyOf(url) };
     }
     case 'file': {
       let path: string;

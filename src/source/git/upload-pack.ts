@@ -39,9 +39,15 @@ import { basicAuthorization, type BasicCredentials } from './credentials.ts';
 import type { RefEntry } from './select-ref.ts';
 
 const SERVICE = 'git-upload-pack';
-const AGENT = 'driftless';
+export const AGENT = 'driftless';
 /** Capabilities we use, in the order sent; `agent=` is added. */
-const WANTED_CAPABILITIES = ['thin-pack', 'ofs-delta', 'side-band-64k', 'shallow', 'no-progress'];
+export const WANTED_CAPABILITIES = [
+  'thin-pack',
+  'ofs-delta',
+  'side-band-64k',
+  'shallow',
+  'no-progress',
+];
 const FLUSH = '0000';
 const OID = /^[0-9a-f]{40}$/;
 

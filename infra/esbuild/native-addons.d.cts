@@ -1,0 +1,5 @@
+import type { Plugin } from 'esbuild';
+
+/** See native-addons.cjs. */
+declare const nativeAddonPlugins: Plugin[];
+export = nativeAddonPlugins;
