@@ -2,20 +2,27 @@
  * Manual invoke `{"track": "web", "revision": "<sha>"}` or
  * `{"track": "web", "previous": true}` -> check the revision is stored ->
  * queue a rollback job (the apply function applies it and pins the track).
- * Answers `{track, revision, queued: true}`; a bad request or a revision
- * that is not stored fails the invocation with a message saying why.
+ * Answers `{track, revision, queued: true}`. `{"track": "web", "action":
+ * "suspend|resume|sync|unpin|delete"}` queues that operation instead (a
+ * lifecycle job, or a fetch for sync) and answers `{track, action, queued:
+ * true}`. A bad request or a revision that is not stored fails the
+ * invocation with a message saying why.
  */
 import { functionLogger } from '../src/aws/function-logger.ts';
-import { parseRollbackRequest, requestRollback } from '../src/aws/request-rollback.ts';
+import {
+  parseRollbackRequest,
+  requestRollback,
+  type RollbackAnswer,
+} from '../src/aws/request-rollback.ts';
 import { triggerDeps, type TriggerDeps } from '../src/aws/function-deps.ts';
 import type { Logger } from '../src/logger.ts';
 
 /** The handler over `deps` (tests pass fakes). */
 export function createRollbackHandler(
-  deps: () => Promise<TriggerDeps> = () => triggerDeps({ fetchQueue: false }),
+  deps: () => Promise<TriggerDeps> = () => triggerDeps({ fetchQueue: true }),
   log: Logger = functionLogger('rollback'),
 ) {
-  return async (event: unknown): Promise<{ track: string; revision: string; queued: true }> => {
+  return async (event: unknown): Promise<RollbackAnswer> => {
     try {
       const queued = await requestRollback(parseRollbackRequest(event), await deps());
       log.info('rollback queued', queued);

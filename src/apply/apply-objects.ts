@@ -32,6 +32,13 @@ import { waitUntil } from './wait.ts';
 export interface ApplyObjectsOptions {
   /** The track whose ownership label every applied object carries. */
   readonly track: string;
+  /**
+   * Object keys the track already owns (its stored inventory): such an
+   * object is updated even when someone removed its label by hand.
+   */
+  readonly owned?: ReadonlySet<string>;
+  /** Take over existing objects that carry no ownership label (the track's `adopt`). */
+  readonly adopt?: boolean;
   /** Requests in flight at once in the second stage. */
   readonly concurrency?: number;
   /** How long to wait for CRDs to be established, and for recreated objects to go. */
@@ -55,6 +62,27 @@ interface Item {
 
 /** What the cluster holds before we apply, by object key; absent when the object does not exist. */
 type Existing = Map<string, KubeObject>;
+
+/**
+ * Why `live` is not this track's to change, or undefined when it is: an
+ * object labelled for another track is never touched (the first owner wins,
+ * as in Faros); an unlabelled one only when the track owns it already or
+ * adopts what it finds.
+ */
+export function ownershipConflict(
+  subject: string,
+  live: KubeObject | undefined,
+  options: Pick<ApplyObjectsOptions, 'track' | 'owned' | 'adopt'>,
+): string | undefined {
+  if (live === undefined) return undefined;
+  const owner = live.metadata.labels?.[TRACK_LABEL];
+  if (owner === options.track) return undefined;
+  if (owner !== undefined) {
+    return `${subject}: ownership conflict: owned by track "${owner}" (label ${TRACK_LABEL}=${owner}); not changed by track "${options.track}"`;
+  }
+  if (options.adopt || options.owned?.has(objectKey(refOf(live)))) return undefined;
+  return `${subject}: ownership conflict: exists without a ${TRACK_LABEL} label (created by something else); not changed by track "${options.track}" (set adopt: true on the track to take it over)`;
+}
 
 /** The object as sync applies it: with the track's ownership label. */
 export function withOwnershipLabel(object: KubeObject, track: string): KubeObject {
@@ -108,7 +136,8 @@ async function applyOne(
   cluster: KubernetesPort,
   item: Item,
   existing: Existing,
-  options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>>,
+  options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>> &
+    Pick<ApplyObjectsOptions, 'owned' | 'adopt'>,
 ): Promise<ChangeSetEntry> {
   const { object, subject } = item;
   const live = existing.get(objectKey(refOf(object)));
@@ -128,6 +157,11 @@ async function applyOne(
       action: 'skipped',
       reason: 'update strategy "never": created once, not updated',
     };
+  }
+  // After the skips: an object left as it is needs no owner.
+  const conflict = ownershipConflict(subject, live, options);
+  if (conflict !== undefined) {
+    return { subject, action: 'failed', error: conflict, conflict: 'ownership' };
   }
   const desired = withOwnershipLabel(object, options.track);
   // Also for `recreate`: an apply that would write nothing is never refused as immutable.
@@ -222,6 +256,8 @@ export async function applyObjects(
       changeset[item.index] = await applyOne(cluster, item, existing, {
         track: options.track,
         timeoutMs,
+        ...(options.owned ? { owned: options.owned } : {}),
+        ...(options.adopt ? { adopt: true } : {}),
       });
       options.onProgress?.(++done, items.length);
     });

@@ -11,6 +11,8 @@ export interface ChangeSetEntry {
   readonly error?: string;
   /** Why it was skipped. */
   readonly reason?: string;
+  /** Set when it failed because another track (or something else) owns the object. */
+  readonly conflict?: 'ownership';
 }
 
 /** True when any entry failed. */

@@ -64,3 +64,8 @@ export function mergeInventory(
   for (const ref of applied) byKey.set(objectKey(ref), ref);
   return inventoryOf([...byKey.values()]);
 }
+
+/** The object keys of an inventory: what the track already owns. */
+export function ownedKeys(inventory: readonly InventoryEntry[]): Set<string> {
+  return new Set(inventory.map((entry) => objectKey(refOfEntry(entry))));
+}

@@ -14,6 +14,7 @@ import { describeUnhealthy, waitForHealth, type WaitForHealthResult } from './he
 import {
   inventoryOf,
   mergeInventory,
+  ownedKeys,
   refOfEntry,
   staleEntries,
   type InventoryEntry,
@@ -42,7 +43,7 @@ export interface ReconcileOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
-type Reconciled = Pick<Track, 'name' | 'prune' | 'wait' | 'healthChecks' | 'timeout'>;
+type Reconciled = Pick<Track, 'name' | 'prune' | 'wait' | 'healthChecks' | 'timeout' | 'adopt'>;
 
 /** The failed entries' errors, joined; empty when nothing failed. */
 function failuresOf(changeset: readonly ChangeSetEntry[]): string {
@@ -69,6 +70,8 @@ export async function reconcileObjects(
 ): Promise<ReconcileResult> {
   const applied = await applyObjects(cluster, objects, {
     track: track.name,
+    owned: ownedKeys(previous),
+    adopt: track.adopt,
     timeoutMs: track.timeout,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });

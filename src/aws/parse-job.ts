@@ -42,6 +42,12 @@ const JOB = z.discriminatedUnion('type', [
     tick: z.optional(z.string()),
   }),
   z.object({ type: z.literal('rollback'), track, revision: nonEmpty }),
+  z.object({
+    type: z.literal('lifecycle'),
+    track,
+    action: z.enum(['suspend', 'resume', 'unpin', 'delete']),
+    policy: z.optional(z.enum(['Delete', 'Orphan', 'MirrorPrune'])),
+  }),
 ]);
 
 /** zod/mini has no messages of its own; these are the ones classic zod gave. */
@@ -78,7 +84,7 @@ export function parseFetchJob(body: string): FetchJob {
   return job;
 }
 
-/** A job the apply function runs: sync, drift or rollback. */
+/** A job the apply function runs: sync, drift, rollback or lifecycle. */
 export function parseApplyJob(body: string): ApplyJob {
   const job = parseJob(body);
   if (job.type === 'fetch') {

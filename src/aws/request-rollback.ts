@@ -6,18 +6,29 @@
 import type { Track } from '../config/types.ts';
 import { UsageError } from '../errors.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
-import type { JobQueue } from '../sync/jobs.ts';
+import type { Job, JobQueue, LifecycleJob } from '../sync/jobs.ts';
 import { resolveRollbackTarget, type RollbackTarget } from '../sync/rollback.ts';
 import { trackNamed } from '../sync/track-named.ts';
 
-/** `{"track": "web", "revision": "<sha or unique prefix>"}` or `{"track": "web", "previous": true}`. */
-export interface RollbackRequest {
-  readonly track: string;
-  readonly target: RollbackTarget;
-}
+/**
+ * `{"track": "web", "revision": "<sha or unique prefix>"}` or `{"track": "web", "previous": true}`:
+ * a rollback; `{"track": "web", "action": "suspend|resume|sync|unpin|delete"}` (delete may add
+ * `"policy": "Delete|Orphan|MirrorPrune"`): the same operations as the CLI's, in AWS.
+ */
+export type RollbackRequest =
+  | { readonly track: string; readonly target: RollbackTarget }
+  | { readonly track: string; readonly action: 'sync' }
+  | {
+      readonly track: string;
+      readonly action: LifecycleJob['action'];
+      readonly policy?: NonNullable<LifecycleJob['policy']>;
+    };
 
 const USAGE =
-  'expected {"track": "<name>", "revision": "<sha>"} or {"track": "<name>", "previous": true}';
+  'expected {"track": "<name>", "revision": "<sha>"}, {"track": "<name>", "previous": true} or {"track": "<name>", "action": "suspend|resume|sync|unpin|delete"}';
+
+const ACTIONS = ['suspend', 'resume', 'sync', 'unpin', 'delete'] as const;
+const POLICIES = ['Delete', 'Orphan', 'MirrorPrune'] as const;
 
 /**
  * The request in a manual invoke's payload.
@@ -28,7 +39,7 @@ export function parseRollbackRequest(event: unknown): RollbackRequest {
   if (typeof event !== 'object' || event === null || Array.isArray(event)) {
     throw new UsageError(`rollback request is not an object; ${USAGE}`);
   }
-  const { track, revision, previous, ...rest } = event as Record<string, unknown>;
+  const { track, revision, previous, action, policy, ...rest } = event as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length > 0) {
     throw new UsageError(`rollback request has unknown fields ${unknown.join(', ')}; ${USAGE}`);
@@ -36,6 +47,27 @@ export function parseRollbackRequest(event: unknown): RollbackRequest {
   if (typeof track !== 'string' || track === '') {
     throw new UsageError(`rollback request names no track; ${USAGE}`);
   }
+  if (action !== undefined) {
+    if (revision !== undefined || previous !== undefined) {
+      throw new UsageError(`an action request takes no revision or previous; ${USAGE}`);
+    }
+    if (!ACTIONS.includes(action as (typeof ACTIONS)[number])) {
+      throw new UsageError(
+        `action ${JSON.stringify(action)} is not one of ${ACTIONS.join(', ')}; ${USAGE}`,
+      );
+    }
+    if (policy !== undefined) {
+      if (action !== 'delete') throw new UsageError(`policy is for the delete action only`);
+      if (!POLICIES.includes(policy as (typeof POLICIES)[number])) {
+        throw new UsageError(
+          `policy ${JSON.stringify(policy)} is not one of ${POLICIES.join(', ')}`,
+        );
+      }
+      return { track, action: 'delete', policy: policy as (typeof POLICIES)[number] };
+    }
+    return { track, action: action as (typeof ACTIONS)[number] };
+  }
+  if (policy !== undefined) throw new UsageError(`policy is for the delete action only`);
   const hasRevision = revision !== undefined;
   const hasPrevious = previous !== undefined;
   if (hasRevision === hasPrevious) {
@@ -69,9 +101,28 @@ export interface RequestRollbackDeps {
 export async function requestRollback(
   request: RollbackRequest,
   deps: RequestRollbackDeps,
-): Promise<{ track: string; revision: string; queued: true }> {
+): Promise<RollbackAnswer> {
   const track = trackNamed(deps.tracks, request.track);
+  if ('action' in request) {
+    // The apply function does the work: it alone writes state and reaches the cluster.
+    const job: Job =
+      request.action === 'sync'
+        ? { type: 'fetch', track: track.name, trigger: 'manual' }
+        : {
+            type: 'lifecycle',
+            track: track.name,
+            action: request.action,
+            ...('policy' in request && request.policy ? { policy: request.policy } : {}),
+          };
+    await deps.queue.enqueue(job);
+    return { track: track.name, action: request.action, queued: true };
+  }
   const revision = await resolveRollbackTarget(track, request.target, deps);
   await deps.queue.enqueue({ type: 'rollback', track: track.name, revision });
   return { track: track.name, revision, queued: true };
 }
+
+/** What the rollback function answers: the job it queued. */
+export type RollbackAnswer =
+  | { readonly track: string; readonly revision: string; readonly queued: true }
+  | { readonly track: string; readonly action: string; readonly queued: true };

@@ -9,12 +9,24 @@ export const OPTIONS = {
   previous: { type: 'boolean' },
   'detect-only': { type: 'boolean' },
   port: { type: 'string' },
+  policy: { type: 'string' },
 } as const satisfies Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
 export type OptionName = keyof typeof OPTIONS;
 
 export type CommandName =
-  'sync' | 'diff' | 'drift' | 'rollback' | 'unpin' | 'history' | 'status' | 'render' | 'serve';
+  | 'sync'
+  | 'diff'
+  | 'drift'
+  | 'rollback'
+  | 'unpin'
+  | 'suspend'
+  | 'resume'
+  | 'delete'
+  | 'history'
+  | 'status'
+  | 'render'
+  | 'serve';
 
 export interface CommandSpec {
   readonly name: CommandName;
@@ -65,6 +77,27 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage: 'unpin    [-c FILE] --track NAME',
     summary: 'resume following Git after a rollback',
     options: ['config', 'track'],
+    required: ['track'],
+  },
+  {
+    name: 'suspend',
+    usage: 'suspend  [-c FILE] --track NAME',
+    summary: 'stop webhooks, polls and drift checks for a track (stored state: no redeploy)',
+    options: ['config', 'track'],
+    required: ['track'],
+  },
+  {
+    name: 'resume',
+    usage: 'resume   [-c FILE] --track NAME',
+    summary: 'undo suspend and sync the track at once',
+    options: ['config', 'track'],
+    required: ['track'],
+  },
+  {
+    name: 'delete',
+    usage: 'delete   [-c FILE] --track NAME [--policy Delete|Orphan|MirrorPrune] [-o text|json]',
+    summary: "collect a track's objects by its deletion policy and remove its state",
+    options: ['config', 'track', 'policy', 'output'],
     required: ['track'],
   },
   {

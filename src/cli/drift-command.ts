@@ -12,7 +12,7 @@ import type { CommandHandler } from './command-handler.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
-import { findTrack, inDependencyOrder } from './select-tracks.ts';
+import { findTrack, inDependencyOrder, suspensionOf } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
 import { formatTable } from './table.ts';
 
@@ -179,31 +179,35 @@ async function checkOne(ctx: LocalContext, track: Track, detectOnly: boolean): P
  * The tracks to check. A suspended track is left alone unless only asked to
  * look (`--detect-only`): correcting it would change a cluster someone froze.
  */
-function selectTracks(
+async function selectTracks(
   ctx: LocalContext,
   track: string | undefined,
   configFile: string,
   detectOnly: boolean,
   output: Output,
-): Track[] {
+): Promise<Track[]> {
   if (track !== undefined) {
     const selected = findTrack(ctx.config, track, configFile);
-    if (selected.suspend && !detectOnly) {
+    const suspended = detectOnly ? undefined : await suspensionOf(selected, ctx.state, configFile);
+    if (suspended !== undefined) {
       throw new UsageError(
-        `track "${selected.name}" is suspended (suspend: true in ${configFile}); nothing was checked ` +
+        `track "${selected.name}" is suspended (${suspended}); nothing was checked ` +
           '(--detect-only checks it without changing anything)',
       );
     }
     return [selected];
   }
-  return inDependencyOrder(ctx.config.tracks).filter((t) => {
-    if (t.suspend && !detectOnly) output.log(`${t.name}: suspended; skipped`);
-    return !t.suspend || detectOnly;
-  });
+  const selected: Track[] = [];
+  for (const t of inDependencyOrder(ctx.config.tracks)) {
+    const suspended = detectOnly ? undefined : await suspensionOf(t, ctx.state, configFile);
+    if (suspended !== undefined) output.log(`${t.name}: suspended (${suspended}); skipped`);
+    else selected.push(t);
+  }
+  return selected;
 }
 
 export const driftCommand: CommandHandler = async (ctx, line, output) => {
-  const tracks = selectTracks(ctx, line.track, line.config, line.detectOnly, output);
+  const tracks = await selectTracks(ctx, line.track, line.config, line.detectOnly, output);
   const runs: DriftRun[] = [];
   for (const track of tracks) {
     const run = await checkOne(ctx, track, line.detectOnly);

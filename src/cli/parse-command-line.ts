@@ -19,6 +19,8 @@ export interface CommandLine {
   readonly previous: boolean;
   readonly detectOnly: boolean;
   readonly port?: number;
+  /** `delete --policy`. */
+  readonly policy?: 'Delete' | 'Orphan' | 'MirrorPrune';
 }
 
 /** A usage error about a command's flags; carries the command's usage line to print after it. */
@@ -122,9 +124,14 @@ export function parseCommandLine(spec: CommandSpec, args: readonly string[]): Co
       throw fail(`--port must be a TCP port (1-65535), not ${JSON.stringify(portText)}`);
     }
   }
+  const policy = text('policy');
+  if (policy !== undefined && !['Delete', 'Orphan', 'MirrorPrune'].includes(policy)) {
+    throw fail(`--policy must be Delete, Orphan or MirrorPrune, not ${JSON.stringify(policy)}`);
+  }
   const track = text('track');
   const revision = text('revision');
   return {
+    ...(policy === undefined ? {} : { policy: policy as NonNullable<CommandLine['policy']> }),
     config: text('config') ?? DEFAULT_CONFIG_FILE,
     output: output as OutputFormat,
     ...(track === undefined ? {} : { track }),

@@ -2,6 +2,8 @@
 import { closestName } from '../config/closest-name.ts';
 import type { Config, Track } from '../config/types.ts';
 import { UsageError } from '../errors.ts';
+import type { StateStore } from '../store/ports.ts';
+import { readTrackState } from '../sync/track-state.ts';
 
 /** The track called `name`; a UsageError naming the config's tracks (and the likely typo) otherwise. */
 export function findTrack(config: Config, name: string, configFile: string): Track {
@@ -37,4 +39,19 @@ export function inDependencyOrder(tracks: readonly Track[]): Track[] {
   };
   for (const track of tracks) visit(track);
   return ordered;
+}
+
+/**
+ * Why the track is suspended, in words that say how to undo it, or
+ * undefined when it is not: `suspend: true` in the config, or a stored
+ * `driftless suspend`.
+ */
+export async function suspensionOf(
+  track: Track,
+  state: StateStore,
+  configFile: string,
+): Promise<string | undefined> {
+  if (track.suspend) return `suspend: true in ${configFile}`;
+  const stored = await readTrackState(state, track.name);
+  return stored.suspended === true ? `by "driftless suspend"; run "driftless resume"` : undefined;
 }

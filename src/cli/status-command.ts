@@ -3,16 +3,17 @@ import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
 import { findTrack } from './select-tracks.ts';
 import { formatStatusDetail, formatStatusSummary, statusJson } from './status-view.ts';
-import { readTrackState } from '../sync/track-state.ts';
+import { isSuspended, readTrackState } from '../sync/track-state.ts';
 
 export const statusCommand: CommandHandler = async (ctx, line, output) => {
   const tracks =
     line.track !== undefined ? [findTrack(ctx.config, line.track, line.config)] : ctx.config.tracks;
   const entries = await Promise.all(
-    tracks.map(async (track) => ({
-      track: track.name,
-      state: await readTrackState(ctx.state, track.name),
-    })),
+    tracks.map(async (track) => {
+      const state = await readTrackState(ctx.state, track.name);
+      // The config's `suspend: true` counts as much as a stored suspension.
+      return { track: track.name, state: { ...state, suspended: isSuspended(track, state) } };
+    }),
   );
   if (line.output === 'json') {
     const documents = entries.map(({ track, state }) => statusJson(track, state));

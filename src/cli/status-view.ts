@@ -10,6 +10,7 @@ export function statusJson(track: string, state: TrackState) {
     desiredRevision: state.desiredRevision,
     appliedRevision: state.appliedRevision,
     pinned: state.pinned,
+    suspended: state.suspended === true,
     conditions: state.conditions,
     objectsDiscovered: state.objectsDiscovered,
     objectsApplied: state.objectsApplied,
@@ -61,6 +62,7 @@ export function formatStatusDetail(track: string, state: TrackState, colours: Pa
     `${colours.bold('Applied:')}   ${state.appliedRevision ?? '-'}`,
     `${colours.bold('Desired:')}   ${state.desiredRevision ?? '-'}`,
     `${colours.bold('Pinned:')}    ${state.pinned ? colours.yellow(state.pinned) : '-'}`,
+    `${colours.bold('Suspended:')} ${state.suspended === true ? colours.yellow('yes') : 'no'}`,
     `${colours.bold('Objects:')}   ${state.objectsDiscovered} discovered, ${state.objectsApplied} applied, ` +
       `${state.objectsIgnored} ignored, ${state.objectsInSync} in sync`,
   ];

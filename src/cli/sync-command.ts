@@ -9,7 +9,7 @@ import type { CommandHandler } from './command-handler.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
-import { findTrack, inDependencyOrder } from './select-tracks.ts';
+import { findTrack, inDependencyOrder, suspensionOf } from './select-tracks.ts';
 import { shortRevision, statusJson } from './status-view.ts';
 
 /** DESIGN.md `sync -o json` for one track; `error` added when the sync failed. */
@@ -93,17 +93,18 @@ export const syncCommand: CommandHandler = async (ctx, line, output) => {
   let tracks: Track[];
   if (line.track !== undefined) {
     const track = findTrack(ctx.config, line.track, line.config);
-    if (track.suspend) {
-      throw new UsageError(
-        `track "${track.name}" is suspended (suspend: true in ${line.config}); nothing was synced`,
-      );
+    const suspended = await suspensionOf(track, ctx.state, line.config);
+    if (suspended !== undefined) {
+      throw new UsageError(`track "${track.name}" is suspended (${suspended}); nothing was synced`);
     }
     tracks = [track];
   } else {
-    tracks = inDependencyOrder(ctx.config.tracks).filter((track) => {
-      if (track.suspend) output.log(`${track.name}: suspended; skipped`);
-      return !track.suspend;
-    });
+    tracks = [];
+    for (const track of inDependencyOrder(ctx.config.tracks)) {
+      const suspended = await suspensionOf(track, ctx.state, line.config);
+      if (suspended !== undefined) output.log(`${track.name}: suspended (${suspended}); skipped`);
+      else tracks.push(track);
+    }
   }
   const results: SyncResult[] = [];
   for (const track of tracks) {

@@ -434,6 +434,8 @@ export const trackSchema = strictObject({
   restrictNamespace: z._default(z.boolean(), false),
   ignoreResources: z._default(z.array(resourceType), []),
   prune: z._default(z.boolean(), true),
+  adopt: z._default(z.boolean(), false),
+  deletionPolicy: z._default(z.enum(['Delete', 'Orphan', 'MirrorPrune']), 'MirrorPrune'),
   allowEmpty: z._default(z.boolean(), false),
   interval: z._default(duration(10_000, '10s'), 300_000),
   drift: z._default(z.enum(['correct', 'detect']), 'correct'),

@@ -50,6 +50,9 @@ export interface WebhookConfig {
 }
 
 /** Credentials the fetch function uses for a track's repository. */
+/** Delete: remove the objects; Orphan: leave them; MirrorPrune: Delete when the track prunes. */
+export type DeletionPolicy = 'Delete' | 'Orphan' | 'MirrorPrune';
+
 export type GitAuth =
   /** `secret` holds `user:password`. */
   | { readonly type: 'basic'; readonly secret: SecretRef }
@@ -168,6 +171,13 @@ export interface Track {
   readonly restrictNamespace: boolean;
   readonly ignoreResources: ResourceType[];
   readonly prune: boolean;
+  /**
+   * Take over existing objects without a `driftless.dev/track` label; by
+   * default such an object is an ownership conflict and is left alone.
+   */
+  readonly adopt: boolean;
+  /** What `driftless delete` does with the track's objects (Flux's deletionPolicy). */
+  readonly deletionPolicy: DeletionPolicy;
   readonly allowEmpty: boolean;
   /** Drift check and ref poll interval, in milliseconds. */
   readonly interval: number;

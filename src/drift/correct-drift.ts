@@ -17,6 +17,8 @@ import { planApply } from './plan-apply.ts';
 export interface CorrectDriftOptions {
   readonly concurrency?: number;
   readonly timeoutMs?: number;
+  /** The track's inventory keys: unlabelled objects in it are still the track's. */
+  readonly owned?: ReadonlySet<string>;
 }
 
 /**
@@ -27,7 +29,7 @@ export interface CorrectDriftOptions {
  */
 export async function correctDrift(
   cluster: KubernetesPort,
-  track: Pick<Track, 'name' | 'ignore'>,
+  track: Pick<Track, 'name' | 'ignore'> & Partial<Pick<Track, 'adopt'>>,
   report: Pick<DriftReport, 'drifted' | 'missing'>,
   desired: readonly DesiredObject[],
   options: CorrectDriftOptions = {},
@@ -49,6 +51,8 @@ export async function correctDrift(
   if (toApply.length === 0) return [];
   const { changeset } = await applyObjects(cluster, toApply, {
     track: track.name,
+    adopt: track.adopt === true,
+    ...(options.owned === undefined ? {} : { owned: options.owned }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });

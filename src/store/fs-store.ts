@@ -369,6 +369,24 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog {
     }
   }
 
+  async remove(track: string): Promise<void> {
+    const path = this.#path(stateKey(track));
+    try {
+      // Under the state's lock, so a concurrent write sees either the document or none.
+      await mkdir(dirname(path), { recursive: true });
+      await withFileLock(
+        `${path}.lock`,
+        () =>
+          unlink(path).catch((error: unknown) => {
+            if (errorCode(error) !== 'ENOENT') throw error;
+          }),
+        this.#lock,
+      );
+    } catch (error) {
+      return unavailable(path, error);
+    }
+  }
+
   async listTracks(): Promise<string[]> {
     const dir = this.#path(STATE_DIR.slice(0, -1));
     try {

@@ -68,6 +68,10 @@ export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog {
     return (await this.#load()).listTracks();
   }
 
+  async remove(track: string): Promise<void> {
+    return (await this.#load()).remove(track);
+  }
+
   async markDelivery(id: string): Promise<boolean> {
     return (await this.#load()).markDelivery(id);
   }

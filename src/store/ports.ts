@@ -95,6 +95,8 @@ export interface StateStore {
   listHistory(track: string, limit?: number): Promise<HistoryEntry[]>;
   /** Names of the tracks that have a state document, sorted. */
   listTracks(): Promise<string[]>;
+  /** Removes the track's state document (a deleted track); its history stays. No-op when absent. */
+  remove(track: string): Promise<void>;
 }
 
 /** Webhook delivery ids already handled: git hosts redeliver, and retries must not run twice. */

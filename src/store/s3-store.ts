@@ -13,6 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -416,6 +417,16 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog {
       .map((object) => trackOfStateName(object.key.slice(dir.length)))
       .filter((track) => track !== undefined)
       .sort();
+  }
+
+  async remove(track: string): Promise<void> {
+    const key = this.#key(stateKey(track));
+    try {
+      // S3 answers 204 for a key that is not there: removing twice is fine.
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (error) {
+      return s3Unavailable(this.bucket, key, error);
+    }
   }
 
   async markDelivery(id: string): Promise<boolean> {

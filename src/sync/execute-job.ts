@@ -11,6 +11,7 @@ import { applyRevision, type SyncResult } from './apply-revision.ts';
 import { fetchTrack } from './fetch-track.ts';
 import type { ApplyJob, FetchJob, Job, SyncJob } from './jobs.ts';
 import { reconcileDrift } from './reconcile-drift.ts';
+import { runLifecycleAction } from './lifecycle.ts';
 import { dependentsToResume } from './resume-dependents.ts';
 import { rollbackTrack } from './rollback.ts';
 import { requiredPort, type JobDeps, type JobResult } from './run-job.ts';
@@ -70,6 +71,15 @@ export async function executeApplyJob(
     case 'rollback': {
       const result = await rollbackTrack(track, job, useCaseDeps);
       return { type: 'rollback', job, result, next: await resumed(result, 'manual') };
+    }
+    case 'lifecycle': {
+      const result = await runLifecycleAction(track, job, useCaseDeps);
+      // Resumed or unpinned: fetch at once rather than at the next poll, as `driftless resume` does.
+      const next =
+        (result.result === 'resumed' || result.result === 'unpinned') && !result.suspended
+          ? [{ type: 'fetch' as const, track: track.name, trigger: 'manual' as const }]
+          : [];
+      return { type: 'lifecycle', job, result, next };
     }
   }
 }

@@ -52,10 +52,22 @@ export interface RollbackJob {
   readonly revision: string;
 }
 
-export type Job = FetchJob | SyncJob | DriftJob | RollbackJob;
+/**
+ * Suspend, resume, unpin or delete a track (the rollback function's `action`
+ * payloads). Runs in `apply`: it alone writes state and reaches the cluster.
+ */
+export interface LifecycleJob {
+  readonly type: 'lifecycle';
+  readonly track: string;
+  readonly action: 'suspend' | 'resume' | 'unpin' | 'delete';
+  /** Delete: overrides the track's deletionPolicy. */
+  readonly policy?: 'Delete' | 'Orphan' | 'MirrorPrune';
+}
+
+export type Job = FetchJob | SyncJob | DriftJob | RollbackJob | LifecycleJob;
 
 /** Jobs for the apply function: everything that touches the cluster. */
-export type ApplyJob = SyncJob | DriftJob | RollbackJob;
+export type ApplyJob = SyncJob | DriftJob | RollbackJob | LifecycleJob;
 
 /** Where jobs go: the fetch queue or the apply queue, by type. */
 export interface JobQueue {

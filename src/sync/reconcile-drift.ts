@@ -4,6 +4,7 @@
  * `drift: detect` or `--detect-only`, only report it.
  */
 import { randomUUID } from 'node:crypto';
+import { ownedKeys } from '../apply/inventory.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
 import { correctDrift, detectDrift, type DriftReport } from '../drift/index.ts';
@@ -66,7 +67,10 @@ export async function reconcileDrift(
     const found = report.drifted.length > 0 || report.missing.length > 0;
     const correct = found && track.drift === 'correct' && !job.detectOnly;
     const changeset = correct
-      ? await correctDrift(deps.cluster, track, report, selected, { timeoutMs: track.timeout })
+      ? await correctDrift(deps.cluster, track, report, selected, {
+          timeoutMs: track.timeout,
+          owned: ownedKeys(before.inventory),
+        })
       : [];
     // Patches and errors may quote a substituted secret value (src/redact.ts).
     const result: DriftResult = redactDeep({

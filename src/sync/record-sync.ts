@@ -99,11 +99,14 @@ function recordReconciled(
   state.objectsApplied = counted(['created', 'configured', 'recreated']);
   state.objectsInSync = counted(['created', 'configured', 'unchanged', 'recreated']);
   const failures = result.error ?? '';
+  // Another owner's object is the user's to sort out, not a failure to retry: say so.
+  const conflict = result.changeset.some((e) => e.conflict === 'ownership');
+  const failedReason = conflict ? 'OwnershipConflict' : 'ApplyFailed';
   setCondition(
     state,
     'ChildrenUpToDate',
     result.applyFailed ? 'False' : 'True',
-    result.applyFailed ? 'ApplyFailed' : 'Applied',
+    result.applyFailed ? failedReason : 'Applied',
     result.applyFailed ? failures : `${attempt.selected} objects applied at ${revision}`,
     now,
   );
@@ -133,7 +136,13 @@ function recordReconciled(
     state,
     'Ready',
     failed ? 'False' : 'True',
-    failed ? 'SyncFailed' : options.pin ? 'RolledBack' : 'Synced',
+    failed
+      ? conflict
+        ? 'OwnershipConflict'
+        : 'SyncFailed'
+      : options.pin
+        ? 'RolledBack'
+        : 'Synced',
     result.error ?? `applied revision ${revision}${options.pin ? ' (pinned)' : ''}`,
     now,
   );

@@ -17,18 +17,31 @@ import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { SyncResult } from './apply-revision.ts';
 import type { FetchResult } from './fetch-track.ts';
-import type { DriftJob, FetchJob, Job, JobQueue, RollbackJob, SyncJob } from './jobs.ts';
+import type {
+  DriftJob,
+  FetchJob,
+  Job,
+  JobQueue,
+  LifecycleJob,
+  RollbackJob,
+  SyncJob,
+} from './jobs.ts';
+import type { LifecycleResult } from './lifecycle.ts';
 import type { DriftResult } from './reconcile-drift.ts';
 import { trackNamed } from './track-named.ts';
+import { isSuspended, readTrackState } from './track-state.ts';
 
 /** What a job did: its use-case's own result, and the jobs it queued next. */
 export type JobResult =
   | JobResultOf<'fetch', FetchJob, FetchResult>
   | JobResultOf<'sync', SyncJob, SyncResult>
   | JobResultOf<'drift', DriftJob, DriftResult>
-  | JobResultOf<'rollback', RollbackJob, SyncResult>;
+  | JobResultOf<'rollback', RollbackJob, SyncResult>
+  | JobResultOf<'lifecycle', LifecycleJob, LifecycleResult>
+  /** The track is suspended and the job came from a webhook, poll or drift tick: nothing ran. */
+  | JobResultOf<'suspended', FetchJob | SyncJob | DriftJob, { readonly revision: null }>;
 
-interface JobResultOf<Type extends Job['type'], J extends Job, R> {
+interface JobResultOf<Type extends Job['type'] | 'suspended', J extends Job, R> {
   readonly type: Type;
   readonly job: J;
   readonly result: R;
@@ -66,13 +79,34 @@ export type ExecuteJob<J extends Job = Job> = (
   deps: JobDeps,
 ) => Promise<JobResult>;
 
-/** Runs `job` and queues its follow-up jobs; see the module comment. */
+/** Whether the job was started by automation (a webhook, a poll, a drift tick), not a person. */
+function automatic(job: Job): job is FetchJob | SyncJob | DriftJob {
+  switch (job.type) {
+    case 'fetch':
+    case 'sync':
+      return job.trigger === 'webhook' || job.trigger === 'schedule';
+    case 'drift':
+      return job.trigger !== 'manual';
+    default:
+      return false;
+  }
+}
+
+/**
+ * Runs `job` and queues its follow-up jobs; see the module comment. A
+ * suspended track (config or stored state) runs no automatic job: checked
+ * here, when the job runs, so a job queued before the suspension stops too.
+ */
 export async function runJob<J extends Job>(
   job: J,
   deps: JobDeps,
   execute: ExecuteJob<J>,
 ): Promise<JobResult> {
-  const result = await execute(trackNamed(deps.tracks, job.track), job, deps);
+  const track = trackNamed(deps.tracks, job.track);
+  if (automatic(job) && isSuspended(track, await readTrackState(deps.state, track.name))) {
+    return { type: 'suspended', job, result: { revision: null }, next: [] };
+  }
+  const result = await execute(track, job, deps);
   for (const next of result.next) await deps.queue.enqueue(next);
   return result;
 }
@@ -89,7 +123,10 @@ export function requiredPort<T>(port: T | undefined, job: Job, what: string): T 
 
 /** What a job came to, in the words logs and metrics use. */
 export interface JobSummary {
-  /** `fetched`, `stale`, `applied`, `unchanged`, `pinned`, `superseded`, `clean`, `drifted`, `corrected` or `failed`. */
+  /**
+   * `fetched`, `stale`, `applied`, `unchanged`, `pinned`, `superseded`, `clean`, `drifted`,
+   * `corrected`, `suspended`, `resumed`, `unpinned`, `deleted` or `failed`.
+   */
   readonly result: string;
   readonly revision: string | null;
   /** Why the job failed; set when `result` is `failed`. */
@@ -115,9 +152,12 @@ export function summarizeJob(done: JobResult): JobSummary {
       return { result: drift.corrected ? 'corrected' : found ? 'drifted' : 'clean', revision };
     }
     case 'sync':
-    case 'rollback': {
+    case 'rollback':
+    case 'lifecycle': {
       const { result, error } = done.result;
       return { result, revision, ...(error === undefined ? {} : { error }) };
     }
+    case 'suspended':
+      return { result: 'suspended', revision };
   }
 }

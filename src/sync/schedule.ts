@@ -9,7 +9,7 @@
 import type { Track } from '../config/types.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { DriftJob, FetchJob, JobQueue } from './jobs.ts';
-import { readTrackState } from './track-state.ts';
+import { isSuspended, readTrackState } from './track-state.ts';
 
 export interface ScheduleDeps {
   readonly tracks: readonly Track[];
@@ -36,14 +36,14 @@ export async function dueTracks(
   now: Date,
   options: ScheduleOptions = {},
 ): Promise<Track[]> {
-  const active = tracks.filter((track) => !track.suspend);
+  const configured = tracks.filter((track) => !track.suspend);
+  const states = await Promise.all(configured.map((track) => readTrackState(state, track.name)));
+  // Suspended by `driftless suspend` (stored state) as well as in the config.
+  const active = configured.filter((track, index) => !isSuspended(track, states[index]!));
   if (options.all) return active;
   const horizon = now.getTime() + (options.periodMs ?? 0);
-  const checked = await Promise.all(
-    active.map(async (track) => (await readTrackState(state, track.name)).driftCheckedAt),
-  );
-  return active.filter((track, index) => {
-    const checkedAt = checked[index];
+  return active.filter((track) => {
+    const checkedAt = states[configured.indexOf(track)]!.driftCheckedAt;
     return !checkedAt || Date.parse(checkedAt) + track.interval <= horizon;
   });
 }

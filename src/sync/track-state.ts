@@ -51,8 +51,15 @@ export interface TrackState {
    * discovery) for Helm tracks; the fetch step renders charts for it.
    */
   capabilities?: ClusterCapabilities | null;
+  /** Set by `driftless suspend` (or the `suspend` action): webhooks, polls and drift checks leave the track alone. */
+  suspended?: boolean;
   /** Held while an apply job runs: at most one per track, across processes and functions. */
   applyLease?: { holder: string; until: string } | null;
+}
+
+/** Whether the track is suspended: in its config (`suspend: true`) or by `driftless suspend`. */
+export function isSuspended(track: { readonly suspend: boolean }, state: TrackState): boolean {
+  return track.suspend || state.suspended === true;
 }
 
 /** The state of a track never synced. */

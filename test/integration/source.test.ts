@@ -724,7 +724,7 @@ describe('the Git source over HTTP', () => {
     assert.equal((await readdir(cacheDir)).length, 1);
   });
 
-  it('refuses SSH URLs with advice, without touching the network', async () => {
+  it('refuses an SSH URL without SSH auth, without touching the network', async () => {
     // Prepare
     const { source } = sourceFor(undefined);
 
@@ -733,8 +733,8 @@ describe('the Git source over HTTP', () => {
 
     // Assess
     await assert.rejects(attempt, (error: unknown) => {
-      assert.ok(error instanceof GitRepositoryError, String(error));
-      assert.match(error.message, /SSH is not supported yet; use HTTPS with a token/);
+      assert.ok(error instanceof GitAuthError, String(error));
+      assert.match(error.message, /an SSH repository needs auth: \{type: ssh/);
       return true;
     });
   });

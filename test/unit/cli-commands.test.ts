@@ -199,6 +199,7 @@ describe('driftless commands over fake ports', () => {
         'desiredRevision',
         'appliedRevision',
         'pinned',
+        'suspended',
         'conditions',
         'objectsDiscovered',
         'objectsApplied',

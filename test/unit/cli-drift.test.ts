@@ -248,7 +248,10 @@ describe('driftless drift', () => {
         ['watched', 'cluster unreachable'],
       ],
     );
-    assert.match(result.stderr, /frozen: suspended; skipped/);
+    assert.match(
+      result.stderr,
+      /frozen: suspended \(suspend: true in \.\/driftless\.yaml\); skipped/,
+    );
   });
 
   it('reports a track that never applied anything as nothing to check', async () => {

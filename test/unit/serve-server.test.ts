@@ -97,6 +97,17 @@ class FakeUseCases {
         };
         return { type: 'drift', job, result, next: [] };
       }
+      case 'lifecycle': {
+        const result = {
+          track: job.track,
+          action: job.action,
+          result: 'suspended' as const,
+          revision: SHA,
+          suspended: true,
+          changeset: [],
+        };
+        return { type: 'lifecycle', job, result, next: [] };
+      }
     }
   };
 }

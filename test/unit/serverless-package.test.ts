@@ -477,7 +477,15 @@ describe('serverless package', () => {
         assert.equal(mentions(fn, prefix), fn === 'apply', `${fn}: ${prefix} secrets`);
       }
       assert.ok(!allActions(fn).some((a) => a.endsWith('*')), `${fn}: no wildcard actions`);
-      assert.ok(!allActions(fn).includes('s3:DeleteObject'), `${fn}: deletes nothing`);
+      // Only apply deletes, and only state documents (the delete action removes a deleted track's).
+      const deletes = statementsOf(fn).filter((s) => actions(s).includes('s3:DeleteObject'));
+      assert.deepEqual(
+        deletes.map((s) => [actions(s), text(s.Resource)]),
+        fn === 'apply'
+          ? [[['s3:DeleteObject'], text({ 'Fn::Sub': '${ArtifactBucket.Arn}/state/*' })]]
+          : [],
+        `${fn}: deletes state documents only`,
+      );
       assert.ok(
         statementsOf(fn).every((s) => s.Effect === 'Allow' && text(s.Resource) !== '"*"'),
         fn,
@@ -530,9 +538,10 @@ describe('serverless package', () => {
       sends('drift'),
       [queueArn('ApplyQueue'), queueArn('FailedInvocationsQueue'), queueArn('FetchQueue')].sort(),
     );
+    // Rollback queues rollbacks and lifecycle actions for apply, and the sync action's fetch.
     assert.deepEqual(
       sends('rollback'),
-      [queueArn('ApplyQueue'), queueArn('FailedInvocationsQueue')].sort(),
+      [queueArn('ApplyQueue'), queueArn('FailedInvocationsQueue'), queueArn('FetchQueue')].sort(),
     );
     assert.deepEqual(resourcesFor('fetch', 'sqs:ReceiveMessage'), [queueArn('FetchQueue')]);
     assert.deepEqual(resourcesFor('apply', 'sqs:ReceiveMessage'), [queueArn('ApplyQueue')]);

@@ -1,0 +1,224 @@
+/**
+ * A track's lifecycle, as stored state rather than config, so that it works
+ * in AWS without a redeploy (DESIGN.md "Lifecycle and safety"): suspend and
+ * resume, unpin, and delete — which collects the track's objects according
+ * to its deletion policy and removes its state. Each writes a history line,
+ * so an auditor sees who stopped or removed a track and when.
+ */
+import type { ChangeSetEntry } from '../apply/changeset.ts';
+import { pruneObjects } from '../apply/prune.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { DeletionPolicy, Track } from '../config/types.ts';
+import { redactDeep } from '../redact.ts';
+import type { StateStore } from '../store/ports.ts';
+import type { LifecycleJob } from './jobs.ts';
+import { unpinTrack } from './rollback.ts';
+import {
+  acquireApplyLease,
+  isSuspended,
+  readTrackState,
+  releaseApplyLease,
+  setCondition,
+  updateTrackState,
+  type TrackState,
+} from './track-state.ts';
+import { randomUUID } from 'node:crypto';
+
+export type LifecycleAction = LifecycleJob['action'];
+
+/** What a lifecycle action did. */
+export interface LifecycleResult {
+  readonly track: string;
+  readonly action: LifecycleAction;
+  /** `suspended`, `resumed`, `unpinned`, `deleted`, or `failed` when a delete could not collect everything. */
+  readonly result: 'suspended' | 'resumed' | 'unpinned' | 'deleted' | 'failed';
+  /** The revision applied when the action ran. */
+  readonly revision: string | null;
+  /** Whether the track is suspended after the action (config or state). */
+  readonly suspended: boolean;
+  /** Delete: the policy applied (MirrorPrune resolved to Delete or Orphan). */
+  readonly policy?: Exclude<DeletionPolicy, 'MirrorPrune'>;
+  /** Delete: what was done to each object of the inventory. */
+  readonly changeset: ChangeSetEntry[];
+  /** Delete: why nothing was collected (a suspended track), for people. */
+  readonly note?: string;
+  readonly error?: string;
+}
+
+export interface LifecycleDeps {
+  readonly state: StateStore;
+  readonly now?: () => Date;
+}
+
+export interface DeleteDeps extends LifecycleDeps {
+  readonly cluster: KubernetesPort;
+}
+
+/** MirrorPrune follows `prune`, as in Flux. */
+export function effectivePolicy(
+  track: Pick<Track, 'prune' | 'deletionPolicy'>,
+  policy: DeletionPolicy = track.deletionPolicy,
+): Exclude<DeletionPolicy, 'MirrorPrune'> {
+  if (policy === 'MirrorPrune') return track.prune ? 'Delete' : 'Orphan';
+  return policy;
+}
+
+async function record(
+  deps: LifecycleDeps,
+  track: string,
+  revision: string | null,
+  result: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  await deps.state.appendHistory(track, {
+    revision: revision ?? '',
+    appliedAt: (deps.now?.() ?? new Date()).toISOString(),
+    result,
+    trigger: 'manual',
+    ...extra,
+  });
+}
+
+/** Stops webhooks, polls and drift checks from touching the track until it is resumed. */
+export async function suspendTrack(track: Track, deps: LifecycleDeps): Promise<LifecycleResult> {
+  const now = deps.now?.() ?? new Date();
+  const state = await updateTrackState(deps.state, track.name, (s) => {
+    s.suspended = true;
+    setCondition(s, 'Ready', 'Unknown', 'Suspended', 'suspended: run "driftless resume"', now);
+  });
+  await record(deps, track.name, state.appliedRevision, 'suspended');
+  return lifecycleResult(track, 'suspend', 'suspended', state);
+}
+
+/** Lets webhooks, polls and drift checks reach the track again (config `suspend: true` still holds). */
+export async function resumeTrack(track: Track, deps: LifecycleDeps): Promise<LifecycleResult> {
+  const now = deps.now?.() ?? new Date();
+  const state = await updateTrackState(deps.state, track.name, (s) => {
+    const was = s.suspended === true;
+    s.suspended = false;
+    if (was) {
+      setCondition(
+        s,
+        'Ready',
+        'Unknown',
+        'Resumed',
+        'resumed; the next sync applies the newest revision',
+        now,
+      );
+    }
+  });
+  await record(deps, track.name, state.appliedRevision, 'resumed');
+  return lifecycleResult(track, 'resume', 'resumed', state);
+}
+
+/** The pin a rollback set is removed (as `driftless unpin`), recorded in history. */
+export async function unpinTrackAction(
+  track: Track,
+  deps: LifecycleDeps,
+): Promise<LifecycleResult> {
+  const state = await unpinTrack(track, deps.state, deps.now?.() ?? new Date());
+  await record(deps, track.name, state.appliedRevision, 'unpinned');
+  return lifecycleResult(track, 'unpin', 'unpinned', state);
+}
+
+/**
+ * Deletes the track: under its apply lease, collects its inventory by the
+ * policy (Delete removes what carries its label and is not `prune: disabled`;
+ * Orphan leaves everything), then removes its state. A suspended track
+ * collects nothing. History and stored artifacts stay, for audit and for a
+ * track created again under the same name. When some object cannot be
+ * deleted, the state stays (with the inventory of what is left) so the
+ * delete can be run again.
+ */
+export async function deleteTrack(
+  track: Track,
+  policy: DeletionPolicy | undefined,
+  deps: DeleteDeps,
+): Promise<LifecycleResult> {
+  const now = deps.now ?? (() => new Date());
+  const holder = randomUUID();
+  await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
+  let state: TrackState;
+  let changeset: ChangeSetEntry[] = [];
+  const applied = effectivePolicy(track, policy);
+  let note: string | undefined;
+  try {
+    state = await readTrackState(deps.state, track.name);
+    if (isSuspended(track, state)) {
+      note = 'the track is suspended: nothing was collected';
+    } else if (applied === 'Delete') {
+      changeset = redactDeep(
+        await pruneObjects(deps.cluster, state.inventory, { track: track.name }),
+      );
+    } else {
+      note = 'deletion policy Orphan: the objects were left in the cluster';
+    }
+  } catch (error) {
+    await updateTrackState(deps.state, track.name, (s) => releaseApplyLease(s, holder));
+    throw error;
+  }
+  const failed = changeset.filter((entry) => entry.action === 'failed');
+  if (failed.length > 0) {
+    const error = failed.map((entry) => entry.error ?? entry.subject).join('; ');
+    const left = new Set(failed.map((entry) => entry.subject));
+    const kept = await updateTrackState(deps.state, track.name, (s) => {
+      s.inventory = s.inventory.filter((entry) => left.has(entry.subject));
+      setCondition(s, 'Ready', 'False', 'DeletionFailed', error, now());
+      releaseApplyLease(s, holder);
+    });
+    await record(deps, track.name, kept.appliedRevision, 'failed', { action: 'delete', error });
+    return {
+      ...lifecycleResult(track, 'delete', 'failed', kept),
+      policy: applied,
+      changeset,
+      error,
+    };
+  }
+  await deps.state.remove(track.name);
+  await record(deps, track.name, state.appliedRevision, 'deleted', {
+    action: 'delete',
+    policy: applied,
+    collected: changeset.filter((entry) => entry.action === 'deleted').map((e) => e.subject),
+  });
+  return {
+    ...lifecycleResult(track, 'delete', 'deleted', state),
+    policy: applied,
+    changeset,
+    ...(note === undefined ? {} : { note }),
+  };
+}
+
+function lifecycleResult(
+  track: Pick<Track, 'name' | 'suspend'>,
+  action: LifecycleAction,
+  result: LifecycleResult['result'],
+  state: TrackState,
+): LifecycleResult {
+  return {
+    track: track.name,
+    action,
+    result,
+    revision: state.appliedRevision,
+    suspended: isSuspended(track, state),
+    changeset: [],
+  };
+}
+
+/** Runs a lifecycle job (the rollback function's `action` payloads, queued to apply). */
+export function runLifecycleAction(
+  track: Track,
+  job: LifecycleJob,
+  deps: LifecycleDeps & { readonly cluster?: KubernetesPort },
+): Promise<LifecycleResult> {
+  switch (job.action) {
+    case 'suspend':
+      return suspendTrack(track, deps);
+    case 'resume':
+      return resumeTrack(track, deps);
+    case 'unpin':
+      return unpinTrackAction(track, deps);
+    case 'delete':
+      if (deps.cluster === undefined) throw new Error("delete needs the track's cluster");
+      return deleteTrack(track, job.policy, { ...deps, cluster: deps.cluster });
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * A track's lifecycle on the real test cluster: ownership between tracks
+ * (and objects created by something else), suspend and resume as stored
+ * state (automatic jobs stop, manual ones name the suspension), and delete
+ * under each deletion policy.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Track } from '../../src/config/types.ts';
+import { executeJob } from '../../src/sync/execute-job.ts';
+import type { Job } from '../../src/sync/jobs.ts';
+import { deleteTrack, resumeTrack, suspendTrack } from '../../src/sync/lifecycle.ts';
+import { runJob, type JobDeps } from '../../src/sync/run-job.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
+import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
+import { pushFiles } from '../harness/git-server.ts';
+import { TrackFixture } from '../harness/track-fixture.ts';
+
+const configMap = (name: string, value: string, namespace?: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}${namespace ? `, namespace: ${namespace}` : ''}}\ndata: {value: "${value}"}\n`;
+
+describe('track lifecycle', () => {
+  const fixture = new TrackFixture('life');
+
+  before(() => fixture.start());
+  after(() => fixture.stop());
+
+  /** Job deps over the fixture: every job runs in this process, queued jobs are kept. */
+  function jobDeps(tracks: Track[]): JobDeps & { queued: Job[] } {
+    const queued: Job[] = [];
+    const { source, cluster, artifacts, state } = fixture.deps;
+    return {
+      tracks,
+      artifacts,
+      state,
+      queue: { enqueue: async (job) => void queued.push(job) },
+      source: async () => source,
+      cluster: async () => cluster,
+      queued,
+    };
+  }
+
+  it('never changes an object another track owns, nor one created by hand unless adopting', async () => {
+    // Prepare: track "first" owns ConfigMap shared; a ConfigMap made by hand sits beside it.
+    const first = await fixture.newTrack('first');
+    await pushFiles(first.repo, { 'shared.yaml': configMap('shared', 'first') });
+    assert.equal(
+      (await syncTrack(first.track, { trigger: 'manual' }, fixture.deps)).result,
+      'applied',
+    );
+    await fixture.core.createNamespacedConfigMap({
+      namespace: first.ns,
+      body: { metadata: { name: 'by-hand' }, data: { value: 'by hand' } },
+    });
+    const second = await fixture.newTrack('second');
+    await pushFiles(second.repo, {
+      'shared.yaml': configMap('shared', 'second', first.ns),
+      'by-hand.yaml': configMap('by-hand', 'second', first.ns),
+      'own.yaml': configMap('own', 'second'),
+    });
+
+    // Act
+    const result = await syncTrack(second.track, { trigger: 'manual' }, fixture.deps);
+
+    // Assess: both foreign objects failed as conflicts and kept their values; its own applied.
+    assert.equal(result.result, 'failed');
+    const bySubject = new Map(result.changeset.map((e) => [e.subject, e]));
+    const shared = bySubject.get(`ConfigMap/${first.ns}/shared`);
+    assert.equal(shared?.action, 'failed');
+    assert.match(shared?.error ?? '', /ownership conflict: owned by track "first"/);
+    const byHand = bySubject.get(`ConfigMap/${first.ns}/by-hand`);
+    assert.equal(byHand?.action, 'failed');
+    assert.match(byHand?.error ?? '', /without a driftless\.dev\/track label .*adopt: true/);
+    assert.equal(bySubject.get(`ConfigMap/${second.ns}/own`)?.action, 'created');
+    assert.equal(await fixture.configMapValue(first.ns, 'shared'), 'first');
+    assert.equal(await fixture.configMapValue(first.ns, 'by-hand'), 'by hand');
+    const state = await readTrackState(fixture.deps.state, 'second');
+    assert.equal(conditionOf(state, 'Ready')?.reason, 'OwnershipConflict');
+    assert.equal(conditionOf(state, 'ChildrenUpToDate')?.reason, 'OwnershipConflict');
+    const live = await fixture.core.readNamespacedConfigMap({
+      name: 'shared',
+      namespace: first.ns,
+    });
+    assert.equal(live.metadata?.labels?.['driftless.dev/track'], 'first');
+
+    // And with adopt: true the unlabelled one is taken over, the other track's still is not.
+    const adopting = { ...second.track, adopt: true };
+    const again = await syncTrack(adopting, { trigger: 'manual' }, fixture.deps);
+    const after = new Map(again.changeset.map((e) => [e.subject, e.action]));
+    assert.equal(after.get(`ConfigMap/${first.ns}/by-hand`), 'configured');
+    assert.equal(after.get(`ConfigMap/${first.ns}/shared`), 'failed');
+    assert.equal(await fixture.configMapValue(first.ns, 'by-hand'), 'second');
+    assert.equal(await fixture.configMapValue(first.ns, 'shared'), 'first');
+  });
+
+  it('suspends in stored state: webhook, poll and drift jobs do nothing; resume lets them run', async () => {
+    // Prepare
+    const { track, repo, ns } = await fixture.newTrack('paused');
+    await pushFiles(repo, { 'settings.yaml': configMap('settings', 'v1') });
+    const deps = jobDeps([track]);
+    await runJob({ type: 'fetch', track: 'paused', trigger: 'manual' }, deps, executeJob);
+    await runJob(deps.queued.shift()!, deps, executeJob);
+    assert.equal(await fixture.configMapValue(ns, 'settings'), 'v1');
+
+    // Act: suspend, then a push arrives and a drift tick runs.
+    await suspendTrack(track, { state: fixture.deps.state });
+    await pushFiles(repo, { 'settings.yaml': configMap('settings', 'v2') });
+    await fixture.core.patchNamespacedConfigMap({
+      name: 'settings',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/data/value', value: 'by hand' }],
+    });
+    const fetched = await runJob(
+      { type: 'fetch', track: 'paused', trigger: 'webhook' },
+      deps,
+      executeJob,
+    );
+    const drift = await runJob({ type: 'drift', track: 'paused' }, deps, executeJob);
+
+    // Assess: nothing ran, nothing was queued, the hand edit stands, status says suspended.
+    assert.equal(fetched.type, 'suspended');
+    assert.equal(drift.type, 'suspended');
+    assert.deepEqual(deps.queued, []);
+    assert.equal(await fixture.configMapValue(ns, 'settings'), 'by hand');
+    const state = await readTrackState(fixture.deps.state, 'paused');
+    assert.equal(state.suspended, true);
+    assert.equal(conditionOf(state, 'Ready')?.reason, 'Suspended');
+
+    // Resume: the next webhook fetch and its sync apply v2.
+    const resumed = await resumeTrack(track, { state: fixture.deps.state });
+    assert.equal(resumed.suspended, false);
+    await runJob({ type: 'fetch', track: 'paused', trigger: 'webhook' }, deps, executeJob);
+    const sync = await runJob(deps.queued.shift()!, deps, executeJob);
+    assert.equal(sync.type, 'sync');
+    assert.equal(await fixture.configMapValue(ns, 'settings'), 'v2');
+    const history = await fixture.deps.state.listHistory('paused');
+    assert.deepEqual(
+      history
+        .filter((e) => e.result === 'suspended' || e.result === 'resumed')
+        .map((e) => e.result),
+      ['resumed', 'suspended'],
+    );
+  });
+
+  it('deletes under each policy: Delete collects, Orphan and a suspended track leave objects; state goes, history stays', async () => {
+    // Prepare: three synced tracks.
+    const synced = async (name: string, extra = '') => {
+      const fresh = await fixture.newTrack(name, extra);
+      await pushFiles(fresh.repo, {
+        'a.yaml': configMap('a', name),
+        'kept.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kept, annotations: {driftless.dev/prune: disabled}}\ndata: {value: "${name}"}\n`,
+      });
+      const result = await syncTrack(fresh.track, { trigger: 'manual' }, fixture.deps);
+      assert.equal(result.result, 'applied', result.error);
+      return fresh;
+    };
+    const collected = await synced('del-delete');
+    const orphaned = await synced('del-orphan', 'deletionPolicy: Orphan');
+    const frozen = await synced('del-frozen');
+    await suspendTrack(frozen.track, { state: fixture.deps.state });
+    const deps = { state: fixture.deps.state, cluster: fixture.deps.cluster };
+
+    // Act
+    const deleted = await deleteTrack(collected.track, undefined, deps);
+    const orphan = await deleteTrack(orphaned.track, undefined, deps);
+    const suspended = await deleteTrack(frozen.track, 'Delete', deps);
+
+    // Assess
+    assert.equal(deleted.result, 'deleted');
+    assert.equal(deleted.policy, 'Delete'); // MirrorPrune with prune: true
+    assert.equal(await fixture.configMapValue(collected.ns, 'a'), undefined);
+    assert.equal(await fixture.configMapValue(collected.ns, 'kept'), 'del-delete');
+    assert.equal(orphan.policy, 'Orphan');
+    assert.equal(await fixture.configMapValue(orphaned.ns, 'a'), 'del-orphan');
+    assert.equal(suspended.result, 'deleted');
+    assert.match(suspended.note ?? '', /suspended: nothing was collected/);
+    assert.equal(await fixture.configMapValue(frozen.ns, 'a'), 'del-frozen');
+    const tracks = await fixture.deps.state.listTracks();
+    for (const name of ['del-delete', 'del-orphan', 'del-frozen']) {
+      assert.ok(!tracks.includes(name), `${name}: state removed`);
+      const [last] = await fixture.deps.state.listHistory(name, 1);
+      assert.equal(last?.result, 'deleted', name);
+    }
+  });
+});
