@@ -385,4 +385,84 @@ describe('queue and trigger handlers', () => {
     await assert.rejects(handler({ track: 'other', previous: false }), /previous must be true/);
     assert.equal(queue.jobs.length, 0);
   });
+
+  it('rollback: queues the lifecycle actions for apply and a sync as a fetch, refusing bad ones', async () => {
+    // Prepare
+    const queue = recordingQueue();
+    const handler = createRollbackHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue,
+      }),
+      silent,
+    );
+
+    // Act
+    const answers = [
+      await handler({ track: 'web', action: 'suspend' }),
+      await handler({ track: 'web', action: 'resume' }),
+      await handler({ track: 'web', action: 'unpin' }),
+      await handler({ track: 'web', action: 'sync' }),
+      await handler({ track: 'web', action: 'delete', policy: 'Orphan' }),
+    ];
+
+    // Assess
+    assert.deepEqual(
+      answers.map((a) => ('action' in a ? a.action : undefined)),
+      ['suspend', 'resume', 'unpin', 'sync', 'delete'],
+    );
+    assert.deepEqual(queue.jobs, [
+      { type: 'lifecycle', track: 'web', action: 'suspend' },
+      { type: 'lifecycle', track: 'web', action: 'resume' },
+      { type: 'lifecycle', track: 'web', action: 'unpin' },
+      { type: 'fetch', track: 'web', trigger: 'manual' },
+      { type: 'lifecycle', track: 'web', action: 'delete', policy: 'Orphan' },
+    ]);
+    await assert.rejects(handler({ track: 'web', action: 'pause' }), /"pause" is not one of/);
+    await assert.rejects(
+      handler({ track: 'web', action: 'suspend', policy: 'Delete' }),
+      /policy is for the delete action only/,
+    );
+    await assert.rejects(
+      handler({ track: 'web', action: 'delete', policy: 'delete' }),
+      /policy "delete" is not one of Delete, Orphan, MirrorPrune/,
+    );
+    await assert.rejects(
+      handler({ track: 'web', action: 'sync', previous: true }),
+      /takes no revision or previous/,
+    );
+    await assert.rejects(handler({ track: 'nope', action: 'suspend' }), /"nope" is not configured/);
+    assert.equal(queue.jobs.length, 5);
+  });
+
+  it('apply: runs a lifecycle job from the queue and refuses a malformed one', async () => {
+    // Prepare
+    const queue = recordingQueue();
+    const handler = createApplyHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        cluster: async () => ({}) as KubernetesPort,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue,
+      }),
+      silent,
+    );
+
+    // Act
+    const response = await handler(
+      sqs(
+        { type: 'lifecycle', track: 'web', action: 'suspend' },
+        { type: 'lifecycle', track: 'web', action: 'explode' },
+      ),
+    );
+
+    // Assess
+    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm1' }]);
+    const state = await store.state.read<{ suspended?: boolean }>('web');
+    assert.equal(state?.value.suspended, true);
+    assert.deepEqual(queue.jobs, []);
+  });
 });
