@@ -39,6 +39,8 @@ export interface ApplyObjectsOptions {
   readonly owned?: ReadonlySet<string>;
   /** Take over existing objects that carry no ownership label (the track's `adopt`). */
   readonly adopt?: boolean;
+  /** Delete and recreate an object whose apply is refused for an immutable field (the track's `force`). */
+  readonly force?: boolean;
   /** Requests in flight at once in the second stage. */
   readonly concurrency?: number;
   /** How long to wait for CRDs to be established, and for recreated objects to go. */
@@ -137,7 +139,7 @@ async function applyOne(
   item: Item,
   existing: Existing,
   options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>> &
-    Pick<ApplyObjectsOptions, 'owned' | 'adopt'>,
+    Pick<ApplyObjectsOptions, 'owned' | 'adopt' | 'force'>,
 ): Promise<ChangeSetEntry> {
   const { object, subject } = item;
   const live = existing.get(objectKey(refOf(object)));
@@ -179,7 +181,7 @@ async function applyOne(
     const refused =
       error instanceof KubernetesApiError &&
       (error.isImmutableFieldChange || error.httpStatus === 422);
-    if (refused && strategy === 'recreate') {
+    if (refused && (strategy === 'recreate' || options.force)) {
       try {
         await deleteAndWait(cluster, refOf(object), options.timeoutMs);
         await apply();
@@ -194,7 +196,7 @@ async function applyOne(
     }
     const hint =
       error instanceof KubernetesApiError && error.isImmutableFieldChange
-        ? ' (annotate the object with driftless.dev/update-strategy: recreate to replace it)'
+        ? ' (set force: true on the track, or annotate the object with driftless.dev/update-strategy: recreate, to replace it)'
         : '';
     const message = messageOf(error);
     return {
@@ -258,6 +260,7 @@ export async function applyObjects(
         timeoutMs,
         ...(options.owned ? { owned: options.owned } : {}),
         ...(options.adopt ? { adopt: true } : {}),
+        ...(options.force ? { force: true } : {}),
       });
       options.onProgress?.(++done, items.length);
     });

@@ -43,7 +43,10 @@ export interface ReconcileOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
-type Reconciled = Pick<Track, 'name' | 'prune' | 'wait' | 'healthChecks' | 'timeout' | 'adopt'>;
+type Reconciled = Pick<
+  Track,
+  'name' | 'prune' | 'wait' | 'healthChecks' | 'timeout' | 'adopt' | 'force'
+>;
 
 /** The failed entries' errors, joined; empty when nothing failed. */
 function failuresOf(changeset: readonly ChangeSetEntry[]): string {
@@ -72,6 +75,7 @@ export async function reconcileObjects(
     track: track.name,
     owned: ownedKeys(previous),
     adopt: track.adopt,
+    force: track.force,
     timeoutMs: track.timeout,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });

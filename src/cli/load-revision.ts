@@ -4,12 +4,13 @@
  * rendered on the spot without storing it — these commands only look.
  */
 import type { Track } from '../config/types.ts';
-import { parseBundle, placeBundle } from '../render/index.ts';
+import { parseBundle } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { commitOf, isRevisionId } from '../object-id.ts';
 import { renderTrackRevision } from '../sync/render-track-revision.ts';
 import { resolveSecrets } from '../sync/resolve-secrets.ts';
+import { placeForTrack } from '../sync/load-stored-revision.ts';
 
 export interface TargetRevision {
   readonly revision: string;
@@ -68,8 +69,5 @@ export async function loadRevisionBundle(
       : stored;
   // Placing needs the cluster's discovery to know which kinds are namespaced.
   const catalog = await (await ctx.cluster(track)).discover();
-  return placeBundle(parsed, {
-    ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
-    scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
-  });
+  return placeForTrack(parsed, track, catalog);
 }

@@ -176,6 +176,12 @@ export interface Track {
    * default such an object is an ownership conflict and is left alone.
    */
   readonly adopt: boolean;
+  /** Every namespaced object is applied in this namespace, whatever it names. */
+  readonly targetNamespace?: string;
+  /** After a failed sync, the next poll comes this soon (ms) instead of after `interval`. */
+  readonly retryInterval?: number;
+  /** An apply refused for an immutable field deletes and recreates the object. */
+  readonly force: boolean;
   /** What `driftless delete` does with the track's objects (Flux's deletionPolicy). */
   readonly deletionPolicy: DeletionPolicy;
   readonly allowEmpty: boolean;

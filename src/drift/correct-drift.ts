@@ -29,7 +29,7 @@ export interface CorrectDriftOptions {
  */
 export async function correctDrift(
   cluster: KubernetesPort,
-  track: Pick<Track, 'name' | 'ignore'> & Partial<Pick<Track, 'adopt'>>,
+  track: Pick<Track, 'name' | 'ignore'> & Partial<Pick<Track, 'adopt' | 'force'>>,
   report: Pick<DriftReport, 'drifted' | 'missing'>,
   desired: readonly DesiredObject[],
   options: CorrectDriftOptions = {},
@@ -52,6 +52,7 @@ export async function correctDrift(
   const { changeset } = await applyObjects(cluster, toApply, {
     track: track.name,
     adopt: track.adopt === true,
+    force: track.force === true,
     ...(options.owned === undefined ? {} : { owned: options.owned }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),

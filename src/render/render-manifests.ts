@@ -72,7 +72,10 @@ function readObjects(
 function placeObject(
   object: CollectedObject,
   scope: 'Namespaced' | 'Cluster',
-  defaultNamespace: string | undefined,
+  {
+    defaultNamespace,
+    targetNamespace,
+  }: Pick<RenderOptions, 'defaultNamespace' | 'targetNamespace'>,
 ): RenderedObject {
   const { manifest, group, version, kind, name, source } = object;
   if (scope === 'Cluster') {
@@ -81,7 +84,7 @@ function placeObject(
     delete manifest.metadata.namespace;
     return { manifest, group, version, kind, name, subject: formatSubject(kind, name), source };
   }
-  const namespace = object.writtenNamespace ?? (defaultNamespace || undefined);
+  const namespace = targetNamespace || (object.writtenNamespace ?? (defaultNamespace || undefined));
   if (namespace === undefined) {
     throw new MissingNamespaceError(source.file, source.line, formatSubject(kind, name));
   }
@@ -183,7 +186,7 @@ export function rebuildBundle(
  */
 export function placeBundle(
   bundle: RenderedBundle,
-  options: Pick<RenderOptions, 'scopeOf' | 'defaultNamespace'>,
+  options: Pick<RenderOptions, 'scopeOf' | 'defaultNamespace' | 'targetNamespace'>,
 ): RenderedBundle {
   const collected: CollectedObject[] = bundle.objects.map((object) => ({
     manifest: structuredClone(object.manifest) as CollectedObject['manifest'],
@@ -197,7 +200,7 @@ export function placeBundle(
   const crds = indexCrdScopes(collected);
   const placed = unique(
     collected.map((object) =>
-      placeObject(object, resolveScope(object, crds, options.scopeOf), options.defaultNamespace),
+      placeObject(object, resolveScope(object, crds, options.scopeOf), options),
     ),
   );
   // What the bundle says besides its objects stays as it is.

@@ -49,6 +49,8 @@ export interface RenderOptions {
   readonly subPath?: string;
   /** Namespace given to namespaced objects that name none. */
   readonly defaultNamespace?: string;
+  /** Namespace given to every namespaced object, whatever it names (the track's `targetNamespace`). */
+  readonly targetNamespace?: string;
   readonly scopeOf: ScopeResolver;
   readonly limits?: Partial<RenderLimits>;
 }

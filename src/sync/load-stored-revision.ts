@@ -4,6 +4,7 @@
  * by the track. A revision that cannot be used is a refusal (data), not a
  * throw: the sync records it and the last good revision stays.
  */
+import type { ResourceCatalog } from '../cluster/discovery.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
@@ -44,9 +45,21 @@ export async function loadDesiredBundle(
 ): Promise<RenderedBundle> {
   const stored = parseBundle(await deps.artifacts.get(track.name, revision));
   const bundle = await resolveSecrets(track, stored, deps);
-  const catalog = await deps.cluster.discover();
+  return placeForTrack(bundle, track, await deps.cluster.discover());
+}
+
+/**
+ * Places a stored bundle in the track's cluster: the track's `namespace` for
+ * objects that name none, its `targetNamespace` for every namespaced object.
+ */
+export function placeForTrack(
+  bundle: RenderedBundle,
+  track: Pick<Track, 'namespace' | 'targetNamespace'>,
+  catalog: Pick<ResourceCatalog, 'scopeOf'>,
+): RenderedBundle {
   return placeBundle(bundle, {
     ...(track.namespace ? { defaultNamespace: track.namespace } : {}),
+    ...(track.targetNamespace ? { targetNamespace: track.targetNamespace } : {}),
     scopeOf: (group, version, kind) => catalog.scopeOf(group, version, kind),
   });
 }

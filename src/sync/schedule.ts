@@ -9,7 +9,7 @@
 import type { Track } from '../config/types.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { DriftJob, FetchJob, JobQueue } from './jobs.ts';
-import { isSuspended, readTrackState } from './track-state.ts';
+import { conditionOf, isSuspended, readTrackState, type TrackState } from './track-state.ts';
 
 export interface ScheduleDeps {
   readonly tracks: readonly Track[];
@@ -29,6 +29,17 @@ export interface ScheduleOptions {
   readonly all?: boolean;
 }
 
+/**
+ * How long after its last check a track is due again: `interval`, or
+ * `retryInterval` while its last sync failed (Ready False), as Flux retries.
+ */
+export function pollInterval(track: Track, state: TrackState): number {
+  const failed = conditionOf(state, 'Ready')?.status === 'False';
+  return failed && track.retryInterval !== undefined
+    ? Math.min(track.retryInterval, track.interval)
+    : track.interval;
+}
+
 /** The tracks due for a poll and drift check at `now`. */
 export async function dueTracks(
   tracks: readonly Track[],
@@ -43,8 +54,9 @@ export async function dueTracks(
   if (options.all) return active;
   const horizon = now.getTime() + (options.periodMs ?? 0);
   return active.filter((track) => {
-    const checkedAt = states[configured.indexOf(track)]!.driftCheckedAt;
-    return !checkedAt || Date.parse(checkedAt) + track.interval <= horizon;
+    const trackState = states[configured.indexOf(track)]!;
+    const checkedAt = trackState.driftCheckedAt;
+    return !checkedAt || Date.parse(checkedAt) + pollInterval(track, trackState) <= horizon;
   });
 }
 

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 import { applyObjects } from '../../src/apply/apply-objects.ts';
+import { inventoryOf, ownedKeys } from '../../src/apply/inventory.ts';
 import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
 import { createKubeTransport, type KubeRequest } from '../../src/cluster/kube-http.ts';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
@@ -379,7 +380,7 @@ describe('detectDrift and correctDrift', () => {
       configMap(ns, 'unlabelled', { a: '1' }),
       configMap(ns, 'labelled', { a: '1' }),
     ];
-    await applyObjects(cluster, desired, { track: t.name });
+    const applied = await applyObjects(cluster, desired, { track: t.name });
     const live = await core.readNamespacedConfigMap({ name: 'unlabelled', namespace: ns });
     await core.replaceNamespacedConfigMap({
       name: 'unlabelled',
@@ -390,7 +391,10 @@ describe('detectDrift and correctDrift', () => {
 
     // Act
     const report = await detectDrift(cluster, t, desired);
-    await correctDrift(cluster, t, report, desired);
+    // The track's inventory still holds it: without its label it is the track's all the same.
+    await correctDrift(cluster, t, report, desired, {
+      owned: ownedKeys(inventoryOf(applied.applied)),
+    });
 
     // Assess
     assert.deepEqual(

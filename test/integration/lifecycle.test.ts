@@ -182,4 +182,53 @@ describe('track lifecycle', () => {
       assert.equal(last?.result, 'deleted', name);
     }
   });
+
+  it('targetNamespace puts every namespaced object in one namespace, whatever it names', async () => {
+    // Prepare
+    const target = await fixture.newTrack('target');
+    const placed = await fixture.newTrack('placed', `targetNamespace: ${target.ns}`);
+    await pushFiles(placed.repo, {
+      'named.yaml': configMap('named', 'x', 'somewhere-else'),
+      'unnamed.yaml': configMap('unnamed', 'y'),
+    });
+
+    // Act
+    const result = await syncTrack(placed.track, { trigger: 'manual' }, fixture.deps);
+
+    // Assess
+    assert.equal(result.result, 'applied', result.error);
+    assert.equal(await fixture.configMapValue(target.ns, 'named'), 'x');
+    assert.equal(await fixture.configMapValue(target.ns, 'unnamed'), 'y');
+    assert.equal(await fixture.configMapValue(placed.ns, 'unnamed'), undefined);
+  });
+
+  it('force recreates an object whose change an immutable field refuses; without it the sync fails saying so', async () => {
+    // Prepare: an immutable Secret, then a change of its data.
+    const secret = (value: string) =>
+      `apiVersion: v1\nkind: Secret\nmetadata: {name: frozen}\nimmutable: true\nstringData: {value: "${value}"}\n`;
+    const { track, repo, ns } = await fixture.newTrack('immutable');
+    await pushFiles(repo, { 'secret.yaml': secret('one') });
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, fixture.deps)).result, 'applied');
+    await pushFiles(repo, { 'secret.yaml': secret('two') });
+    const read = async () =>
+      Buffer.from(
+        (await fixture.core.readNamespacedSecret({ name: 'frozen', namespace: ns })).data?.value ??
+          '',
+        'base64',
+      ).toString();
+
+    // Act
+    const refused = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+    const forced = await syncTrack({ ...track, force: true }, { trigger: 'manual' }, fixture.deps);
+
+    // Assess
+    assert.equal(refused.result, 'failed');
+    assert.match(refused.error ?? '', /set force: true on the track/);
+    assert.equal(forced.result, 'applied', forced.error);
+    assert.deepEqual(
+      forced.changeset.map((e) => [e.subject, e.action]),
+      [[`Secret/${ns}/frozen`, 'recreated']],
+    );
+    assert.equal(await read(), 'two');
+  });
 });
