@@ -7,7 +7,7 @@ import { triggerDeps, type TriggerDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
 import type { ScheduleEvent } from '../src/aws/lambda-events.ts';
 import type { Logger } from '../src/logger.ts';
-import { scheduleDueTracks } from '../src/sync/schedule.ts';
+import { REMOVED_TRACK_MESSAGE, scheduleDueTracks } from '../src/sync/schedule.ts';
 
 /** serverless.yml's `rate(1 minute)`: a track due before the next tick is taken at this one. */
 const SCHEDULE_PERIOD_MS = 60_000;
@@ -18,12 +18,13 @@ export function createDriftHandler(
   log: Logger = functionLogger('drift'),
   now: () => Date = () => new Date(),
 ) {
-  return async (_event: ScheduleEvent): Promise<{ tracks: string[] }> => {
+  return async (_event: ScheduleEvent): Promise<{ tracks: string[]; removed: string[] }> => {
     try {
       const queued = await scheduleDueTracks(now(), await deps(), {
         periodMs: SCHEDULE_PERIOD_MS,
       });
       if (queued.tracks.length > 0) log.info('due tracks queued', { tracks: queued.tracks });
+      for (const track of queued.removed) log.warn(REMOVED_TRACK_MESSAGE, { track });
       return queued;
     } catch (error) {
       // Thrown on: the failed invocation goes to the onFailure destination.

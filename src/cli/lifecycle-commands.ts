@@ -3,7 +3,11 @@
  * its stored state (src/sync/lifecycle.ts), so the same store that AWS uses
  * sees it without a redeploy.
  */
-import { deleteTrack, resumeTrack, suspendTrack } from '../sync/lifecycle.ts';
+import type { Track } from '../config/types.ts';
+import { UsageError } from '../errors.ts';
+import { deleteTrack, resumeTrack, suspendTrack, type DeletedTrack } from '../sync/lifecycle.ts';
+import type { LocalContext } from '../sync/local-context.ts';
+import { readTrackState } from '../sync/track-state.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import { findTrack } from './select-tracks.ts';
@@ -32,8 +36,40 @@ export const resumeCommand: CommandHandler = async (ctx, line, output) => {
   return syncCommand(ctx, { ...line, output: 'text' }, output);
 };
 
+/**
+ * The track to delete: the configured one, or — for a track removed from the
+ * config that still has state — a stand-in with the defaults (prune, so
+ * MirrorPrune collects) on the cluster it last applied to.
+ */
+async function trackToDelete(
+  ctx: LocalContext,
+  name: string,
+  configFile: string,
+): Promise<DeletedTrack & Pick<Track, 'cluster'>> {
+  const configured = ctx.config.tracks.find((track) => track.name === name);
+  if (configured) return configured;
+  if (!(await ctx.state.listTracks()).includes(name))
+    return findTrack(ctx.config, name, configFile);
+  const state = await readTrackState(ctx.state, name);
+  const cluster =
+    state.cluster ?? (ctx.config.clusters.length === 1 ? ctx.config.clusters[0]?.name : undefined);
+  if (cluster === undefined) {
+    throw new UsageError(
+      `--track: "${name}" is no longer in ${configFile} and its state does not say which cluster it applied to; put it back in the config to delete it`,
+    );
+  }
+  return {
+    name,
+    cluster,
+    prune: true,
+    deletionPolicy: 'MirrorPrune',
+    suspend: false,
+    timeout: 120_000,
+  };
+}
+
 export const deleteCommand: CommandHandler = async (ctx, line, output) => {
-  const track = findTrack(ctx.config, line.track ?? '', line.config);
+  const track = await trackToDelete(ctx, line.track ?? '', line.config);
   const result = await deleteTrack(track, line.policy, {
     state: ctx.state,
     cluster: await ctx.cluster(track),

@@ -3,6 +3,7 @@ import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
 import { findTrack } from './select-tracks.ts';
 import { formatStatusDetail, formatStatusSummary, statusJson } from './status-view.ts';
+import { tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { isSuspended, readTrackState } from '../sync/track-state.ts';
 
 export const statusCommand: CommandHandler = async (ctx, line, output) => {
@@ -15,13 +16,30 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
       return { track: track.name, state: { ...state, suspended: isSuspended(track, state) } };
     }),
   );
+  // Tracks the config no longer names still hold objects: shown until deleted.
+  const removed =
+    line.track === undefined ? await tracksRemovedFromConfig(ctx.config.tracks, ctx.state) : [];
+  const removedEntries = await Promise.all(
+    removed.map(async (track) => ({ track, state: await readTrackState(ctx.state, track) })),
+  );
   if (line.output === 'json') {
-    const documents = entries.map(({ track, state }) => statusJson(track, state));
+    const documents = [
+      ...entries.map(({ track, state }) => statusJson(track, state)),
+      ...removedEntries.map(({ track, state }) => ({
+        ...statusJson(track, state),
+        removedFromConfig: true,
+      })),
+    ];
     output.json(line.track !== undefined ? documents[0] : documents);
   } else if (line.track !== undefined && entries[0]) {
     output.print(formatStatusDetail(entries[0].track, entries[0].state, output.colours));
   } else {
     output.print(formatStatusSummary(entries, output.colours));
+    for (const { track } of removedEntries) {
+      output.print(
+        `${output.colours.yellow(track)}: removed from ${line.config} but still has state and objects; "driftless delete --track ${track}" collects it`,
+      );
+    }
   }
   return EXIT_OK;
 };

@@ -22,6 +22,8 @@ export interface SchedulerOptions {
   readonly timers?: SchedulerTimers;
   /** Told when a tick could not queue its jobs (store unreadable, queue closed). */
   readonly onError?: (error: unknown) => void;
+  /** Told on every tick of each track removed from the config that still has state. */
+  readonly onRemovedTrack?: (track: string) => void;
   readonly now?: () => Date;
 }
 
@@ -46,9 +48,9 @@ export function startScheduler(deps: ScheduleDeps, options: SchedulerOptions = {
   const now = options.now ?? (() => new Date());
   const periodMs = schedulePeriod(deps.tracks);
   const tick = (all: boolean): void => {
-    scheduleDueTracks(now(), deps, { periodMs, all }).catch((error: unknown) =>
-      options.onError?.(error),
-    );
+    scheduleDueTracks(now(), deps, { periodMs, all })
+      .then(({ removed }) => removed.forEach((track) => options.onRemovedTrack?.(track)))
+      .catch((error: unknown) => options.onError?.(error));
   };
   if (options.runAtStart ?? true) tick(true);
   const handle = timers.setInterval(() => tick(false), periodMs);

@@ -29,6 +29,8 @@ export interface MetricsSnapshot {
   readonly tracks: readonly Track[];
   /** State of each track by name; a track never synced may be missing. */
   readonly states: ReadonlyMap<string, TrackState>;
+  /** Tracks with stored state that the config no longer names. */
+  readonly removed?: readonly string[];
   readonly queueLength: number;
   readonly jobsRunning: number;
 }
@@ -89,6 +91,21 @@ export class ServeMetrics {
         help: "Alias of driftless_track_child_status under Faros' name and labels.",
         type: 'gauge',
         samples: childStatus((track) => ({ name: track.name, namespace: track.namespace ?? '' })),
+      },
+      {
+        name: 'driftless_track_suspended',
+        help: 'Whether a track is suspended (1), in its config or by "driftless suspend".',
+        type: 'gauge',
+        samples: snapshot.tracks.map((track) => ({
+          labels: { track: track.name },
+          value: track.suspend || snapshot.states.get(track.name)?.suspended === true ? 1 : 0,
+        })),
+      },
+      {
+        name: 'driftless_track_removed_from_config',
+        help: 'Tracks the config no longer names that still have state (and objects): 1 until "driftless delete".',
+        type: 'gauge',
+        samples: (snapshot.removed ?? []).map((track) => ({ labels: { track }, value: 1 })),
       },
       {
         name: 'driftless_track_objects_in_sync',

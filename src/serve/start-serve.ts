@@ -16,6 +16,7 @@ import { acceptWebhook } from '../sync/accept-webhook.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import type { ExecuteJob } from '../sync/run-job.ts';
 import { readTrackState, type TrackState } from '../sync/track-state.ts';
+import { REMOVED_TRACK_MESSAGE, tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { httpRoutes } from './http-routes.ts';
 import { createJobRunner } from './job-runner.ts';
 import { startScheduler, type SchedulerTimers } from './scheduler.ts';
@@ -120,9 +121,11 @@ export async function startServe(
         if (state) states.set(track.name, state);
       }),
     );
+    const removed = await tracksRemovedFromConfig(tracks, ctx.state).catch(() => []);
     return metrics.render({
       tracks,
       states,
+      removed,
       queueLength: queue.length,
       jobsRunning: queue.running,
     });
@@ -176,6 +179,7 @@ export async function startServe(
       onError: (error) => {
         if (queue.accepting) logger.warn('scheduled jobs not queued', { error: messageOf(error) });
       },
+      onRemovedTrack: (track) => logger.warn(REMOVED_TRACK_MESSAGE, { track }),
     },
   );
 

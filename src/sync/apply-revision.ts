@@ -127,7 +127,12 @@ export async function applyStoredRevision(
     const attempt = redactDeep(
       await attemptSync(track, revision, deps, precheck, options.pin === true),
     );
-    return await recordSync(deps.state, track.name, revision, attempt, { ...options, holder, now });
+    return await recordSync(deps.state, track.name, revision, attempt, {
+      ...options,
+      holder,
+      now,
+      cluster: track.cluster,
+    });
   } catch (error) {
     // Not an outcome but a fault (a store or connection failing): free the track, let the job retry.
     await updateTrackState(deps.state, track.name, (s) => releaseApplyLease(s, holder));

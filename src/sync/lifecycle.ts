@@ -26,6 +26,9 @@ import { randomUUID } from 'node:crypto';
 
 export type LifecycleAction = LifecycleJob['action'];
 
+/** What deleting needs of a track: also a track the config no longer names (see the CLI). */
+export type DeletedTrack = Pick<Track, 'name' | 'prune' | 'deletionPolicy' | 'suspend' | 'timeout'>;
+
 /** What a lifecycle action did. */
 export interface LifecycleResult {
   readonly track: string;
@@ -131,7 +134,7 @@ export async function unpinTrackAction(
  * delete can be run again.
  */
 export async function deleteTrack(
-  track: Track,
+  track: DeletedTrack,
   policy: DeletionPolicy | undefined,
   deps: DeleteDeps,
 ): Promise<LifecycleResult> {

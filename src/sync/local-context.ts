@@ -35,7 +35,7 @@ export interface LocalContext {
   /** The Git source, built on first use. */
   source(): Promise<GitSource>;
   /** The cluster of `track`, connected on first use and shared by tracks on the same cluster. */
-  cluster(track: Track): Promise<KubernetesPort>;
+  cluster(track: Pick<Track, 'name' | 'cluster'>): Promise<KubernetesPort>;
   /** Releases what the context opened. */
   close(): void;
 }

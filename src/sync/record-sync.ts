@@ -56,6 +56,8 @@ export interface RecordOptions {
   readonly pin?: boolean;
   /** The apply lease to give back in the same write. */
   readonly holder: string;
+  /** The track's cluster, recorded with what was applied there. */
+  readonly cluster?: string;
   readonly now: () => Date;
 }
 
@@ -91,6 +93,7 @@ function recordReconciled(
   const counted = (actions: readonly ChangeAction[]): number =>
     result.changeset.filter((e) => actions.includes(e.action)).length;
   if (!result.applyFailed) state.appliedRevision = revision;
+  if (options.cluster !== undefined) state.cluster = options.cluster;
   if (options.pin) state.pinned = revision;
   state.inventory = result.inventory;
   state.ignoredObjects = attempt.ignored;

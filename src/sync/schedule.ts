@@ -72,12 +72,32 @@ export function scheduledJobs(track: Track, tick: string): [FetchJob, DriftJob] 
   ];
 }
 
-/** Queues a poll and a drift check for every due track; returns their names. */
+/** The log line every tick writes for each track removed from the config. */
+export const REMOVED_TRACK_MESSAGE =
+  'track removed from the config still has state; its objects stay until "driftless delete --track <track>" (or the delete action)';
+
+/**
+ * Tracks with stored state that the config no longer names. They are never
+ * collected by themselves (a typo must not prune a cluster): every tick
+ * reports them until `driftless delete` removes their state.
+ */
+export async function tracksRemovedFromConfig(
+  tracks: readonly Pick<Track, 'name'>[],
+  state: Pick<StateStore, 'listTracks'>,
+): Promise<string[]> {
+  const configured = new Set(tracks.map((track) => track.name));
+  return (await state.listTracks()).filter((name) => !configured.has(name));
+}
+
+/**
+ * Queues a poll and a drift check for every due track; returns their names,
+ * and the tracks removed from the config that still have state.
+ */
 export async function scheduleDueTracks(
   now: Date,
   deps: ScheduleDeps,
   options: ScheduleOptions = {},
-): Promise<{ tracks: string[] }> {
+): Promise<{ tracks: string[]; removed: string[] }> {
   const due = await dueTracks(deps.tracks, deps.state, now, options);
   const tick = now.toISOString();
   // Tracks are independent: one failing send must not hold back the others, but is reported.
@@ -93,5 +113,8 @@ export async function scheduleDueTracks(
       `${failed.length} of ${due.length} due tracks were not queued`,
     );
   }
-  return { tracks: due.map((track) => track.name) };
+  return {
+    tracks: due.map((track) => track.name),
+    removed: await tracksRemovedFromConfig(deps.tracks, deps.state),
+  };
 }

@@ -25,7 +25,10 @@ export function trackNamed(tracks: readonly Track[], name: string): Track {
  * @throws {UnknownTrackError} when it is not configured (the config module checks every
  *   track's cluster exists, so only a job queued before a config change gets here).
  */
-export function clusterOf(clusters: readonly Cluster[], track: Track): Cluster {
+export function clusterOf(
+  clusters: readonly Cluster[],
+  track: Pick<Track, 'name' | 'cluster'>,
+): Cluster {
   const cluster = clusters.find((candidate) => candidate.name === track.cluster);
   if (cluster !== undefined) return cluster;
   throw new UnknownTrackError(

@@ -51,6 +51,8 @@ export interface TrackState {
    * discovery) for Helm tracks; the fetch step renders charts for it.
    */
   capabilities?: ClusterCapabilities | null;
+  /** The cluster the track applied to last: where `driftless delete` collects it once it left the config. */
+  cluster?: string;
   /** Set by `driftless suspend` (or the `suspend` action): webhooks, polls and drift checks leave the track alone. */
   suspended?: boolean;
   /** Held while an apply job runs: at most one per track, across processes and functions. */

@@ -183,6 +183,95 @@ describe('driftless commands over fake ports', () => {
     });
   });
 
+  describe('suspend, resume and delete', () => {
+    it('suspends in stored state: sync refuses by name, status says so; resume syncs', async () => {
+      // Act
+      const suspended = await driftless('suspend', '--track', 'infra');
+      const refused = await driftless('sync', '--track', 'infra');
+      const status = JSON.parse(
+        (await driftless('status', '--track', 'infra', '-o', 'json')).stdout,
+      );
+      const resumed = await driftless('resume', '--track', 'infra');
+
+      // Assess
+      assert.equal(suspended.code, 0, suspended.stderr);
+      assert.equal(refused.code, 2);
+      assert.match(
+        refused.stderr,
+        /track "infra" is suspended \(by "driftless suspend"; run "driftless resume"\)/,
+      );
+      assert.equal(status.suspended, true);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.match(resumed.stdout, /infra: resumed\ninfra: applied/);
+      assert.equal(cluster.objects.size, 2);
+    });
+
+    it('lists a track removed from the config until "delete" collects it on the cluster it used', async () => {
+      // Prepare: "old" applied a ConfigMap, then left the config.
+      await cluster.apply(
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'old', namespace: 'apps', labels: { [TRACK_LABEL]: 'old' } },
+        },
+        { fieldManager: 'driftless', force: true },
+      );
+      await store.state.write(
+        'old',
+        {
+          ...emptyTrackState(),
+          appliedRevision: SHA,
+          cluster: 'default',
+          inventory: [{ subject: 'ConfigMap/apps/old', apiVersion: 'v1' }],
+        },
+        undefined,
+      );
+
+      // Act
+      const text = await driftless('status');
+      const json = JSON.parse((await driftless('status', '-o', 'json')).stdout);
+      const deleted = await driftless('delete', '--track', 'old', '-o', 'json');
+      const after = await driftless('status');
+
+      // Assess
+      assert.match(
+        text.stdout,
+        /old: removed from \.\/driftless\.yaml but still has state and objects/,
+      );
+      assert.deepEqual(
+        json.map((d: { track: string; removedFromConfig?: boolean }) => [
+          d.track,
+          d.removedFromConfig,
+        ]),
+        [
+          ['web', undefined],
+          ['infra', undefined],
+          ['old', true],
+        ],
+      );
+      assert.equal(deleted.code, 0, deleted.stderr);
+      const result = JSON.parse(deleted.stdout);
+      assert.equal(result.result, 'deleted');
+      assert.equal(result.policy, 'Delete');
+      assert.deepEqual(result.changeset, [{ subject: 'ConfigMap/apps/old', action: 'deleted' }]);
+      assert.equal(cluster.objects.size, 0);
+      assert.doesNotMatch(after.stdout, /old/);
+      assert.equal((await store.state.listHistory('old'))[0]?.result, 'deleted');
+    });
+
+    it('refuses an unknown policy and a track that is neither configured nor stored', async () => {
+      // Act
+      const policy = await driftless('delete', '--track', 'web', '--policy', 'Purge');
+      const unknown = await driftless('delete', '--track', 'nowhere');
+
+      // Assess
+      assert.equal(policy.code, 2);
+      assert.match(policy.stderr, /--policy must be Delete, Orphan or MirrorPrune, not "Purge"/);
+      assert.equal(unknown.code, 2);
+      assert.match(unknown.stderr, /has no track "nowhere"/);
+    });
+  });
+
   describe('status', () => {
     it('prints exactly the DESIGN.md keys, track first', async () => {
       // Prepare

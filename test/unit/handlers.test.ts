@@ -333,6 +333,46 @@ describe('queue and trigger handlers', () => {
     );
   });
 
+  it('drift: logs every tick a track that left the config but still has state, and queues nothing for it', async () => {
+    // Prepare
+    await store.state.write('retired', { inventory: [] }, undefined);
+    const queue = recordingQueue();
+    const warnings: [string, unknown][] = [];
+    const log: Logger = {
+      ...silent,
+      warn: (message, fields) => void warnings.push([message, fields]),
+    };
+    const handler = createDriftHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue,
+      }),
+      log,
+      () => new Date('2026-01-02T03:04:05Z'),
+    );
+
+    // Act
+    const first = await handler({ time: '2026-01-02T03:04:00Z' });
+    const second = await handler({ time: '2026-01-02T03:05:00Z' });
+
+    // Assess
+    assert.deepEqual(first.removed, ['retired']);
+    assert.deepEqual(second.removed, ['retired']);
+    assert.deepEqual(
+      warnings.map(([message, fields]) => [
+        message.startsWith('track removed from the config'),
+        fields,
+      ]),
+      [
+        [true, { track: 'retired' }],
+        [true, { track: 'retired' }],
+      ],
+    );
+    assert.ok(!queue.jobs.some((job) => job.track === 'retired'));
+  });
+
   it('rollback: queues a rollback to a stored revision named by a unique prefix', async () => {
     // Prepare
     await store.artifacts.put('other', SHA_B, new TextEncoder().encode('{"objects":[]}'));
