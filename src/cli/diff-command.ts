@@ -1,4 +1,5 @@
 /** `driftless diff`: what sync would change, by server-side dry-run; exit 1 when anything would. */
+import { actingAs } from '../sync/track-cluster.ts';
 import {
   previewChanges,
   type PlannedAction,
@@ -93,7 +94,8 @@ export const diffCommand: CommandHandler = async (ctx, line, output) => {
     output.log(`${track.name}: pinned at ${target.revision}; comparing with the pinned revision`);
   }
   const bundle = await loadRevisionBundle(track, target.revision, ctx);
-  const cluster = await ctx.cluster(track);
+  // A preview as the track's service account: it shows what that account may do.
+  const cluster = actingAs(await ctx.cluster(track), track);
   const { selected } = selectObjects(track, bundle.objects, await cluster.discover());
   const planned = await previewChanges(cluster, track, selected, state.inventory);
   const changes = planned.map(showChange);

@@ -48,7 +48,19 @@ function statusOf(response: KubeResponse): ApiStatus {
 export class KubeApiCluster implements KubernetesPort {
   private catalog: Promise<ResourceCatalog> | undefined;
 
-  constructor(private readonly transport: KubeTransport) {}
+  constructor(
+    private readonly transport: KubeTransport,
+    /** Whose discovery to share: an impersonating copy reads the same API server. */
+    private readonly discoveryOf?: KubeApiCluster,
+  ) {}
+
+  impersonate(user: string, groups: readonly string[]): KubernetesPort {
+    const headers = { 'Impersonate-User': user, 'Impersonate-Group': groups };
+    return new KubeApiCluster(
+      (request) => this.transport({ ...request, headers: { ...request.headers, ...headers } }),
+      this.discoveryOf ?? this,
+    );
+  }
 
   /** The cluster at `endpoint`; nothing is sent until the first request. */
   static forEndpoint(endpoint: ClusterEndpoint, options?: KubeHttpOptions): KubeApiCluster {
@@ -60,6 +72,7 @@ export class KubeApiCluster implements KubernetesPort {
   }
 
   discover(refresh = false): Promise<ResourceCatalog> {
+    if (this.discoveryOf) return this.discoveryOf.discover(refresh);
     if (refresh || !this.catalog) {
       const next = discoverResources(this.transport);
       // A failed read must not stick: the next call tries again.

@@ -24,6 +24,8 @@ export interface KubeRequest {
   readonly body?: unknown;
   readonly contentType?: string;
   readonly accept?: string;
+  /** Extra headers (impersonation); a list sends the header once per value. */
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
 }
 
 export interface KubeResponse {
@@ -98,6 +100,7 @@ export function createKubeTransport(
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
     const credentials = await endpoint.credentials.current();
     const requestHeaders: http.OutgoingHttpHeaders = {
+      ...(request.headers as http.OutgoingHttpHeaders | undefined),
       ...credentials.headers,
       accept: request.accept ?? 'application/json',
       ...(body

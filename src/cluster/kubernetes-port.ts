@@ -51,4 +51,10 @@ export interface KubernetesPort {
   list(query: ListQuery): Promise<KubeObject[]>;
   /** Deletes the object; 'not-found' when it was already gone. */
   delete(ref: ObjectRef, options?: DeleteOptions): Promise<'deleted' | 'not-found'>;
+  /**
+   * The same cluster, every request made as `user` in `groups` (Kubernetes
+   * impersonation: the credentials need the `impersonate` verb). Undefined
+   * for a port that cannot impersonate.
+   */
+  impersonate?(user: string, groups: readonly string[]): KubernetesPort;
 }

@@ -67,6 +67,15 @@ const dnsLabel = stringMatching(
   (quoted) => `${quoted} is not a valid name: ${DNS_LABEL_RULE}`,
 );
 
+/** A Kubernetes object name (DNS-1123 subdomain), as service accounts are named. */
+const dnsSubdomainName = stringMatching(
+  (text) =>
+    text.length <= 253 &&
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(text),
+  (quoted) =>
+    `${quoted} is not a valid name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`,
+);
+
 const nonEmptyString = stringMatching(
   () => true,
   () => '',
@@ -436,6 +445,7 @@ export const trackSchema = strictObject({
   prune: z._default(z.boolean(), true),
   adopt: z._default(z.boolean(), false),
   targetNamespace: z.optional(dnsLabel),
+  serviceAccountName: z.optional(dnsSubdomainName),
   retryInterval: z.optional(duration(10_000, '10s')),
   force: z._default(z.boolean(), false),
   deletionPolicy: z._default(z.enum(['Delete', 'Orphan', 'MirrorPrune']), 'MirrorPrune'),
@@ -478,6 +488,17 @@ export const trackSchema = strictObject({
           });
         }
       }
+    }
+    if (
+      value.serviceAccountName !== undefined &&
+      value.namespace === undefined &&
+      value.targetNamespace === undefined
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['serviceAccountName'],
+        message: 'needs namespace (or targetNamespace): the service account lives there',
+      });
     }
     const authType = (value.auth as { type?: string } | undefined)?.type;
     const repositoryKind =

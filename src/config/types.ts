@@ -176,6 +176,11 @@ export interface Track {
    * default such an object is an ownership conflict and is left alone.
    */
   readonly adopt: boolean;
+  /**
+   * Apply, prune, health and drift correction act as
+   * `system:serviceaccount:<targetNamespace or namespace>:<name>`.
+   */
+  readonly serviceAccountName?: string;
   /** Every namespaced object is applied in this namespace, whatever it names. */
   readonly targetNamespace?: string;
   /** After a failed sync, the next poll comes this soon (ms) instead of after `interval`. */

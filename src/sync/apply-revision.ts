@@ -17,6 +17,7 @@ import type { Track } from '../config/types.ts';
 import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncJob } from './jobs.ts';
 import { loadStoredRevision } from './load-stored-revision.ts';
+import { actingAs } from './track-cluster.ts';
 import { recordSync, type SyncAttempt } from './record-sync.ts';
 import type { SecretDeps } from './resolve-secrets.ts';
 import type { SyncResult } from './sync-result.ts';
@@ -83,6 +84,8 @@ async function attemptSync(
       message: waitingFor,
     };
   }
+  // Apply, prune and health as the track's service account, when it names one.
+  deps = { ...deps, cluster: actingAs(deps.cluster, track) };
   const stored = await loadStoredRevision(track, revision, deps);
   if (stored.type === 'refused') return stored;
   if (stored.capabilities !== undefined && !pin) {

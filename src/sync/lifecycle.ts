@@ -13,6 +13,7 @@ import { redactDeep } from '../redact.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { LifecycleJob } from './jobs.ts';
 import { unpinTrack } from './rollback.ts';
+import { actingAs } from './track-cluster.ts';
 import {
   acquireApplyLease,
   isSuspended,
@@ -27,7 +28,11 @@ import { randomUUID } from 'node:crypto';
 export type LifecycleAction = LifecycleJob['action'];
 
 /** What deleting needs of a track: also a track the config no longer names (see the CLI). */
-export type DeletedTrack = Pick<Track, 'name' | 'prune' | 'deletionPolicy' | 'suspend' | 'timeout'>;
+export type DeletedTrack = Pick<
+  Track,
+  'name' | 'prune' | 'deletionPolicy' | 'suspend' | 'timeout'
+> &
+  Partial<Pick<Track, 'serviceAccountName' | 'namespace' | 'targetNamespace'>>;
 
 /** What a lifecycle action did. */
 export interface LifecycleResult {
@@ -151,7 +156,8 @@ export async function deleteTrack(
       note = 'the track is suspended: nothing was collected';
     } else if (applied === 'Delete') {
       changeset = redactDeep(
-        await pruneObjects(deps.cluster, state.inventory, { track: track.name }),
+        // Collected as the track's service account, when it names one.
+        await pruneObjects(actingAs(deps.cluster, track), state.inventory, { track: track.name }),
       );
     } else {
       note = 'deletion policy Orphan: the objects were left in the cluster';

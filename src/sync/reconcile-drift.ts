@@ -13,6 +13,7 @@ import type { DriftJob } from './jobs.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
+import { actingAs } from './track-cluster.ts';
 import {
   acquireApplyLease,
   readTrackState,
@@ -36,8 +37,10 @@ export interface DriftResult {
 export async function reconcileDrift(
   track: Track,
   job: DriftJob,
-  deps: ApplyDeps,
+  given: ApplyDeps,
 ): Promise<DriftResult> {
+  // Read and correct as the track's service account, when it names one.
+  const deps = { ...given, cluster: actingAs(given.cluster, track) };
   const now = deps.now ?? (() => new Date());
   const before = await readTrackState(deps.state, track.name);
   const revision = before.pinned ?? before.appliedRevision;

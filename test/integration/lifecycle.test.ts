@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import type { Track } from '../../src/config/types.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
 import type { Job } from '../../src/sync/jobs.ts';
@@ -231,4 +232,70 @@ describe('track lifecycle', () => {
     );
     assert.equal(await read(), 'two');
   });
+
+  it('acts as serviceAccountName: refused without RBAC naming the account, nothing pruned; applied once a Role allows it', async () => {
+    // Prepare: a track acting as "deployer", which has no rights yet.
+    const { track, repo, ns } = await fixture.newTrack(
+      'impersonated',
+      'serviceAccountName: deployer',
+    );
+    await fixture.core.createNamespacedServiceAccount({
+      namespace: ns,
+      body: { metadata: { name: 'deployer' } },
+    });
+    await pushFiles(repo, { 'settings.yaml': configMap('settings', 'as-deployer') });
+
+    // Act
+    const refused = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+    const rbac = fixture.kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({
+      namespace: ns,
+      body: {
+        metadata: { name: 'deployer' },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: ns,
+      body: {
+        metadata: { name: 'deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }],
+      },
+    });
+    const allowed = await eventuallyApplied(track);
+
+    // Assess
+    assert.equal(refused.result, 'failed');
+    assert.match(
+      refused.error ?? '',
+      new RegExp(`User "system:serviceaccount:${ns}:deployer" cannot .*configmaps`),
+    );
+    assert.ok(!refused.changeset.some((entry) => entry.action === 'deleted'));
+    assert.equal(allowed.result, 'applied', allowed.error);
+    const live = await fixture.core.readNamespacedConfigMap({ name: 'settings', namespace: ns });
+    assert.equal(live.data?.value, 'as-deployer');
+    // Written by the account: the managed fields say who applied them.
+    assert.ok(live.metadata?.managedFields?.some((f) => f.manager === 'driftless'));
+
+    // Outside its Role's namespace the account may not write: the sync fails, the object is not made.
+    const elsewhere = await fixture.newTrack('elsewhere');
+    await pushFiles(repo, {
+      'settings.yaml': configMap('settings', 'as-deployer'),
+      'other.yaml': configMap('other', 'x', elsewhere.ns),
+    });
+    const outside = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+    assert.equal(outside.result, 'failed');
+    assert.match(outside.error ?? '', /system:serviceaccount:.*:deployer/);
+    assert.equal(await fixture.configMapValue(elsewhere.ns, 'other'), undefined);
+  });
+
+  /** RBAC takes a moment to reach the authorizer's cache: sync until applied, briefly. */
+  async function eventuallyApplied(track: Track) {
+    for (let attempt = 0; ; attempt++) {
+      const result = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+      if (result.result === 'applied' || attempt >= 20) return result;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 });

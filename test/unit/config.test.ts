@@ -391,6 +391,24 @@ ${oneTrack()}  - name: api
     ]);
   });
 
+  it('refuses serviceAccountName without a namespace for the account, and a malformed one', () => {
+    // Prepare
+    const text = `tracks:
+  - {name: a, repository: https://h/a.git, serviceAccountName: deployer}
+  - {name: b, repository: https://h/b.git, namespace: apps, serviceAccountName: Deployer_1}
+  - {name: c, repository: https://h/c.git, targetNamespace: apps, serviceAccountName: deployer}
+`;
+
+    // Act
+    const messages = problems(text);
+
+    // Assess
+    assert.deepEqual(messages, [
+      'driftless.yaml: tracks[0].serviceAccountName: needs namespace (or targetNamespace): the service account lives there',
+      `driftless.yaml: tracks[1].serviceAccountName: "Deployer_1" is not a valid name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`,
+    ]);
+  });
+
   it('refuses reference and semver together', () => {
     // Prepare
     const text = oneTrack('    reference: main\n    semver: ^1.2\n');
