@@ -10,6 +10,7 @@ export const OPTIONS = {
   'detect-only': { type: 'boolean' },
   port: { type: 'string' },
   policy: { type: 'string' },
+  objects: { type: 'boolean' },
 } as const satisfies Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -109,9 +110,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'status',
-    usage: 'status   [-c FILE] [--track NAME] [-o text|json]',
-    summary: 'show conditions, revisions and inventory',
-    options: ['config', 'track', 'output'],
+    usage: 'status   [-c FILE] [--track NAME [--objects]] [-o text|json]',
+    summary: 'show conditions, revisions and inventory; --objects: each object live',
+    options: ['config', 'track', 'objects', 'output'],
+    needs: [['objects', 'track']],
   },
   {
     name: 'render',

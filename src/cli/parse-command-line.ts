@@ -19,6 +19,8 @@ export interface CommandLine {
   readonly previous: boolean;
   readonly detectOnly: boolean;
   readonly port?: number;
+  /** `status --objects`. */
+  readonly objects: boolean;
   /** `delete --policy`. */
   readonly policy?: 'Delete' | 'Orphan' | 'MirrorPrune';
 }
@@ -132,6 +134,7 @@ export function parseCommandLine(spec: CommandSpec, args: readonly string[]): Co
   const revision = text('revision');
   return {
     ...(policy === undefined ? {} : { policy: policy as NonNullable<CommandLine['policy']> }),
+    objects: values.has('objects'),
     config: text('config') ?? DEFAULT_CONFIG_FILE,
     output: output as OutputFormat,
     ...(track === undefined ? {} : { track }),

@@ -2,7 +2,13 @@
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
 import { findTrack } from './select-tracks.ts';
-import { formatStatusDetail, formatStatusSummary, statusJson } from './status-view.ts';
+import {
+  formatObjectStatuses,
+  formatStatusDetail,
+  formatStatusSummary,
+  statusJson,
+} from './status-view.ts';
+import { objectStatuses } from '../sync/object-statuses.ts';
 import { tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { isSuspended, readTrackState } from '../sync/track-state.ts';
 
@@ -22,6 +28,23 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
   const removedEntries = await Promise.all(
     removed.map(async (track) => ({ track, state: await readTrackState(ctx.state, track) })),
   );
+  if (line.objects && line.track !== undefined && entries[0]) {
+    const track = findTrack(ctx.config, line.track, line.config);
+    const objects = await objectStatuses(track, {
+      cluster: await ctx.cluster(track),
+      artifacts: ctx.artifacts,
+      state: ctx.state,
+      ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
+    });
+    if (line.output === 'json') {
+      output.json({ ...statusJson(entries[0].track, entries[0].state), objects });
+    } else {
+      output.print(formatStatusDetail(entries[0].track, entries[0].state, output.colours));
+      output.print('');
+      output.print(formatObjectStatuses(objects, output.colours));
+    }
+    return EXIT_OK;
+  }
   if (line.output === 'json') {
     const documents = [
       ...entries.map(({ track, state }) => statusJson(track, state)),

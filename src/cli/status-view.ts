@@ -1,4 +1,5 @@
 /** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
+import type { ObjectStatus } from '../sync/object-statuses.ts';
 import type { TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
@@ -97,4 +98,25 @@ export function formatStatusDetail(track: string, state: TrackState, colours: Pa
     );
   }
   return lines.join('\n');
+}
+
+/** `status --objects`: one row per object, sync and health coloured. */
+export function formatObjectStatuses(objects: readonly ObjectStatus[], colours: Palette): string {
+  if (objects.length === 0) return 'no objects: the track has not applied a revision yet';
+  const sync = (value: ObjectStatus['sync']) =>
+    value === 'InSync'
+      ? colours.green(value)
+      : value === 'Failed'
+        ? colours.red(value)
+        : colours.yellow(value);
+  const health = (value: ObjectStatus['health']) =>
+    value === 'Healthy'
+      ? colours.green(value)
+      : value === 'Degraded'
+        ? colours.red(value)
+        : colours.yellow(value);
+  return formatTable(
+    ['OBJECT', 'API VERSION', 'SYNC', 'HEALTH', 'MESSAGE'],
+    objects.map((o) => [o.subject, o.apiVersion, sync(o.sync), health(o.health), o.message]),
+  );
 }

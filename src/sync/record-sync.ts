@@ -96,6 +96,11 @@ function recordReconciled(
   if (options.cluster !== undefined) state.cluster = options.cluster;
   if (options.pin) state.pinned = revision;
   state.inventory = result.inventory;
+  state.failedObjects = Object.fromEntries(
+    result.changeset
+      .filter((entry) => entry.action === 'failed')
+      .map((entry) => [entry.subject, entry.error ?? 'failed']),
+  );
   state.ignoredObjects = attempt.ignored;
   state.objectsDiscovered = attempt.discovered;
   state.objectsIgnored = Object.keys(attempt.ignored).length;

@@ -51,6 +51,8 @@ export interface TrackState {
    * discovery) for Helm tracks; the fetch step renders charts for it.
    */
   capabilities?: ClusterCapabilities | null;
+  /** Objects that failed in the last sync, with why: `status --objects` shows them Failed. */
+  failedObjects?: Record<string, string>;
   /** The cluster the track applied to last: where `driftless delete` collects it once it left the config. */
   cluster?: string;
   /** Set by `driftless suspend` (or the `suspend` action): webhooks, polls and drift checks leave the track alone. */

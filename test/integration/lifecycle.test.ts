@@ -12,6 +12,7 @@ import { executeJob } from '../../src/sync/execute-job.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { deleteTrack, resumeTrack, suspendTrack } from '../../src/sync/lifecycle.ts';
 import { runJob, type JobDeps } from '../../src/sync/run-job.ts';
+import { objectStatuses } from '../../src/sync/object-statuses.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
 import { pushFiles } from '../harness/git-server.ts';
@@ -288,6 +289,45 @@ describe('track lifecycle', () => {
     assert.equal(outside.result, 'failed');
     assert.match(outside.error ?? '', /system:serviceaccount:.*:deployer/);
     assert.equal(await fixture.configMapValue(elsewhere.ns, 'other'), undefined);
+  });
+
+  it('status --objects: each object in sync, out of sync, missing or failed, with its health', async () => {
+    // Prepare: three objects applied, a fourth owned by another track; then one edited, one deleted.
+    const owner = await fixture.newTrack('owner');
+    await pushFiles(owner.repo, { 'taken.yaml': configMap('taken', 'owner') });
+    await syncTrack(owner.track, { trigger: 'manual' }, fixture.deps);
+    const { track, repo, ns } = await fixture.newTrack('objects');
+    await pushFiles(repo, {
+      'same.yaml': configMap('same', 'v1'),
+      'edited.yaml': configMap('edited', 'v1'),
+      'gone.yaml': configMap('gone', 'v1'),
+      'taken.yaml': configMap('taken', 'objects', owner.ns),
+    });
+    await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+    await fixture.core.patchNamespacedConfigMap({
+      name: 'edited',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/data/value', value: 'by hand' }],
+    });
+    await fixture.core.deleteNamespacedConfigMap({ name: 'gone', namespace: ns });
+
+    // Act
+    const objects = await objectStatuses(track, fixture.deps);
+
+    // Assess
+    const bySubject = new Map(objects.map((o) => [o.subject, o]));
+    assert.equal(bySubject.get(`ConfigMap/${ns}/same`)?.sync, 'InSync');
+    assert.equal(bySubject.get(`ConfigMap/${ns}/same`)?.health, 'Healthy');
+    assert.equal(bySubject.get(`ConfigMap/${ns}/edited`)?.sync, 'OutOfSync');
+    assert.match(bySubject.get(`ConfigMap/${ns}/edited`)?.message ?? '', /\/data\/value/);
+    assert.equal(bySubject.get(`ConfigMap/${ns}/gone`)?.sync, 'Missing');
+    assert.equal(bySubject.get(`ConfigMap/${ns}/gone`)?.health, 'Unknown');
+    assert.equal(bySubject.get(`ConfigMap/${owner.ns}/taken`)?.sync, 'Failed');
+    assert.match(bySubject.get(`ConfigMap/${owner.ns}/taken`)?.message ?? '', /ownership conflict/);
+    assert.deepEqual(
+      objects.map((o) => o.apiVersion),
+      ['v1', 'v1', 'v1', 'v1'],
+    );
   });
 
   /** RBAC takes a moment to reach the authorizer's cache: sync until applied, briefly. */

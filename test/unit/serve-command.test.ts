@@ -42,7 +42,14 @@ describe('serve command', () => {
       // Act
       const code = await command(
         ctx,
-        { config: 'driftless.yaml', output: 'text', previous: false, detectOnly: false, port: 0 },
+        {
+          config: 'driftless.yaml',
+          output: 'text',
+          previous: false,
+          detectOnly: false,
+          objects: false,
+          port: 0,
+        },
         output,
       );
 
