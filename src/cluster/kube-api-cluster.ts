@@ -16,7 +16,13 @@ import {
   type KubeResponse,
   type KubeTransport,
 } from './kube-http.ts';
-import { splitApiVersion, subjectOf, type KubeObject, type ObjectRef } from './kube-object.ts';
+import {
+  splitApiVersion,
+  subjectOf,
+  type KubeObject,
+  type ManagedFieldsEntry,
+  type ObjectRef,
+} from './kube-object.ts';
 import type {
   ApplyOptions,
   ApplyResult,
@@ -179,6 +185,26 @@ export class KubeApiCluster implements KubernetesPort {
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken);
     return items;
+  }
+
+  async replaceManagedFields(
+    ref: ObjectRef,
+    resourceVersion: string,
+    entries: readonly ManagedFieldsEntry[],
+  ): Promise<void> {
+    const response = await this.transport({
+      method: 'PATCH',
+      path: await this.objectPath(ref),
+      contentType: 'application/json-patch+json',
+      body: [
+        // Changed since it was read: the patch fails rather than hand over fields unseen.
+        { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
+        { op: 'replace', path: '/metadata/managedFields', value: entries },
+      ],
+    });
+    if (response.status !== 200) {
+      throw new KubernetesApiError(subjectOf(ref), statusOf(response));
+    }
   }
 
   async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<'deleted' | 'not-found'> {

@@ -4,7 +4,7 @@
  * interface, and unit tests may fake it.
  */
 import type { ResourceCatalog } from './discovery.ts';
-import type { KubeObject, ObjectRef } from './kube-object.ts';
+import type { KubeObject, ManagedFieldsEntry, ObjectRef } from './kube-object.ts';
 
 export interface ApplyOptions {
   readonly fieldManager: string;
@@ -51,6 +51,17 @@ export interface KubernetesPort {
   list(query: ListQuery): Promise<KubeObject[]>;
   /** Deletes the object; 'not-found' when it was already gone. */
   delete(ref: ObjectRef, options?: DeleteOptions): Promise<'deleted' | 'not-found'>;
+  /**
+   * Replaces the object's `metadata.managedFields` if it is still at
+   * `resourceVersion` (a JSON patch with a test): how drift correction takes
+   * over fields people added by hand, so the next apply removes them.
+   * Undefined for a port that cannot.
+   */
+  replaceManagedFields?(
+    ref: ObjectRef,
+    resourceVersion: string,
+    entries: readonly ManagedFieldsEntry[],
+  ): Promise<void>;
   /**
    * The same cluster, every request made as `user` in `groups` (Kubernetes
    * impersonation: the credentials need the `impersonate` verb). Undefined

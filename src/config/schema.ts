@@ -444,6 +444,7 @@ export const trackSchema = strictObject({
   ignoreResources: z._default(z.array(resourceType), []),
   prune: z._default(z.boolean(), true),
   adopt: z._default(z.boolean(), false),
+  handEditManagers: z.optional(z.array(nonEmptyString)),
   targetNamespace: z.optional(dnsLabel),
   serviceAccountName: z.optional(dnsSubdomainName),
   retryInterval: z.optional(duration(10_000, '10s')),

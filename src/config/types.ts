@@ -187,6 +187,11 @@ export interface Track {
   readonly retryInterval?: number;
   /** An apply refused for an immutable field deletes and recreates the object. */
   readonly force: boolean;
+  /**
+   * Field managers whose changes count as made by hand, besides kubectl's
+   * (drift/hand-edits.ts): fields only they own on the track's objects are undone.
+   */
+  readonly handEditManagers?: string[];
   /** What `driftless delete` does with the track's objects (Flux's deletionPolicy). */
   readonly deletionPolicy: DeletionPolicy;
   readonly allowEmpty: boolean;

@@ -10,7 +10,14 @@ import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-ob
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { desiredObject, type DesiredObject } from './desired-objects.ts';
-import { plannedApply, type DriftReport } from './detect-drift.ts';
+import {
+  handEditManagersOf,
+  plannedApply,
+  type DriftedObject,
+  type DriftReport,
+} from './detect-drift.ts';
+import { handOnlyFields, takeOverHandFields } from './hand-edits.ts';
+import { messageOf } from '../errors.ts';
 import { ignoredPointers } from './ignore-rules.ts';
 import { planApply } from './plan-apply.ts';
 
@@ -37,9 +44,24 @@ export async function correctDrift(
   const objects = desired.map((object) => desiredObject(object, track.name));
   const byKey = new Map(objects.map((object) => [objectKey(refOf(object)), object]));
   const toApply: KubeObject[] = [];
+  const refused: ChangeSetEntry[] = [];
   for (const drifted of report.drifted) {
     const object = byKey.get(objectKey(drifted.ref));
     if (!object) continue; // no longer desired: pruning's business, not drift's
+    const managers = handEditManagersOf(drifted);
+    if (managers !== undefined) {
+      // Fields added by hand: hand them to our apply entry, so the apply below removes them.
+      const failure = await takeOver(cluster, drifted, managers);
+      if (failure !== undefined) {
+        refused.push(failure);
+        continue;
+      }
+      // Planned against the object before the take-over: plan again against what is there now.
+      toApply.push(
+        planApply(object, await cluster.get(drifted.ref), ignoredPointers(track.ignore, object)),
+      );
+      continue;
+    }
     // A report from elsewhere (or copied) has no plan: work it out from the live object again.
     toApply.push(
       plannedApply(drifted) ??
@@ -48,7 +70,7 @@ export async function correctDrift(
   }
   const missing = new Set(report.missing);
   toApply.push(...objects.filter((object) => missing.has(subjectOf(refOf(object)))));
-  if (toApply.length === 0) return [];
+  if (toApply.length === 0) return refused;
   const { changeset } = await applyObjects(cluster, toApply, {
     track: track.name,
     adopt: track.adopt === true,
@@ -57,5 +79,37 @@ export async function correctDrift(
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
-  return changeset;
+  return [...refused, ...changeset];
+}
+
+/**
+ * Takes the fields only hand-edit managers own on the live object over into
+ * our apply entry; a changeset entry saying why when that cannot be done.
+ */
+async function takeOver(
+  cluster: KubernetesPort,
+  drifted: DriftedObject,
+  managers: readonly string[],
+): Promise<ChangeSetEntry | undefined> {
+  const { subject } = drifted;
+  try {
+    if (cluster.replaceManagedFields === undefined) {
+      throw new Error('this cluster connection cannot rewrite managedFields');
+    }
+    const live = await cluster.get(drifted.ref);
+    const hand = live ? handOnlyFields(live, managers) : undefined;
+    if (!live || !hand) return undefined;
+    await cluster.replaceManagedFields(
+      drifted.ref,
+      live.metadata.resourceVersion ?? '',
+      takeOverHandFields(live, managers, hand.fields),
+    );
+    return undefined;
+  } catch (error) {
+    return {
+      subject,
+      action: 'failed',
+      error: `${subject}: fields added by hand could not be taken over: ${messageOf(error)}`,
+    };
+  }
 }

@@ -10,9 +10,18 @@
  * server as the live object — is compared with the live object on the fields
  * our apply claims. A no-op check of N objects in K kinds and one namespace
  * therefore costs about K requests (plus discovery).
+ *
+ * Fields people added by hand to an object the track owns (hand-edits.ts)
+ * are drift too: found from managedFields in the same cheap pass, reported
+ * as removals, and undone by correction.
  */
 import type { Operation } from 'fast-json-patch';
-import { FIELD_MANAGER, isReconcileDisabled, updateStrategyOf } from '../apply/ownership.ts';
+import {
+  FIELD_MANAGER,
+  TRACK_LABEL,
+  isReconcileDisabled,
+  updateStrategyOf,
+} from '../apply/ownership.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
 import {
   objectKey,
@@ -25,7 +34,13 @@ import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { describeDrift } from './describe-drift.ts';
 import { desiredObject, type DesiredObject } from './desired-objects.ts';
-import { appliedFieldSet } from '../apply/field-set.ts';
+import { appliedFieldSet, type FieldSet } from '../apply/field-set.ts';
+import {
+  DEFAULT_HAND_EDIT_MANAGERS,
+  handOnlyFields,
+  removalPatch,
+  withoutDesiredFields,
+} from './hand-edits.ts';
 import { ignoredPointers } from './ignore-rules.ts';
 import { suspectReason } from '../apply/manifest-fields.ts';
 import { planApply } from './plan-apply.ts';
@@ -76,6 +91,37 @@ export interface DetectDriftOptions {
  */
 const plans = new WeakMap<DriftedObject, KubeObject>();
 
+/** For a drifted object with fields added by hand: whose managers' fields correction takes over. */
+const handEdits = new WeakMap<DriftedObject, readonly string[]>();
+
+/** The hand-edit managers whose fields correction must take over for `drifted`, if any. */
+export function handEditManagersOf(drifted: DriftedObject): readonly string[] | undefined {
+  return handEdits.get(drifted);
+}
+
+/** The default hand-edit managers plus the track's own. */
+export function handManagersOf(track: Partial<Pick<Track, 'handEditManagers'>>): string[] {
+  return [...new Set([...DEFAULT_HAND_EDIT_MANAGERS, ...(track.handEditManagers ?? [])])];
+}
+
+/** `fields` without what the ignore pointers name (pointers of plain object keys). */
+function withoutIgnored(fields: FieldSet, pointers: readonly string[]): FieldSet {
+  const out = structuredClone(fields);
+  for (const pointer of pointers) {
+    const segments = pointer
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let node: FieldSet | undefined = out;
+    for (const [index, segment] of segments.entries()) {
+      if (node === undefined) break;
+      if (index === segments.length - 1) delete node[`f:${segment}`];
+      else node = node[`f:${segment}`];
+    }
+  }
+  return out;
+}
+
 /** The object detection dry-ran for `drifted`, if this process detected it. */
 export function plannedApply(drifted: DriftedObject): KubeObject | undefined {
   return plans.get(drifted);
@@ -99,7 +145,7 @@ function isExempt(object: KubeObject): boolean {
  */
 export async function detectDrift(
   cluster: KubernetesPort,
-  track: Pick<Track, 'name' | 'ignore'>,
+  track: Pick<Track, 'name' | 'ignore'> & Partial<Pick<Track, 'handEditManagers'>>,
   desired: readonly DesiredObject[],
   options: DetectDriftOptions = {},
 ): Promise<DriftReport> {
@@ -110,7 +156,11 @@ export async function detectDrift(
 
   const missing: string[] = [];
   const errors: DriftError[] = [];
+  const handOnly: DriftedObject[] = [];
   const suspects: { object: KubeObject; live: KubeObject; ignored: string[] }[] = [];
+  const managers = handManagersOf(track);
+  /** Objects with hand-added fields, by object key: their removal, and who added them. */
+  const byHand = new Map<string, { patch: Operation[]; by: string[] }>();
   let checked = 0;
   for (const object of objects) {
     const key = objectKey(refOf(object));
@@ -129,13 +179,34 @@ export async function detectDrift(
       if (isExempt(object) || isReconcileDisabled(current)) continue;
       const ignored = ignoredPointers(track.ignore, object);
       checked++;
+      // Only on objects the track owns: another owner's object is an ownership matter.
+      if (current.metadata.labels?.[TRACK_LABEL] === track.name) {
+        const hand = handOnlyFields(current, managers);
+        const fields = hand && withoutIgnored(withoutDesiredFields(hand.fields, object), ignored);
+        const patch = fields ? removalPatch(current, fields) : [];
+        if (hand && patch.length > 0) byHand.set(key, { patch, by: hand.by });
+      }
       const reason = suspectReason(
         manifestAsStored(object),
         fieldSetAsStored(object, appliedFieldSet(current, FIELD_MANAGER)),
         current,
         ignored,
       );
-      if (reason === undefined) continue;
+      if (reason === undefined) {
+        const hand = byHand.get(key);
+        if (hand) {
+          // Nothing of ours changed: the hand-added fields are the whole drift, no dry-run needed.
+          const drifted: DriftedObject = {
+            subject,
+            ref: refOf(object),
+            patch: hand.patch,
+            changedBy: hand.by,
+          };
+          handEdits.set(drifted, managers);
+          handOnly.push(drifted);
+        }
+        continue;
+      }
       options.onSuspect?.(subject, reason);
       suspects.push({ object, live: current, ignored });
     } catch (error) {
@@ -152,10 +223,14 @@ export async function detectDrift(
         force: true,
         dryRun: true,
       });
-      const { patch, changedBy } = describeDrift(suspect.live, dryRun.object, suspect.ignored);
+      const described = describeDrift(suspect.live, dryRun.object, suspect.ignored);
+      const hand = byHand.get(objectKey(refOf(suspect.object)));
+      const patch = [...described.patch, ...(hand?.patch ?? [])];
       if (patch.length === 0) return undefined;
+      const changedBy = [...new Set([...described.changedBy, ...(hand?.by ?? [])])].sort();
       const drifted: DriftedObject = { subject, ref: refOf(suspect.object), patch, changedBy };
       plans.set(drifted, plan);
+      if (hand) handEdits.set(drifted, managers);
       return drifted;
     } catch (error) {
       errors.push({ subject, error: withSubject(subject, error) });
@@ -164,7 +239,7 @@ export async function detectDrift(
   });
 
   return {
-    drifted: confirmed.filter((d): d is DriftedObject => d !== undefined),
+    drifted: [...confirmed.filter((d): d is DriftedObject => d !== undefined), ...handOnly],
     missing,
     errors,
     checked,

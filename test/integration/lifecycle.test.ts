@@ -6,17 +6,24 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { AppsV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import type { Track } from '../../src/config/types.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { deleteTrack, resumeTrack, suspendTrack } from '../../src/sync/lifecycle.ts';
 import { runJob, type JobDeps } from '../../src/sync/run-job.ts';
 import { objectStatuses } from '../../src/sync/object-statuses.ts';
+import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
 import { pushFiles } from '../harness/git-server.ts';
+import { sharedKubeconfigPath } from '../harness/shared-cluster.ts';
+import { controlPlaneBinaries } from '../harness/testbin.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
+
+const run = promisify(execFile);
 
 const configMap = (name: string, value: string, namespace?: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}${namespace ? `, namespace: ${namespace}` : ''}}\ndata: {value: "${value}"}\n`;
@@ -328,6 +335,75 @@ describe('track lifecycle', () => {
       objects.map((o) => o.apiVersion),
       ['v1', 'v1', 'v1', 'v1'],
     );
+  });
+
+  it('drift correction undoes fields added by hand with kubectl, keeping what controllers wrote', async () => {
+    // Prepare: a Deployment whose replicas Git leaves to an autoscaler, and a ConfigMap.
+    const deployment = [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata: {name: web}',
+      'spec:',
+      '  selector: {matchLabels: {app: web}}',
+      '  template:',
+      '    metadata: {labels: {app: web}}',
+      '    spec: {containers: [{name: web, image: registry.example/web:1}]}',
+      '',
+    ].join('\n');
+    const { track, repo, ns } = await fixture.newTrack('handedit');
+    await pushFiles(repo, {
+      'web.yaml': deployment,
+      'settings.yaml': configMap('settings', 'git'),
+    });
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, fixture.deps)).result, 'applied');
+    // By hand, with the real kubectl: a label, an annotation, an extra data key.
+    const { kubectl } = await controlPlaneBinaries();
+    const kubectlRun = (...args: string[]) =>
+      run(kubectl, ['--kubeconfig', sharedKubeconfigPath(), '-n', ns, ...args]);
+    await kubectlRun('label', 'deployment', 'web', 'hand=added');
+    await kubectlRun('annotate', 'configmap', 'settings', 'note=by-hand');
+    await kubectlRun(
+      'patch',
+      'configmap',
+      'settings',
+      '--type',
+      'merge',
+      '-p',
+      '{"data":{"extra":"x"}}',
+    );
+    // The autoscaler's write: the scale subresource, as the HPA controller (kube-controller-manager) does it.
+    const apps = fixture.kc.makeApiClient(AppsV1Api);
+    await apps.replaceNamespacedDeploymentScale({
+      name: 'web',
+      namespace: ns,
+      body: { metadata: { name: 'web', namespace: ns }, spec: { replicas: 3 } },
+      fieldManager: 'kube-controller-manager',
+    });
+
+    // Act
+    const result = await reconcileDrift(track, { type: 'drift', track: track.name }, fixture.deps);
+
+    // Assess
+    assert.deepEqual(result.drifted.map((d) => d.subject).sort(), [
+      `ConfigMap/${ns}/settings`,
+      `Deployment/${ns}/web`,
+    ]);
+    const web = result.drifted.find((d) => d.subject.startsWith('Deployment'));
+    assert.deepEqual(web?.changedBy, ['kubectl-label']);
+    assert.deepEqual(web?.patch, [{ op: 'remove', path: '/metadata/labels/hand' }]);
+    assert.equal(result.corrected, true, JSON.stringify(result.changeset));
+    const live = await apps.readNamespacedDeployment({ name: 'web', namespace: ns });
+    assert.equal(live.metadata?.labels?.hand, undefined);
+    assert.equal(live.spec?.replicas, 3, 'the autoscaler-owned replicas stay');
+    const settings = await fixture.core.readNamespacedConfigMap({
+      name: 'settings',
+      namespace: ns,
+    });
+    assert.equal(settings.metadata?.annotations?.note, undefined);
+    assert.deepEqual(settings.data, { value: 'git' });
+    // And a second check finds nothing left.
+    const again = await reconcileDrift(track, { type: 'drift', track: track.name }, fixture.deps);
+    assert.deepEqual(again.drifted, []);
   });
 
   /** RBAC takes a moment to reach the authorizer's cache: sync until applied, briefly. */

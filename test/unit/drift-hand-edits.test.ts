@@ -1,0 +1,123 @@
+/**
+ * Fields added by hand, from managedFields: what only by-hand managers own,
+ * shown as removals, and handed to Driftless' apply entry for correction.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KubeObject } from '../../src/cluster/kube-object.ts';
+import {
+  DEFAULT_HAND_EDIT_MANAGERS,
+  handOnlyFields,
+  removalPatch,
+  subtractFieldSet,
+  takeOverHandFields,
+  withoutDesiredFields,
+} from '../../src/drift/hand-edits.ts';
+
+const live: KubeObject = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: {
+    name: 'web',
+    namespace: 'apps',
+    labels: { 'driftless.dev/track': 'web', hand: 'added', shared: 'yes' },
+    managedFields: [
+      {
+        manager: 'driftless',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        fieldsV1: { 'f:metadata': { 'f:labels': { 'f:driftless.dev/track': {} } } },
+      },
+      {
+        manager: 'kubectl-label',
+        operation: 'Update',
+        apiVersion: 'apps/v1',
+        fieldsV1: { 'f:metadata': { 'f:labels': { 'f:hand': {}, 'f:shared': {} } } },
+      },
+      {
+        manager: 'kubectl-scale',
+        operation: 'Update',
+        apiVersion: 'apps/v1',
+        subresource: 'scale',
+        fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+      },
+      {
+        manager: 'kube-controller-manager',
+        operation: 'Update',
+        apiVersion: 'apps/v1',
+        subresource: 'scale',
+        fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+      },
+      {
+        manager: 'operator',
+        operation: 'Update',
+        apiVersion: 'apps/v1',
+        fieldsV1: { 'f:metadata': { 'f:labels': { 'f:shared': {} } } },
+      },
+    ],
+  },
+  spec: { replicas: 3 },
+};
+
+describe('hand edits', () => {
+  it('finds what only the by-hand managers own: not what a controller or operator also owns', () => {
+    // Act
+    const hand = handOnlyFields(live, DEFAULT_HAND_EDIT_MANAGERS);
+
+    // Assess
+    assert.deepEqual(hand, {
+      fields: { 'f:metadata': { 'f:labels': { 'f:hand': {} } } },
+      by: ['kubectl-label', 'kubectl-scale'],
+    });
+    assert.deepEqual(removalPatch(live, hand!.fields), [
+      { op: 'remove', path: '/metadata/labels/hand' },
+    ]);
+  });
+
+  it('counts a manager as by hand only when listed', () => {
+    // Act
+    const none = handOnlyFields(live, ['k9s']);
+
+    // Assess
+    assert.equal(none, undefined);
+  });
+
+  it('leaves out fields Git sets: those are put back, not removed', () => {
+    // Act
+    const rest = withoutDesiredFields(
+      { 'f:data': { 'f:a': {}, 'f:extra': {} } },
+      { data: { a: '1' } },
+    );
+
+    // Assess
+    assert.deepEqual(rest, { 'f:data': { 'f:extra': {} } });
+  });
+
+  it('subtracts whole fields only: a field the other set owns in part stays', () => {
+    // Act
+    const rest = subtractFieldSet(
+      { 'f:spec': { 'f:template': {}, 'f:paused': {} } },
+      { 'f:spec': { 'f:template': { 'f:metadata': {} } } },
+    );
+
+    // Assess
+    assert.deepEqual(rest, { 'f:spec': { 'f:paused': {} } });
+  });
+
+  it('hands the fields to the driftless apply entry and drops the by-hand entries, leaving the object as it was', () => {
+    // Act
+    const entries = takeOverHandFields(live, DEFAULT_HAND_EDIT_MANAGERS, {
+      'f:metadata': { 'f:labels': { 'f:hand': {} } },
+    });
+
+    // Assess
+    assert.deepEqual(
+      entries.map((e) => e.manager),
+      ['driftless', 'kube-controller-manager', 'operator'],
+    );
+    assert.deepEqual(entries[0]?.fieldsV1, {
+      'f:metadata': { 'f:labels': { 'f:driftless.dev/track': {}, 'f:hand': {} } },
+    });
+    assert.equal(live.metadata.managedFields?.length, 5, 'the live object is not changed');
+  });
+});
