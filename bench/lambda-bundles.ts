@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { deflateRawSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
-import nativeAddonPlugins from '../infra/esbuild/native-addons.cjs';
+import esbuildPlugins from '../infra/esbuild/plugins.cjs';
 import { REPO_ROOT, runBuildScript } from '../test/harness/testbin.ts';
 import { runCommand } from './lib/command.ts';
 import type { BenchContext } from './lib/context.ts';
@@ -103,7 +103,7 @@ export const lambdaBundles: Benchmark = {
         banner: {
           js: "import { createRequire as __driftlessRequire } from 'node:module'; const require = __driftlessRequire(import.meta.url);",
         },
-        plugins: nativeAddonPlugins,
+        plugins: esbuildPlugins,
         metafile: true,
         logLevel: 'silent',
       });

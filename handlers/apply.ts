@@ -3,14 +3,26 @@
  * rollback against the track's cluster. The only function that builds
  * cluster credentials.
  */
+import { checkHealthExprs } from '../src/apply/health-exprs.ts';
+import { functionConfigFile } from '../src/aws/function-config.ts';
 import { applyDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
 import { sqsJobHandler } from '../src/aws/job-handler.ts';
 import { parseApplyJob } from '../src/aws/parse-job.ts';
 import { executeApplyJob } from '../src/sync/execute-job.ts';
 
+/**
+ * The apply function's deps, its config's CEL health expressions checked: it
+ * alone judges health, so only its bundle carries the CEL parser.
+ */
+async function checkedApplyDeps() {
+  const deps = await applyDeps();
+  checkHealthExprs(deps, functionConfigFile());
+  return deps;
+}
+
 /** The handler over `deps` (tests and the local stage pass their own). */
-export function createApplyHandler(deps = () => applyDeps(), log = functionLogger('apply')) {
+export function createApplyHandler(deps = checkedApplyDeps, log = functionLogger('apply')) {
   return sqsJobHandler(parseApplyJob, executeApplyJob, deps, log);
 }
 

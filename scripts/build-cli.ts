@@ -11,7 +11,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import nativeAddonPlugins from '../infra/esbuild/native-addons.cjs';
+import esbuildPlugins from '../infra/esbuild/plugins.cjs';
 
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -50,7 +50,7 @@ export async function buildCli(outDir: string = CLI_DIST_DIR): Promise<Metafile>
       js: "import { createRequire as __driftlessRequire } from 'node:module'; const require = __driftlessRequire(import.meta.url);",
     },
     // ssh2's optional native addons: the JavaScript fallback, the same in every bundle.
-    plugins: nativeAddonPlugins,
+    plugins: esbuildPlugins,
     metafile: true,
     logLevel: 'warning',
   });

@@ -32,7 +32,7 @@ function condition(status: Status, type: string): Condition | undefined {
   return status.conditions?.find((c) => c.type === type);
 }
 
-type Judgement = { state: Exclude<HealthState, 'NotFound'>; message: string };
+export type Judgement = { state: Exclude<HealthState, 'NotFound'>; message: string };
 const current = (message = 'ready'): Judgement => ({ state: 'Current', message });
 const inProgress = (message: string): Judgement => ({ state: 'InProgress', message });
 
@@ -92,8 +92,17 @@ function byConditions(status: Status): Judgement {
   return current();
 }
 
-/** Judges one object's readiness from its status. */
-export function healthOf(object: KubeObject): Judgement {
+/**
+ * A track's own verdict on an object (its CEL `healthCheckExprs`,
+ * health-exprs.ts), or undefined to judge it the built-in way. Passed in,
+ * so that only what judges health carries a CEL parser.
+ */
+export type CustomHealth = (object: KubeObject) => Judgement | undefined;
+
+/** Judges one object's readiness: by `custom` when it has a verdict, else from its status. */
+export function healthOf(object: KubeObject, custom?: CustomHealth): Judgement {
+  const own = custom?.(object);
+  if (own !== undefined) return own;
   const spec = (object.spec ?? {}) as Record<string, unknown>;
   const status = (object.status ?? {}) as Status;
   const generation = object.metadata.generation;
@@ -161,6 +170,7 @@ export async function waitForHealth(
   refs: readonly ObjectRef[],
   timeoutMs: number,
   intervalMs = 500,
+  custom?: CustomHealth,
 ): Promise<WaitForHealthResult> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -170,7 +180,7 @@ export async function waitForHealth(
         try {
           const live = await cluster.get(ref);
           if (!live) return { subject, state: 'NotFound', message: 'not found' };
-          return { subject, ...healthOf(live) };
+          return { subject, ...healthOf(live, custom) };
         } catch (error) {
           return {
             subject,

@@ -20,6 +20,7 @@ import {
   type InventoryEntry,
 } from './inventory.ts';
 import { pruneObjects } from './prune.ts';
+import { exprHealth } from './health-exprs.ts';
 
 export interface ReconcileResult {
   /** `unchanged` when no object had to be written or deleted. */
@@ -46,7 +47,8 @@ export interface ReconcileOptions {
 type Reconciled = Pick<
   Track,
   'name' | 'prune' | 'wait' | 'healthChecks' | 'timeout' | 'adopt' | 'force'
->;
+> &
+  Partial<Pick<Track, 'healthCheckExprs'>>;
 
 /** The failed entries' errors, joined; empty when nothing failed. */
 function failuresOf(changeset: readonly ChangeSetEntry[]): string {
@@ -107,7 +109,15 @@ export async function reconcileObjects(
   const healthRefs: readonly ObjectRef[] =
     track.healthChecks.length > 0 ? track.healthChecks : track.wait ? applied.applied : [];
   const health =
-    healthRefs.length > 0 ? await waitForHealth(cluster, healthRefs, track.timeout) : undefined;
+    healthRefs.length > 0
+      ? await waitForHealth(
+          cluster,
+          healthRefs,
+          track.timeout,
+          500,
+          exprHealth(track.healthCheckExprs),
+        )
+      : undefined;
   const unhealthy = health !== undefined && !health.healthy;
   const error =
     failuresOf(changeset) ||

@@ -319,6 +319,21 @@ const healthCheckSchema = strictObject({
   namespace: z.optional(dnsLabel),
 });
 
+/**
+ * A CEL expression. Its syntax is checked where health is judged (apply's
+ * checkHealthExprs): the CEL parser stays out of the functions that never
+ * evaluate it.
+ */
+const celExpression = nonEmptyString;
+
+const healthCheckExprSchema = strictObject({
+  apiVersion,
+  kind: nonEmptyString,
+  current: celExpression,
+  inProgress: z.optional(celExpression),
+  failed: z.optional(celExpression),
+});
+
 /** A path inside the revision, relative to the track's subPath; it may not climb out of the repository. */
 const revisionPath = field((value): Parsed<string> => {
   if (typeof value !== 'string') return notAString(value);
@@ -457,6 +472,7 @@ export const trackSchema = strictObject({
   dependsOn: z._default(z.array(dnsLabel), []),
   wait: z._default(z.boolean(), false),
   healthChecks: z._default(z.array(healthCheckSchema), []),
+  healthCheckExprs: z.optional(z.array(healthCheckExprSchema)),
   timeout: z._default(duration(1_000, '1s'), 120_000),
   suspend: z._default(z.boolean(), false),
   auth: z.optional(authSchema),

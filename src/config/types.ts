@@ -137,6 +137,15 @@ export interface Decryption {
 }
 
 /** An object whose health decides whether a sync succeeded. */
+/** Flux's `healthCheckExprs`: CEL over `self` for objects of one apiVersion and kind. */
+export interface HealthCheckExpr {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly current: string;
+  readonly inProgress?: string;
+  readonly failed?: string;
+}
+
 export interface HealthCheck {
   readonly apiVersion: string;
   readonly kind: string;
@@ -202,6 +211,8 @@ export interface Track {
   readonly dependsOn: string[];
   readonly wait: boolean;
   readonly healthChecks: HealthCheck[];
+  /** CEL health checks by kind (Flux semantics); used wherever health is judged. */
+  readonly healthCheckExprs?: HealthCheckExpr[];
   /** Sync timeout, in milliseconds. */
   readonly timeout: number;
   readonly suspend: boolean;

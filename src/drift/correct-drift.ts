@@ -18,6 +18,7 @@ import {
 } from './detect-drift.ts';
 import { handOnlyFields, takeOverHandFields } from './hand-edits.ts';
 import { messageOf } from '../errors.ts';
+import { KubernetesApiError } from '../cluster/errors.ts';
 import { ignoredPointers } from './ignore-rules.ts';
 import { planApply } from './plan-apply.ts';
 
@@ -82,6 +83,9 @@ export async function correctDrift(
   return [...refused, ...changeset];
 }
 
+/** Reads and patches of one object before a take-over gives up on an object that keeps changing. */
+const TAKE_OVER_ATTEMPTS = 5;
+
 /**
  * Takes the fields only hand-edit managers own on the live object over into
  * our apply entry; a changeset entry saying why when that cannot be done.
@@ -96,15 +100,25 @@ async function takeOver(
     if (cluster.replaceManagedFields === undefined) {
       throw new Error('this cluster connection cannot rewrite managedFields');
     }
-    const live = await cluster.get(drifted.ref);
-    const hand = live ? handOnlyFields(live, managers) : undefined;
-    if (!live || !hand) return undefined;
-    await cluster.replaceManagedFields(
-      drifted.ref,
-      live.metadata.resourceVersion ?? '',
-      takeOverHandFields(live, managers, hand.fields),
-    );
-    return undefined;
+    // Controllers write status all the time: a patch that met a newer object reads it again.
+    for (let attempt = 1; ; attempt++) {
+      const live = await cluster.get(drifted.ref);
+      const hand = live ? handOnlyFields(live, managers) : undefined;
+      if (!live || !hand) return undefined;
+      try {
+        await cluster.replaceManagedFields(
+          drifted.ref,
+          live.metadata.resourceVersion ?? '',
+          takeOverHandFields(live, managers, hand.fields),
+        );
+        return undefined;
+      } catch (error) {
+        const changed =
+          error instanceof KubernetesApiError &&
+          (error.httpStatus === 422 || error.httpStatus === 409);
+        if (!changed || attempt >= TAKE_OVER_ATTEMPTS) throw error;
+      }
+    }
   } catch (error) {
     return {
       subject,

@@ -19,6 +19,7 @@ import type {
   StateStore,
 } from '../store/ports.ts';
 import { clusterOf } from './track-named.ts';
+import { checkHealthExprs } from '../apply/health-exprs.ts';
 import { expandHome } from '../config/expand-home.ts';
 import { gitCacheDir } from '../config/git-cache-dir.ts';
 import { readSecret } from '../config/read-secret.ts';
@@ -69,6 +70,7 @@ function withExpandedPaths(cluster: Cluster, env: Environment): Cluster {
 /** Opens the context of the real CLI: the configured store, Git over isomorphic-git, kubeconfig clusters. */
 export const openLocalContext: OpenLocalContext = async (configFile, env) => {
   const config = await loadConfig(configFile);
+  checkHealthExprs(config, configFile);
   const store = createStore(storePortConfig(config.store));
   const secrets = (ref: Parameters<typeof readSecret>[0]): Promise<string> => readSecret(ref, env);
   let source: Promise<GitSource> | undefined;

@@ -5,6 +5,7 @@
  * resource tree shows it. Reads the cluster and the store; changes nothing.
  */
 import { healthOf } from '../apply/health.ts';
+import { exprHealth } from '../apply/health-exprs.ts';
 import { readLive } from '../apply/read-live.ts';
 import { objectKey, refOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { Track } from '../config/types.ts';
@@ -54,11 +55,12 @@ export async function objectStatuses(
   const missing = new Set(report.missing);
   const unreadable = new Map(report.errors.map((e) => [e.subject, e.error]));
   const failed = state.failedObjects ?? {};
+  const custom = exprHealth(track.healthCheckExprs);
   const statuses = selected.map((object): ObjectStatus => {
     const manifest = object.manifest as KubeObject;
     const { subject } = object;
     const current = live.found.get(objectKey(refOf(manifest)));
-    const judged = current ? healthOf(current) : undefined;
+    const judged = current ? healthOf(current, custom) : undefined;
     const health = judged ? HEALTH[judged.state] : 'Unknown';
     const change = drifted.get(subject);
     const [sync, message]: [ObjectSync, string] =

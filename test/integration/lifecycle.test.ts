@@ -406,6 +406,73 @@ describe('track lifecycle', () => {
     assert.deepEqual(again.drifted, []);
   });
 
+  it('judges a custom resource by healthCheckExprs (CEL): in progress, failed, current', async () => {
+    // Prepare: a CRD without a status subresource (status is written with the object) and a Widget.
+    const group = 'life.driftless.dev';
+    const crd = [
+      'apiVersion: apiextensions.k8s.io/v1',
+      'kind: CustomResourceDefinition',
+      `metadata: {name: gadgets.${group}}`,
+      'spec:',
+      `  group: ${group}`,
+      '  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}',
+      '  scope: Namespaced',
+      '  versions:',
+      '    - name: v1',
+      '      served: true',
+      '      storage: true',
+      '      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}',
+      '',
+    ].join('\n');
+    const gadget = `apiVersion: ${group}/v1\nkind: Gadget\nmetadata: {name: g}\nspec: {size: 1}\n`;
+    const { track, repo, ns } = await fixture.newTrack(
+      'cel',
+      [
+        'wait: true',
+        'timeout: 3s',
+        'healthCheckExprs:',
+        `  - apiVersion: ${group}/v1`,
+        '    kind: Gadget',
+        `    current: "self.status.phase == 'Ready'"`,
+        `    failed: "has(self.status) && self.status.phase == 'Broken'"`,
+      ].join('\n'),
+    );
+    await pushFiles(repo, { 'crd.yaml': crd, 'gadget.yaml': gadget });
+    const setPhase = async (phase: string) => {
+      const { CustomObjectsApi } = await import('@kubernetes/client-node');
+      await fixture.kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject({
+        group,
+        version: 'v1',
+        namespace: ns,
+        plural: 'gadgets',
+        name: 'g',
+        body: [{ op: 'add', path: '/status', value: { phase } }],
+      });
+    };
+
+    // Act + Assess: no status yet -> not healthy in time, saying which expression waits.
+    const waiting = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+    assert.equal(waiting.result, 'failed');
+    assert.match(
+      waiting.error ?? '',
+      /Gadget\/.*\/g: self\.status\.phase == 'Ready': No such key: status/,
+    );
+
+    await setPhase('Broken');
+    const broken = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+    assert.equal(broken.result, 'failed');
+    assert.match(
+      broken.error ?? '',
+      /failed: has\(self\.status\) && self\.status\.phase == 'Broken'/,
+    );
+
+    await setPhase('Ready');
+    const ready = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+    assert.equal(ready.result, 'unchanged', ready.error);
+    const state = await readTrackState(fixture.deps.state, track.name);
+    assert.equal(conditionOf(state, 'Healthy')?.status, 'True');
+  });
+
   /** RBAC takes a moment to reach the authorizer's cache: sync until applied, briefly. */
   async function eventuallyApplied(track: Track) {
     for (let attempt = 0; ; attempt++) {

@@ -1,0 +1,5 @@
+import type { Plugin } from 'esbuild';
+
+/** See plugins.cjs. */
+declare const esbuildPlugins: Plugin[];
+export = esbuildPlugins;

@@ -1,0 +1,66 @@
+/** CEL health checks (Flux's healthCheckExprs): the verdicts, and the config check of their syntax. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { checkHealthExprs, judgeByExprs } from '../../src/apply/health-exprs.ts';
+import type { KubeObject } from '../../src/cluster/kube-object.ts';
+import { ConfigError } from '../../src/config/config-error.ts';
+
+const RULE = {
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  inProgress: "has(self.status) && self.status.phase == 'Pending'",
+  failed: "has(self.status) && self.status.phase == 'Failed'",
+  current: "self.status.phase == 'Ready'",
+};
+
+const widget = (status?: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name: 'w' },
+  ...(status ? { status } : {}),
+});
+
+describe('healthCheckExprs', () => {
+  it('evaluates inProgress, then failed, then current; none true is still in progress', () => {
+    // Act
+    const states = [
+      judgeByExprs(widget({ phase: 'Pending' }), [RULE]),
+      judgeByExprs(widget({ phase: 'Failed' }), [RULE]),
+      judgeByExprs(widget({ phase: 'Ready' }), [RULE]),
+      judgeByExprs(widget({ phase: 'Other' }), [RULE]),
+      judgeByExprs(widget(), [RULE]),
+    ].map((j) => j?.state);
+
+    // Assess
+    assert.deepEqual(states, ['InProgress', 'Failed', 'Current', 'InProgress', 'InProgress']);
+    assert.match(judgeByExprs(widget(), [RULE])?.message ?? '', /No such key: status/);
+  });
+
+  it('leaves other kinds to the built-in checks', () => {
+    // Act
+    const verdict = judgeByExprs({ ...widget(), kind: 'Gizmo' }, [RULE]);
+
+    // Assess
+    assert.equal(verdict, undefined);
+  });
+
+  it('refuses expressions that do not parse, naming the field', () => {
+    // Act + Assess
+    assert.throws(
+      () =>
+        checkHealthExprs(
+          { tracks: [{ healthCheckExprs: [{ ...RULE, failed: "self.status.phase === 'x'" }] }] },
+          'driftless.yaml',
+        ),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(
+          error.message,
+          /^driftless\.yaml: tracks\[0\]\.healthCheckExprs\[0\]\.failed: "self\.status\.phase === 'x'" is not a CEL expression: /,
+        );
+        return true;
+      },
+    );
+    assert.doesNotThrow(() => checkHealthExprs({ tracks: [{ healthCheckExprs: [RULE] }] }, 'f'));
+  });
+});
