@@ -43,7 +43,9 @@ const SIDE_EFFECT_FREE = ['@marcbachmann/cel-js'];
 const sideEffectFreeLibraries = {
   name: 'side-effect-free-libraries',
   setup(build) {
-    const filter = new RegExp(`^(${SIDE_EFFECT_FREE.map((n) => n.replace(/[/.@-]/g, '\\$&')).join('|')})$`);
+    const filter = new RegExp(
+      `^(${SIDE_EFFECT_FREE.map((n) => n.replace(/[/.@-]/g, '\\$&')).join('|')})$`,
+    );
     build.onResolve({ filter }, async (args) => {
       if (args.pluginData === 'side-effect-free') return undefined;
       const resolved = await build.resolve(args.path, {

@@ -157,6 +157,8 @@ export function healthOf(object: KubeObject, custom?: CustomHealth): Judgement {
 
 export interface WaitForHealthResult {
   readonly healthy: boolean;
+  /** Why the wait was given up before the objects were judged (a newer revision was queued). */
+  readonly cancelled?: string;
   /** The last judgement of every object, in the order given. */
   readonly results: readonly HealthResult[];
 }
@@ -171,6 +173,8 @@ export async function waitForHealth(
   timeoutMs: number,
   intervalMs = 500,
   custom?: CustomHealth,
+  /** Asked between polls: a reason to stop waiting, or undefined to go on. */
+  cancelled?: () => Promise<string | undefined>,
 ): Promise<WaitForHealthResult> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -193,6 +197,8 @@ export async function waitForHealth(
     const healthy = results.every((r) => r.state === 'Current');
     const failed = results.some((r) => r.state === 'Failed');
     if (healthy || failed || Date.now() >= deadline) return { healthy, results };
+    const reason = await cancelled?.();
+    if (reason !== undefined) return { healthy: false, results, cancelled: reason };
     await sleep(intervalMs);
   }
 }

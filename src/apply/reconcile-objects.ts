@@ -42,6 +42,11 @@ export interface ReconcileResult {
 export interface ReconcileOptions {
   /** Progress of the apply, for people watching a large set. */
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Asked while waiting for health: a reason to stop (a newer revision of the
+   * track was queued, which will be applied and waited for instead).
+   */
+  readonly cancelHealth?: () => Promise<string | undefined>;
 }
 
 type Reconciled = Pick<
@@ -116,9 +121,11 @@ export async function reconcileObjects(
           track.timeout,
           500,
           exprHealth(track.healthCheckExprs),
+          options.cancelHealth,
         )
       : undefined;
-  const unhealthy = health !== undefined && !health.healthy;
+  // A cancelled wait judged nothing: the newer revision's sync waits for health instead.
+  const unhealthy = health !== undefined && !health.healthy && health.cancelled === undefined;
   const error =
     failuresOf(changeset) ||
     (unhealthy ? `not healthy within ${track.timeout} ms: ${describeUnhealthy(health)}` : '');

@@ -101,6 +101,17 @@ async function attemptSync(
   }
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+    // A sync job stops waiting for health once a newer revision is queued (newest wins).
+    ...(precheck
+      ? {
+          cancelHealth: async () => {
+            const now = await readTrackState(deps.state, track.name);
+            return precheck(now) === 'superseded'
+              ? `revision ${now.desiredRevision} was queued`
+              : undefined;
+          },
+        }
+      : {}),
   });
   return {
     type: 'reconciled',

@@ -128,7 +128,16 @@ function recordReconciled(
       now,
     );
   }
-  if (result.health) {
+  if (result.health?.cancelled !== undefined) {
+    setCondition(
+      state,
+      'Healthy',
+      'Unknown',
+      'HealthCheckCanceled',
+      `health check of ${revision} cancelled: ${result.health.cancelled}`,
+      now,
+    );
+  } else if (result.health) {
     const { healthy } = result.health;
     setCondition(
       state,
@@ -140,6 +149,18 @@ function recordReconciled(
     );
   }
   const failed = result.outcome === 'failed';
+  if (!failed && result.health?.cancelled !== undefined) {
+    // Applied, health not known: the newer revision's sync decides Ready.
+    setCondition(
+      state,
+      'Ready',
+      'Unknown',
+      'HealthCheckCanceled',
+      `applied revision ${revision}; its health check was cancelled: ${result.health.cancelled}`,
+      now,
+    );
+    return;
+  }
   setCondition(
     state,
     'Ready',

@@ -473,6 +473,52 @@ describe('track lifecycle', () => {
     assert.equal(conditionOf(state, 'Healthy')?.status, 'True');
   });
 
+  it('stops waiting for health when a newer revision of the track is queued', async () => {
+    // Prepare: a Deployment that never becomes available here (the test cluster runs no pods),
+    // and a track that waits up to a minute for it.
+    const deployment = (image: string) =>
+      [
+        'apiVersion: apps/v1',
+        'kind: Deployment',
+        'metadata: {name: slow}',
+        'spec:',
+        '  selector: {matchLabels: {app: slow}}',
+        '  template:',
+        '    metadata: {labels: {app: slow}}',
+        `    spec: {containers: [{name: slow, image: "${image}"}]}`,
+        '',
+      ].join('\n');
+    const { track, repo } = await fixture.newTrack('newer', 'wait: true\ntimeout: 60s');
+    await pushFiles(repo, { 'slow.yaml': deployment('registry.example/slow:1') });
+    const deps = jobDeps([track]);
+    await runJob({ type: 'fetch', track: 'newer', trigger: 'webhook' }, deps, executeJob);
+    const firstSync = deps.queued.shift()!;
+
+    // Act: the first sync waits; meanwhile a push is fetched (and its sync queued).
+    const waiting = runJob(firstSync, deps, executeJob);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await pushFiles(repo, { 'slow.yaml': deployment('registry.example/slow:2') });
+    await runJob({ type: 'fetch', track: 'newer', trigger: 'webhook' }, deps, executeJob);
+    const done = await waiting;
+
+    // Assess: applied, its wait cancelled naming the newer revision, which is queued next.
+    assert.equal(done.type, 'sync');
+    const result = done.type === 'sync' ? done.result : undefined;
+    assert.equal(result?.result, 'applied', result?.error);
+    const state = await readTrackState(fixture.deps.state, 'newer');
+    const healthy = conditionOf(state, 'Healthy');
+    assert.equal(healthy?.reason, 'HealthCheckCanceled');
+    assert.match(
+      healthy?.message ?? '',
+      new RegExp(`revision ${state.desiredRevision} was queued`),
+    );
+    assert.equal(conditionOf(state, 'Ready')?.status, 'Unknown');
+    assert.deepEqual(
+      deps.queued.map((job) => job.type),
+      ['sync'],
+    );
+  });
+
   /** RBAC takes a moment to reach the authorizer's cache: sync until applied, briefly. */
   async function eventuallyApplied(track: Track) {
     for (let attempt = 0; ; attempt++) {
