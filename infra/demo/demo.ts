@@ -199,6 +199,18 @@ failed = driftless('sync') !== 0 || failed;
 driftless('status', '--track', 'demo');
 driftless('history', '--track', 'demo');
 
+step('Hand edits: a label added with kubectl is drift too, and drift correction removes it');
+kubectl('label', 'configmap', 'settings', '-n', 'demo', 'edited-by=hand');
+driftless('status', '--track', 'demo', '--objects');
+failed = driftless('drift', '--track', 'demo') !== 0 || failed;
+kubectl('get', 'configmap', 'settings', '-n', 'demo', '--show-labels');
+
+step('Suspend and resume: stored state, no config change (in AWS: the rollback function)');
+failed = driftless('suspend', '--track', 'demo') !== 0 || failed;
+console.log('A suspended track refuses a sync by name (exit 2):');
+failed = driftless('sync', '--track', 'demo') !== 2 || failed;
+failed = driftless('resume', '--track', 'demo') !== 0 || failed;
+
 step('Done');
 console.log(
   'The cluster keeps running: kubectl --kubeconfig .driftless/testcluster/kubeconfig get all -n demo',
