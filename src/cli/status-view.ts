@@ -102,19 +102,16 @@ export function formatStatusDetail(track: string, state: TrackState, colours: Pa
 
 /** `status --objects`: one row per object, sync and health coloured. */
 export function formatObjectStatuses(objects: readonly ObjectStatus[], colours: Palette): string {
-  if (objects.length === 0) return 'no objects: the track has not applied a revision yet';
-  const sync = (value: ObjectStatus['sync']) =>
-    value === 'InSync'
+  if (objects.length === 0) return 'no objects: the track has not fetched a revision yet';
+  // Green for the good state, red for the bad one, yellow for anything between.
+  const tint = (value: string, good: string, bad: string) =>
+    value === good
       ? colours.green(value)
-      : value === 'Failed'
+      : value === bad
         ? colours.red(value)
         : colours.yellow(value);
-  const health = (value: ObjectStatus['health']) =>
-    value === 'Healthy'
-      ? colours.green(value)
-      : value === 'Degraded'
-        ? colours.red(value)
-        : colours.yellow(value);
+  const sync = (value: ObjectStatus['sync']) => tint(value, 'InSync', 'Failed');
+  const health = (value: ObjectStatus['health']) => tint(value, 'Healthy', 'Degraded');
   return formatTable(
     ['OBJECT', 'API VERSION', 'SYNC', 'HEALTH', 'MESSAGE'],
     objects.map((o) => [o.subject, o.apiVersion, sync(o.sync), health(o.health), o.message]),

@@ -73,45 +73,32 @@ export function createGitSource(options: GitSourceOptions): GitSource {
   const open = async (track: TrackSource): Promise<LocalRepository | RemoteRepository> => {
     const { location, context } = locate(track);
     if (location.kind === 'local') return LocalRepository.open(location, context);
-    if (location.ssh !== undefined) {
-      if (track.auth?.type !== 'ssh') {
-        throw new GitAuthError('an SSH repository needs auth: {type: ssh, ...}', context);
-      }
-      const { auth } = track;
-      const [privateKey, knownHosts, passphrase] = await Promise.all([
-        options.readSecret(auth.secret),
-        options.readSecret(auth.knownHosts),
-        auth.passphrase === undefined ? undefined : options.readSecret(auth.passphrase),
-      ]);
-      // Loaded on first use: only SSH tracks pay for ssh2.
-      const { SshTransport, SshSessionPool } = await import('./ssh-transport.ts');
-      sshSessions ??= new SshSessionPool();
-      return new RemoteRepository({
-        location,
-        cacheDir: options.cacheDir,
-        http,
-        queue,
-        capabilities,
-        credentials: undefined,
-        ssh: new SshTransport(
-          location.ssh,
-          { privateKey, knownHosts, ...(passphrase === undefined ? {} : { passphrase }) },
-          context,
-          sshSessions,
-        ),
-        context,
-        track: track.name,
-      });
+    const remote = { location, cacheDir: options.cacheDir, http, queue, capabilities, context };
+    if (location.ssh === undefined) {
+      const credentials = await credentialsFor(track.auth, options.readSecret, context);
+      return new RemoteRepository({ ...remote, credentials, track: track.name });
     }
-    const credentials = await credentialsFor(track.auth, options.readSecret, context);
+    if (track.auth?.type !== 'ssh') {
+      throw new GitAuthError('an SSH repository needs auth: {type: ssh, ...}', context);
+    }
+    const { auth } = track;
+    const [privateKey, knownHosts, passphrase] = await Promise.all([
+      options.readSecret(auth.secret),
+      options.readSecret(auth.knownHosts),
+      auth.passphrase === undefined ? undefined : options.readSecret(auth.passphrase),
+    ]);
+    // Loaded on first use: only SSH tracks pay for ssh2.
+    const { SshTransport, SshSessionPool } = await import('./ssh-transport.ts');
+    sshSessions ??= new SshSessionPool();
+    const credentials = {
+      privateKey,
+      knownHosts,
+      ...(passphrase === undefined ? {} : { passphrase }),
+    };
     return new RemoteRepository({
-      location,
-      cacheDir: options.cacheDir,
-      http,
-      queue,
-      capabilities,
-      credentials,
-      context,
+      ...remote,
+      credentials: undefined,
+      ssh: new SshTransport(location.ssh, credentials, context, sshSessions),
       track: track.name,
     });
   };
