@@ -38,7 +38,7 @@ export type JobResult =
   | JobResultOf<'drift', DriftJob, DriftResult>
   | JobResultOf<'rollback', RollbackJob, SyncResult>
   | JobResultOf<'lifecycle', LifecycleJob, LifecycleResult>
-  /** The track is suspended and the job came from a webhook, poll or drift tick: nothing ran. */
+  /** The track is suspended: the fetch, sync or drift job did nothing. */
   | JobResultOf<'suspended', FetchJob | SyncJob | DriftJob, { readonly revision: null }>;
 
 interface JobResultOf<Type extends Job['type'] | 'suspended', J extends Job, R> {
@@ -79,23 +79,21 @@ export type ExecuteJob<J extends Job = Job> = (
   deps: JobDeps,
 ) => Promise<JobResult>;
 
-/** Whether the job was started by automation (a webhook, a poll, a drift tick), not a person. */
-function automatic(job: Job): job is FetchJob | SyncJob | DriftJob {
-  switch (job.type) {
-    case 'fetch':
-    case 'sync':
-      return job.trigger === 'webhook' || job.trigger === 'schedule';
-    case 'drift':
-      return job.trigger !== 'manual';
-    default:
-      return false;
-  }
+/**
+ * Whether a suspension stops the job: every fetch, sync and drift job,
+ * whoever queued it (a webhook, the schedule, a dependency that became
+ * Ready, the `sync` action), as `driftless sync` refuses a suspended track.
+ * Rollback and lifecycle jobs run: a person asked for exactly that.
+ */
+function stoppedBySuspension(job: Job): job is FetchJob | SyncJob | DriftJob {
+  return job.type === 'fetch' || job.type === 'sync' || job.type === 'drift';
 }
 
 /**
  * Runs `job` and queues its follow-up jobs; see the module comment. A
- * suspended track (config or stored state) runs no automatic job: checked
- * here, when the job runs, so a job queued before the suspension stops too.
+ * suspended track (config or stored state) runs no fetch, sync or drift
+ * job: checked here, when the job runs, so a job queued before the
+ * suspension stops too.
  */
 export async function runJob<J extends Job>(
   job: J,
@@ -103,7 +101,10 @@ export async function runJob<J extends Job>(
   execute: ExecuteJob<J>,
 ): Promise<JobResult> {
   const track = trackNamed(deps.tracks, job.track);
-  if (automatic(job) && isSuspended(track, await readTrackState(deps.state, track.name))) {
+  if (
+    stoppedBySuspension(job) &&
+    isSuspended(track, await readTrackState(deps.state, track.name))
+  ) {
     return { type: 'suspended', job, result: { revision: null }, next: [] };
   }
   const result = await execute(track, job, deps);
