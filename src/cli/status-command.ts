@@ -28,8 +28,8 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
   const removedEntries = await Promise.all(
     removed.map(async (track) => ({ track, state: await readTrackState(ctx.state, track) })),
   );
-  if (line.objects && line.track !== undefined && entries[0]) {
-    const track = findTrack(ctx.config, line.track, line.config);
+  const [track] = tracks;
+  if (line.objects && line.track !== undefined && track && entries[0]) {
     const objects = await objectStatuses(track, {
       cluster: await ctx.cluster(track),
       artifacts: ctx.artifacts,

@@ -3,7 +3,7 @@
  * resumes with the newest revision rather than waiting for the next push or
  * schedule. Reports and exits like `driftless sync --track`.
  */
-import { unpinTrack } from '../sync/rollback.ts';
+import { unpinTrackAction } from '../sync/lifecycle.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
@@ -13,7 +13,8 @@ import { syncCommand } from './sync-command.ts';
 export const unpinCommand: CommandHandler = async (ctx, line, output) => {
   const track = findTrack(ctx.config, line.track ?? '', line.config);
   const { pinned } = await readTrackState(ctx.state, track.name);
-  await unpinTrack(track, ctx.state);
+  // The same use-case as the unpin action in AWS: also written to the history.
+  await unpinTrackAction(track, { state: ctx.state });
   output.print(
     pinned
       ? `${output.colours.bold(track.name)}: unpinned (was pinned at ${pinned})`

@@ -16,7 +16,7 @@ import {
   type DriftedObject,
   type DriftReport,
 } from './detect-drift.ts';
-import { handOnlyFields, takeOverHandFields } from './hand-edits.ts';
+import { handAddedFields, takeOverHandFields } from './hand-edits.ts';
 import { messageOf } from '../errors.ts';
 import { KubernetesApiError } from '../cluster/errors.ts';
 import { ignoredPointers } from './ignore-rules.ts';
@@ -52,7 +52,7 @@ export async function correctDrift(
     const managers = handEditManagersOf(drifted);
     if (managers !== undefined) {
       // Fields added by hand: hand them to our apply entry, so the apply below removes them.
-      const failure = await takeOver(cluster, drifted, managers);
+      const failure = await takeOver(cluster, drifted, object, managers, track.ignore);
       if (failure !== undefined) {
         refused.push(failure);
         continue;
@@ -93,7 +93,9 @@ const TAKE_OVER_ATTEMPTS = 5;
 async function takeOver(
   cluster: KubernetesPort,
   drifted: DriftedObject,
+  desired: KubeObject,
   managers: readonly string[],
+  ignore: Track['ignore'],
 ): Promise<ChangeSetEntry | undefined> {
   const { subject } = drifted;
   try {
@@ -103,7 +105,10 @@ async function takeOver(
     // Controllers write status all the time: a patch that met a newer object reads it again.
     for (let attempt = 1; ; attempt++) {
       const live = await cluster.get(drifted.ref);
-      const hand = live ? handOnlyFields(live, managers) : undefined;
+      // The fields detection reported, as they are now: ignored ones and Git's own stay out.
+      const hand = live
+        ? handAddedFields(live, desired, managers, ignoredPointers(ignore, desired))
+        : undefined;
       if (!live || !hand) return undefined;
       try {
         await cluster.replaceManagedFields(

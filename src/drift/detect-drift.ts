@@ -34,17 +34,12 @@ import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { describeDrift } from './describe-drift.ts';
 import { desiredObject, type DesiredObject } from './desired-objects.ts';
-import { appliedFieldSet, type FieldSet } from '../apply/field-set.ts';
-import {
-  DEFAULT_HAND_EDIT_MANAGERS,
-  handOnlyFields,
-  removalPatch,
-  withoutDesiredFields,
-} from './hand-edits.ts';
+import { appliedFieldSet } from '../apply/field-set.ts';
+import { DEFAULT_HAND_EDIT_MANAGERS, handAddedFields, removalPatch } from './hand-edits.ts';
 import { ignoredPointers } from './ignore-rules.ts';
 import { suspectReason } from '../apply/manifest-fields.ts';
 import { planApply } from './plan-apply.ts';
-import { readLive } from '../apply/read-live.ts';
+import { readLive, type LiveObjects } from '../apply/read-live.ts';
 import { fieldSetAsStored, manifestAsStored } from '../apply/secret-string-data.ts';
 import { messageOf } from '../errors.ts';
 
@@ -82,6 +77,8 @@ export interface DetectDriftOptions {
   readonly concurrency?: number;
   /** Called with each suspect and why, for debugging a check that costs more than expected. */
   readonly onSuspect?: (subject: string, reason: string) => void;
+  /** The live objects, when the caller read them already (`status --objects` judges health too). */
+  readonly live?: LiveObjects;
 }
 
 /**
@@ -102,24 +99,6 @@ export function handEditManagersOf(drifted: DriftedObject): readonly string[] | 
 /** The default hand-edit managers plus the track's own. */
 export function handManagersOf(track: Partial<Pick<Track, 'handEditManagers'>>): string[] {
   return [...new Set([...DEFAULT_HAND_EDIT_MANAGERS, ...(track.handEditManagers ?? [])])];
-}
-
-/** `fields` without what the ignore pointers name (pointers of plain object keys). */
-function withoutIgnored(fields: FieldSet, pointers: readonly string[]): FieldSet {
-  const out = structuredClone(fields);
-  for (const pointer of pointers) {
-    const segments = pointer
-      .split('/')
-      .slice(1)
-      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    let node: FieldSet | undefined = out;
-    for (const [index, segment] of segments.entries()) {
-      if (node === undefined) break;
-      if (index === segments.length - 1) delete node[`f:${segment}`];
-      else node = node[`f:${segment}`];
-    }
-  }
-  return out;
 }
 
 /** The object detection dry-ran for `drifted`, if this process detected it. */
@@ -152,7 +131,7 @@ export async function detectDrift(
   const objects = desired
     .map((object) => desiredObject(object, track.name))
     .filter((object) => !isReconcileDisabled(object));
-  const live = await readLive(cluster, objects);
+  const live = options.live ?? (await readLive(cluster, objects));
 
   const missing: string[] = [];
   const errors: DriftError[] = [];
@@ -181,9 +160,8 @@ export async function detectDrift(
       checked++;
       // Only on objects the track owns: another owner's object is an ownership matter.
       if (current.metadata.labels?.[TRACK_LABEL] === track.name) {
-        const hand = handOnlyFields(current, managers);
-        const fields = hand && withoutIgnored(withoutDesiredFields(hand.fields, object), ignored);
-        const patch = fields ? removalPatch(current, fields) : [];
+        const hand = handAddedFields(current, object, managers, ignored);
+        const patch = hand ? removalPatch(current, hand.fields) : [];
         if (hand && patch.length > 0) byHand.set(key, { patch, by: hand.by });
       }
       const reason = suspectReason(

@@ -132,6 +132,79 @@ export function withoutDesiredFields(fields: FieldSet, desired: unknown): FieldS
   return out;
 }
 
+/** `fields` without what the ignore pointers name (pointers of plain object keys). */
+export function withoutIgnored(fields: FieldSet, pointers: readonly string[]): FieldSet {
+  const out = structuredClone(fields);
+  for (const pointer of pointers) {
+    const segments = pointer
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const path: FieldSet[] = [];
+    let node: FieldSet | undefined = out;
+    for (const segment of segments.slice(0, -1)) {
+      if (node === undefined) break;
+      path.push(node);
+      node = node[`f:${segment}`];
+    }
+    if (node === undefined || !(`f:${segments.at(-1)}` in node)) continue;
+    delete node[`f:${segments.at(-1)}`];
+    // A parent left empty would read as owned whole: drop it too (`.` alone means nothing here).
+    for (let depth = path.length - 1; depth >= 0; depth--) {
+      const key = `f:${segments[depth]}`;
+      const child = path[depth]![key];
+      if (child === undefined || childKeys(child).length > 0) break;
+      delete path[depth]![key];
+    }
+  }
+  return out;
+}
+
+/**
+ * The hand-added fields of `live` that are drift: only by-hand managers own
+ * them, Git does not set them (those are put back, not removed) and no ignore
+ * rule names them. Detection reports these; correction takes over exactly
+ * these, read again from the object it is about to patch.
+ */
+export function handAddedFields(
+  live: KubeObject,
+  desired: KubeObject,
+  managers: readonly string[],
+  ignored: readonly string[],
+): { fields: FieldSet; by: string[] } | undefined {
+  const hand = handOnlyFields(live, managers);
+  if (hand === undefined) return undefined;
+  const fields = withoutStructMarkers(
+    withoutIgnored(withoutDesiredFields(hand.fields, desired), ignored),
+  );
+  return childKeys(fields).length === 0 ? undefined : { fields, by: hand.by };
+}
+
+/**
+ * `fields` without the `.` of maps and structs: owning a map's own node
+ * would make the apply remove the whole map, with entries nobody asked to
+ * remove (an ignored annotation). List elements keep theirs: removing an
+ * element added by hand needs it.
+ */
+function withoutStructMarkers(fields: FieldSet, element = false): FieldSet {
+  const out: FieldSet = {};
+  for (const [key, below] of Object.entries(fields)) {
+    if (key === '.') {
+      if (element) out[key] = below;
+      continue;
+    }
+    const isElement = !key.startsWith('f:');
+    const whole = childKeys(below).length === 0 && !('.' in below);
+    if (whole) {
+      out[key] = below;
+      continue;
+    }
+    const rest = withoutStructMarkers(below, isElement);
+    if (Object.keys(rest).length > 0) out[key] = rest;
+  }
+  return out;
+}
+
 /** `value` without the fields `set` names (a copy). */
 export function withoutFields(value: unknown, set: FieldSet): unknown {
   const copy = structuredClone(value);
@@ -163,9 +236,10 @@ export function removalPatch(live: KubeObject, fields: FieldSet): Operation[] {
 }
 
 /**
- * `live`'s managedFields with the hand-edit managers' entries gone and the
- * fields only they owned added to Driftless' apply entry: the next apply,
- * which does not carry them, then removes them.
+ * `live`'s managedFields with `fields` moved from the hand-edit managers'
+ * entries to Driftless' apply entry: the next apply, which does not carry
+ * them, then removes them. What else those entries own stays theirs (an
+ * ignored annotation): a field nobody owns would go with the map it is in.
  */
 export function takeOverHandFields(
   live: KubeObject,
@@ -173,7 +247,11 @@ export function takeOverHandFields(
   fields: FieldSet,
 ): ManagedFieldsEntry[] {
   const entries = structuredClone(live.metadata.managedFields ?? []);
-  const kept = entries.filter((entry) => !isHandEntry(entry, managers));
+  const kept = entries.flatMap((entry) => {
+    if (!isHandEntry(entry, managers)) return [entry];
+    const rest = subtractFieldSet((entry.fieldsV1 ?? {}) as FieldSet, fields);
+    return childKeys(rest).length === 0 ? [] : [{ ...entry, fieldsV1: rest }];
+  });
   const ours = kept.find(
     (entry) => entry.manager === FIELD_MANAGER && entry.operation === 'Apply' && !entry.subresource,
   );

@@ -6,7 +6,7 @@
  * written for Faros keep working after a move to Driftless.
  */
 import type { Track } from '../config/types.ts';
-import type { TrackState } from '../sync/track-state.ts';
+import { emptyTrackState, isSuspended, type TrackState } from '../sync/track-state.ts';
 import { Counter, formatMetrics, Histogram, type MetricFamily } from './prometheus-text.ts';
 
 /**
@@ -98,7 +98,7 @@ export class ServeMetrics {
         type: 'gauge',
         samples: snapshot.tracks.map((track) => ({
           labels: { track: track.name },
-          value: track.suspend || snapshot.states.get(track.name)?.suspended === true ? 1 : 0,
+          value: isSuspended(track, snapshot.states.get(track.name) ?? emptyTrackState()) ? 1 : 0,
         })),
       },
       {

@@ -3,6 +3,7 @@
  * plain JSON: it travels through a queue (SQS FIFO grouped by track in AWS,
  * an in-process per-track queue locally) and carries no secret.
  */
+import type { DeletionPolicy } from '../config/types.ts';
 import type { HistoryTrigger } from '../store/ports.ts';
 
 /** Resolve the track's ref, render and store the revision, then ask for a sync. Runs in `fetch`. */
@@ -61,7 +62,7 @@ export interface LifecycleJob {
   readonly track: string;
   readonly action: 'suspend' | 'resume' | 'unpin' | 'delete';
   /** Delete: overrides the track's deletionPolicy. */
-  readonly policy?: 'Delete' | 'Orphan' | 'MirrorPrune';
+  readonly policy?: DeletionPolicy;
 }
 
 export type Job = FetchJob | SyncJob | DriftJob | RollbackJob | LifecycleJob;

@@ -217,7 +217,7 @@ function lifecycleResult(
 export function runLifecycleAction(
   track: Track,
   job: LifecycleJob,
-  deps: LifecycleDeps & { readonly cluster?: KubernetesPort },
+  deps: DeleteDeps,
 ): Promise<LifecycleResult> {
   switch (job.action) {
     case 'suspend':
@@ -227,7 +227,6 @@ export function runLifecycleAction(
     case 'unpin':
       return unpinTrackAction(track, deps);
     case 'delete':
-      if (deps.cluster === undefined) throw new Error("delete needs the track's cluster");
-      return deleteTrack(track, job.policy, { ...deps, cluster: deps.cluster });
+      return deleteTrack(track, job.policy, deps);
   }
 }

@@ -48,9 +48,10 @@ export async function objectStatuses(
   if (!revision) return [];
   const bundle = await loadDesiredBundle(track, revision, deps);
   const { selected } = selectObjects(track, bundle.objects, await deps.cluster.discover());
-  const report = await detectDrift(deps.cluster, track, selected);
   const manifests = selected.map((object) => object.manifest as KubeObject);
+  // Read once: drift compares them, health judges them.
   const live = await readLive(deps.cluster, manifests);
+  const report = await detectDrift(deps.cluster, track, selected, { live });
   const drifted = new Map(report.drifted.map((d) => [d.subject, d]));
   const missing = new Set(report.missing);
   const unreadable = new Map(report.errors.map((e) => [e.subject, e.error]));

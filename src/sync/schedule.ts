@@ -47,17 +47,19 @@ export async function dueTracks(
   now: Date,
   options: ScheduleOptions = {},
 ): Promise<Track[]> {
-  const configured = tracks.filter((track) => !track.suspend);
-  const states = await Promise.all(configured.map((track) => readTrackState(state, track.name)));
-  // Suspended by `driftless suspend` (stored state) as well as in the config.
-  const active = configured.filter((track, index) => !isSuspended(track, states[index]!));
-  if (options.all) return active;
+  const withState = await Promise.all(
+    tracks.map(async (track) => ({ track, state: await readTrackState(state, track.name) })),
+  );
+  // Suspended in the config or by `driftless suspend` (stored state).
+  const active = withState.filter(({ track, state }) => !isSuspended(track, state));
   const horizon = now.getTime() + (options.periodMs ?? 0);
-  return active.filter((track) => {
-    const trackState = states[configured.indexOf(track)]!;
-    const checkedAt = trackState.driftCheckedAt;
-    return !checkedAt || Date.parse(checkedAt) + pollInterval(track, trackState) <= horizon;
-  });
+  return active
+    .filter(({ track, state }) => {
+      if (options.all) return true;
+      const checkedAt = state.driftCheckedAt;
+      return !checkedAt || Date.parse(checkedAt) + pollInterval(track, state) <= horizon;
+    })
+    .map(({ track }) => track);
 }
 
 /**

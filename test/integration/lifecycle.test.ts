@@ -350,7 +350,11 @@ describe('track lifecycle', () => {
       '    spec: {containers: [{name: web, image: registry.example/web:1}]}',
       '',
     ].join('\n');
-    const { track, repo, ns } = await fixture.newTrack('handedit');
+    // An annotation people may set by hand: ignored, so it is neither reported nor removed.
+    const { track, repo, ns } = await fixture.newTrack(
+      'handedit',
+      'ignore: [{paths: [/metadata/annotations/keep]}]',
+    );
     await pushFiles(repo, {
       'web.yaml': deployment,
       'settings.yaml': configMap('settings', 'git'),
@@ -361,7 +365,7 @@ describe('track lifecycle', () => {
     const kubectlRun = (...args: string[]) =>
       run(kubectl, ['--kubeconfig', sharedKubeconfigPath(), '-n', ns, ...args]);
     await kubectlRun('label', 'deployment', 'web', 'hand=added');
-    await kubectlRun('annotate', 'configmap', 'settings', 'note=by-hand');
+    await kubectlRun('annotate', 'configmap', 'settings', 'note=by-hand', 'keep=me');
     await kubectlRun(
       'patch',
       'configmap',
@@ -400,6 +404,7 @@ describe('track lifecycle', () => {
       namespace: ns,
     });
     assert.equal(settings.metadata?.annotations?.note, undefined);
+    assert.equal(settings.metadata?.annotations?.keep, 'me', 'an ignored hand edit stays');
     assert.deepEqual(settings.data, { value: 'git' });
     // And a second check finds nothing left.
     const again = await reconcileDrift(track, { type: 'drift', track: track.name }, fixture.deps);

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import {
   DEFAULT_HAND_EDIT_MANAGERS,
+  handAddedFields,
   handOnlyFields,
   removalPatch,
   subtractFieldSet,
@@ -74,6 +75,36 @@ describe('hand edits', () => {
     ]);
   });
 
+  it('leaves out ignored fields, and the map that only they kept', () => {
+    // Prepare
+    const annotated: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'c',
+        annotations: { keep: 'me' },
+        managedFields: [
+          {
+            manager: 'kubectl-annotate',
+            operation: 'Update',
+            fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:keep': {} } } },
+          },
+        ],
+      },
+    };
+
+    // Act
+    const hand = handAddedFields(
+      annotated,
+      { ...annotated, metadata: { name: 'c' } },
+      DEFAULT_HAND_EDIT_MANAGERS,
+      ['/metadata/annotations/keep'],
+    );
+
+    // Assess
+    assert.equal(hand, undefined);
+  });
+
   it('counts a manager as by hand only when listed', () => {
     // Act
     const none = handOnlyFields(live, ['k9s']);
@@ -104,7 +135,7 @@ describe('hand edits', () => {
     assert.deepEqual(rest, { 'f:spec': { 'f:paused': {} } });
   });
 
-  it('hands the fields to the driftless apply entry and drops the by-hand entries, leaving the object as it was', () => {
+  it('moves the fields to the driftless apply entry; by-hand entries keep the rest, the object stays as it was', () => {
     // Act
     const entries = takeOverHandFields(live, DEFAULT_HAND_EDIT_MANAGERS, {
       'f:metadata': { 'f:labels': { 'f:hand': {} } },
@@ -113,8 +144,10 @@ describe('hand edits', () => {
     // Assess
     assert.deepEqual(
       entries.map((e) => e.manager),
-      ['driftless', 'kube-controller-manager', 'operator'],
+      ['driftless', 'kubectl-label', 'kubectl-scale', 'kube-controller-manager', 'operator'],
     );
+    // What was not taken over stays owned: a field nobody owns would go with its map.
+    assert.deepEqual(entries[1]?.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:shared': {} } } });
     assert.deepEqual(entries[0]?.fieldsV1, {
       'f:metadata': { 'f:labels': { 'f:driftless.dev/track': {}, 'f:hand': {} } },
     });
