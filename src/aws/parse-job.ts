@@ -6,6 +6,7 @@
  */
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { DELETION_POLICIES } from '../config/deletion-policy.ts';
 import { DriftlessError } from '../errors.ts';
 import type { ApplyJob, FetchJob, Job } from '../sync/jobs.ts';
 
@@ -46,7 +47,7 @@ const JOB = z.discriminatedUnion('type', [
     type: z.literal('lifecycle'),
     track,
     action: z.enum(['suspend', 'resume', 'unpin', 'delete']),
-    policy: z.optional(z.enum(['Delete', 'Orphan', 'MirrorPrune'])),
+    policy: z.optional(z.enum(DELETION_POLICIES)),
   }),
 ]);
 

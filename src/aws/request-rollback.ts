@@ -4,6 +4,7 @@
  * apply function, which applies the revision and pins the track.
  */
 import type { Track } from '../config/types.ts';
+import { DELETION_POLICIES, isDeletionPolicy } from '../config/deletion-policy.ts';
 import { UsageError } from '../errors.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { Job, JobQueue, LifecycleJob } from '../sync/jobs.ts';
@@ -28,7 +29,6 @@ const USAGE =
   'expected {"track": "<name>", "revision": "<sha>"}, {"track": "<name>", "previous": true} or {"track": "<name>", "action": "suspend|resume|sync|unpin|delete"}';
 
 const ACTIONS = ['suspend', 'resume', 'sync', 'unpin', 'delete'] as const;
-const POLICIES = ['Delete', 'Orphan', 'MirrorPrune'] as const;
 
 /**
  * The request in a manual invoke's payload.
@@ -58,12 +58,12 @@ export function parseRollbackRequest(event: unknown): RollbackRequest {
     }
     if (policy !== undefined) {
       if (action !== 'delete') throw new UsageError(`policy is for the delete action only`);
-      if (!POLICIES.includes(policy as (typeof POLICIES)[number])) {
+      if (!isDeletionPolicy(policy)) {
         throw new UsageError(
-          `policy ${JSON.stringify(policy)} is not one of ${POLICIES.join(', ')}`,
+          `policy ${JSON.stringify(policy)} is not one of ${DELETION_POLICIES.join(', ')}`,
         );
       }
-      return { track, action: 'delete', policy: policy as (typeof POLICIES)[number] };
+      return { track, action: 'delete', policy };
     }
     return { track, action: action as (typeof ACTIONS)[number] };
   }

@@ -4,6 +4,11 @@
  * before anything is read or touched (exit code 2).
  */
 import { parseArgs } from 'node:util';
+import {
+  DELETION_POLICIES,
+  isDeletionPolicy,
+  type DeletionPolicy,
+} from '../config/deletion-policy.ts';
 import { UsageError } from '../errors.ts';
 import { OPTIONS, type CommandSpec, type OptionName } from './commands.ts';
 
@@ -22,7 +27,7 @@ export interface CommandLine {
   /** `status --objects`. */
   readonly objects: boolean;
   /** `delete --policy`. */
-  readonly policy?: 'Delete' | 'Orphan' | 'MirrorPrune';
+  readonly policy?: DeletionPolicy;
 }
 
 /** A usage error about a command's flags; carries the command's usage line to print after it. */
@@ -127,13 +132,15 @@ export function parseCommandLine(spec: CommandSpec, args: readonly string[]): Co
     }
   }
   const policy = text('policy');
-  if (policy !== undefined && !['Delete', 'Orphan', 'MirrorPrune'].includes(policy)) {
-    throw fail(`--policy must be Delete, Orphan or MirrorPrune, not ${JSON.stringify(policy)}`);
+  if (policy !== undefined && !isDeletionPolicy(policy)) {
+    throw fail(
+      `--policy must be ${DELETION_POLICIES.slice(0, -1).join(', ')} or ${DELETION_POLICIES.at(-1)}, not ${JSON.stringify(policy)}`,
+    );
   }
   const track = text('track');
   const revision = text('revision');
   return {
-    ...(policy === undefined ? {} : { policy: policy as NonNullable<CommandLine['policy']> }),
+    ...(policy === undefined ? {} : { policy }),
     objects: values.has('objects'),
     config: text('config') ?? DEFAULT_CONFIG_FILE,
     output: output as OutputFormat,

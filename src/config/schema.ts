@@ -6,6 +6,7 @@
  * dependsOn references, cycles) live in `check-references.ts`, because tracks
  * are parsed one at a time so that one bad track does not hide the others.
  */
+import { DELETION_POLICIES } from './deletion-policy.ts';
 import * as z from 'zod/mini';
 import { describeValue } from './describe-value.ts';
 import { DNS_LABEL_RULE, isDnsLabel } from './dns-label.ts';
@@ -464,7 +465,7 @@ export const trackSchema = strictObject({
   serviceAccountName: z.optional(dnsSubdomainName),
   retryInterval: z.optional(duration(10_000, '10s')),
   force: z._default(z.boolean(), false),
-  deletionPolicy: z._default(z.enum(['Delete', 'Orphan', 'MirrorPrune']), 'MirrorPrune'),
+  deletionPolicy: z._default(z.enum(DELETION_POLICIES), 'MirrorPrune'),
   allowEmpty: z._default(z.boolean(), false),
   interval: z._default(duration(10_000, '10s'), 300_000),
   drift: z._default(z.enum(['correct', 'detect']), 'correct'),

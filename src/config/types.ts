@@ -1,5 +1,6 @@
 import type { ResourceType } from './resource-type.ts';
 import type { SecretRef } from './secret-ref.ts';
+import type { DeletionPolicy } from './deletion-policy.ts';
 
 /** Where artifacts and state are kept. */
 export type StoreConfig =
@@ -50,8 +51,9 @@ export interface WebhookConfig {
 }
 
 /** Credentials the fetch function uses for a track's repository. */
-/** Delete: remove the objects; Orphan: leave them; MirrorPrune: Delete when the track prunes. */
-export type DeletionPolicy = 'Delete' | 'Orphan' | 'MirrorPrune';
+
+/** Delete, Orphan or MirrorPrune (Flux's deletionPolicy). */
+export type { DeletionPolicy } from './deletion-policy.ts';
 
 export type GitAuth =
   /** `secret` holds `user:password`. */
