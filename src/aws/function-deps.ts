@@ -15,10 +15,11 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readEnv, readOptionalEnv, type Environment } from '../config/env.ts';
-import type { Config, Track } from '../config/types.ts';
+import type { Config, Track, TracksFrom } from '../config/types.ts';
 import type { AcceptWebhookDeps } from '../sync/accept-webhook.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import type { JobDeps } from '../sync/run-job.ts';
+import { knownTracks } from '../sync/published-tracks.ts';
 import { clusterOf } from '../sync/track-named.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
@@ -79,7 +80,7 @@ export async function webhookDeps(
   const { config, store, queue } = await common({ fetch: true }, queues, env);
   const readSecret = secretReader(env);
   return {
-    tracks: config.tracks,
+    tracks: await knownTracks(config, store.published),
     secretsOf: async (host) => {
       const webhook = config.webhooks[host];
       return webhook && Promise.all(webhook.secrets.map((ref) => readSecret(ref)));
@@ -103,7 +104,7 @@ export async function fetchDeps(
       readSecret: secretReader(env),
     });
   });
-  return { ...jobPorts(config, store, queue), source };
+  return { ...(await jobPorts(config, store, queue)), source };
 }
 
 /**
@@ -119,7 +120,7 @@ export async function applyDeps(
   connect ??= createClusterConnector({ readSecret: secretReader(env) });
   const connectTo = connect;
   return {
-    ...jobPorts(config, store, queue),
+    ...(await jobPorts(config, store, queue)),
     cluster: (track) => connectTo(clusterOf(config.clusters, track)),
     // Decryption keys and substituteFrom secrets: readable by this function's role only.
     readSecret: secretReader(env),
@@ -129,6 +130,8 @@ export async function applyDeps(
 /** What the drift and rollback functions run with: no secret reader, no credentials of any kind. */
 export interface TriggerDeps {
   readonly tracks: readonly Track[];
+  /** The sources the schedule queues a discovery of on every tick. */
+  readonly tracksFrom?: readonly TracksFrom[];
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
   readonly queue: JobQueue;
@@ -146,11 +149,23 @@ export async function triggerDeps(
 ): Promise<TriggerDeps> {
   const targets = { apply: true, fetch: options.fetchQueue };
   const { config, store, queue } = await common(targets, queues, env);
-  return jobPorts(config, store, queue);
+  return { ...(await jobPorts(config, store, queue)), tracksFrom: config.tracksFrom };
 }
 
-function jobPorts(config: Config, store: ReturnType<typeof functionStore>, queue: JobQueue) {
-  return { tracks: config.tracks, artifacts: store.artifacts, state: store.state, queue };
+/**
+ * What every job-running function shares. The tracks are read on every
+ * call (each job), so a track published by a discovery since the last job
+ * is known to the next one, in a warm container too.
+ */
+async function jobPorts(config: Config, store: ReturnType<typeof functionStore>, queue: JobQueue) {
+  return {
+    tracks: await knownTracks(config, store.published),
+    config,
+    published: store.published,
+    artifacts: store.artifacts,
+    state: store.state,
+    queue,
+  };
 }
 
 /** `make` called once; its promise shared (and forgotten when it fails, so the next job retries). */

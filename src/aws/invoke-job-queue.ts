@@ -32,7 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { readEnv } from '../config/env.ts';
 import { DriftlessError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { Job, JobQueue } from '../sync/jobs.ts';
+import { runsInFetch, type Job, type JobQueue } from '../sync/jobs.ts';
 import type { JobQueueFactory } from './function-deps.ts';
 import { functionLogger } from './function-logger.ts';
 import { FUNCTION_ENV } from './function-env.ts';
@@ -80,7 +80,7 @@ export function sqsEventOf(
   messageId: string,
   attempt: number,
 ): SqsEvent {
-  const fifo = job.type !== 'fetch';
+  const fifo = !runsInFetch(job);
   const record: InvokedSqsRecord = {
     messageId,
     receiptHandle: messageId,
@@ -156,7 +156,7 @@ export class InvokeJobQueue implements JobQueue {
   }
 
   async enqueue(job: Job): Promise<void> {
-    const apply = job.type !== 'fetch';
+    const apply = !runsInFetch(job);
     const functionName = apply ? this.#applyFunction : this.#fetchFunction;
     if (functionName === undefined) {
       throw new QueueNotConfiguredError(

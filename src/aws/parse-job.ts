@@ -8,7 +8,7 @@ import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { DELETION_POLICIES } from '../config/deletion-policy.ts';
 import { DriftlessError } from '../errors.ts';
-import type { ApplyJob, FetchJob, Job } from '../sync/jobs.ts';
+import { runsInFetch, type ApplyJob, type FetchStepJob, type Job } from '../sync/jobs.ts';
 
 /** A queue message that is not a job this version understands. */
 export class InvalidJobError extends DriftlessError {
@@ -44,6 +44,12 @@ const JOB = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('rollback'), track, revision: nonEmpty }),
   z.object({
+    type: z.literal('discover'),
+    track,
+    runsIn: z.enum(['apply', 'fetch']),
+    tick: z.optional(z.string()),
+  }),
+  z.object({
     type: z.literal('lifecycle'),
     track,
     action: z.enum(['suspend', 'resume', 'unpin', 'delete']),
@@ -76,20 +82,20 @@ export function parseJob(body: string): Job {
   return parsed.data as Job;
 }
 
-/** A job the fetch function runs. */
-export function parseFetchJob(body: string): FetchJob {
+/** A job the fetch function runs: a fetch, or the discovery of a repository source. */
+export function parseFetchJob(body: string): FetchStepJob {
   const job = parseJob(body);
-  if (job.type !== 'fetch') {
+  if (!runsInFetch(job)) {
     throw new InvalidJobError(`${job.type} job for track "${job.track}" on the fetch queue`);
   }
-  return job;
+  return job as FetchStepJob;
 }
 
-/** A job the apply function runs: sync, drift, rollback or lifecycle. */
+/** A job the apply function runs: sync, drift, rollback, lifecycle, or the discovery of a cluster source. */
 export function parseApplyJob(body: string): ApplyJob {
   const job = parseJob(body);
-  if (job.type === 'fetch') {
-    throw new InvalidJobError(`fetch job for track "${job.track}" on the apply queue`);
+  if (runsInFetch(job)) {
+    throw new InvalidJobError(`${job.type} job for track "${job.track}" on the apply queue`);
   }
-  return job;
+  return job as ApplyJob;
 }

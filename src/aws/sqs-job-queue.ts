@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DriftlessError } from '../errors.ts';
-import type { Job, JobQueue } from '../sync/jobs.ts';
+import { runsInFetch, type Job, type JobQueue } from '../sync/jobs.ts';
 
 /** A job was sent to a queue this function has not been given (its role could not send there either). */
 export class QueueNotConfiguredError extends DriftlessError {
@@ -72,7 +72,7 @@ export class SqsJobQueue implements JobQueue {
   }
 
   async enqueue(job: Job): Promise<void> {
-    const apply = job.type !== 'fetch';
+    const apply = !runsInFetch(job);
     const url = apply ? this.#applyQueueUrl : this.#fetchQueueUrl;
     if (url === undefined) {
       throw new QueueNotConfiguredError(

@@ -1,4 +1,5 @@
 /** `driftless sync`: every track in dependency order, or one, with trigger `manual`. */
+import { discoverSources } from './discover-sources.ts';
 import { failedToRun } from './failed-to-run.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
@@ -100,7 +101,7 @@ export const syncCommand: CommandHandler = async (ctx, line, output) => {
     tracks = [track];
   } else {
     tracks = [];
-    for (const track of inDependencyOrder(ctx.config.tracks)) {
+    for (const track of inDependencyOrder(await discoverSources(ctx, output))) {
       const suspended = await suspensionOf(track, ctx.state, line.config);
       if (suspended !== undefined) output.log(`${track.name}: suspended (${suspended}); skipped`);
       else tracks.push(track);
@@ -112,6 +113,8 @@ export const syncCommand: CommandHandler = async (ctx, line, output) => {
     results.push(result);
     if (line.output === 'text') output.print(formatSyncResult(result, output));
   }
+  // The GitTracks' `.status` now shows these syncs.
+  if (line.track === undefined) await discoverSources(ctx, output);
   if (line.output === 'json') {
     const documents = results.map(syncJson);
     output.json(line.track !== undefined ? documents[0] : documents);

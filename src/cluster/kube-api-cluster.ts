@@ -133,7 +133,7 @@ export class KubeApiCluster implements KubernetesPort {
     };
     const response = await this.transport({
       method: 'PATCH',
-      path: await this.objectPath(ref),
+      path: `${await this.objectPath(ref)}${options.subresource ? `/${options.subresource}` : ''}`,
       query: {
         fieldManager: options.fieldManager,
         force: String(options.force),

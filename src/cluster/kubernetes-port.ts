@@ -12,6 +12,8 @@ export interface ApplyOptions {
   readonly force: boolean;
   /** Ask the server what would happen (dryRun=All); nothing is persisted. */
   readonly dryRun?: boolean;
+  /** Apply to the object's status subresource (a GitTrack's `.status`) instead of the object. */
+  readonly subresource?: 'status';
 }
 
 export interface ApplyResult {

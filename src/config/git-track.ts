@@ -10,6 +10,9 @@ export const GIT_TRACK_API_VERSION = 'faros.pusher.com/v1alpha1';
 /** Annotation a GitTrack uses to name its cluster, since Faros has no such field. */
 export const CLUSTER_ANNOTATION = 'driftless.dev/cluster';
 
+/** Annotation a GitTrack uses for its track's deletionPolicy (DESIGN.md; default MirrorPrune). */
+export const DELETION_POLICY_ANNOTATION = 'driftless.dev/deletion-policy';
+
 /** Whether a YAML document is a Faros GitTrack. */
 export function isGitTrack(document: Readonly<Record<string, unknown>>): boolean {
   return document['apiVersion'] === GIT_TRACK_API_VERSION && document['kind'] === 'GitTrack';
@@ -66,13 +69,17 @@ export interface GitTrackMapping {
  * knownHosts: env:<SECRETNAME>_KNOWN_HOSTS}`, because the Kubernetes Secret it
  * names is out of reach of a serverless function.
  */
-export function mapGitTrack({ metadata, spec }: GitTrackParts): GitTrackMapping {
+export function mapGitTrack(
+  { metadata, spec }: GitTrackParts,
+  secretOf: DeployKeySecret = envSecretOf,
+): GitTrackMapping {
   const issues: { path: PathSegment[]; message: string }[] = [];
   const annotations = isMapping(metadata['annotations']) ? metadata['annotations'] : {};
   const track: Record<string, unknown> = {
     name: metadata['name'],
     namespace: metadata['namespace'],
     cluster: annotations[CLUSTER_ANNOTATION],
+    deletionPolicy: annotations[DELETION_POLICY_ANNOTATION],
     repository: spec['repository'],
     reference: spec['reference'] === '' ? undefined : spec['reference'],
     subPath: spec['subPath'] === '' ? undefined : spec['subPath'],
@@ -98,27 +105,36 @@ export function mapGitTrack({ metadata, spec }: GitTrackParts): GitTrackMapping 
         path: ['spec', 'deployKey', secretName === '' ? 'secretName' : 'key'],
         message: 'is required',
       });
-    } else if (ssh) {
+    } else {
+      const secret = secretOf(secretName, key);
       // Faros (an unset type is SSH there too) reads the host keys from the pod's
       // known_hosts; here they come with the key, from the same secret's KNOWN_HOSTS.
-      track['auth'] = {
-        type: 'ssh',
-        secret: `env:${envName(secretName, key)}`,
-        knownHosts: `env:${envName(secretName, 'KNOWN_HOSTS')}`,
-      };
-    } else {
-      track['auth'] = { type: 'basic', secret: `env:${envName(secretName, key)}` };
+      const knownHosts = ssh ? secretOf(secretName, 'KNOWN_HOSTS') : undefined;
+      const refused = [secret, knownHosts].find((ref) => typeof ref === 'object');
+      if (typeof refused === 'object') {
+        issues.push({ path: ['spec', 'deployKey'], message: refused.error });
+      } else if (ssh) {
+        track['auth'] = { type: 'ssh', secret, knownHosts };
+      } else {
+        track['auth'] = { type: 'basic', secret };
+      }
     }
   }
   return { track, issues };
 }
+
+/** The secret reference a deploy key's secret and key map to, or why it may not be used. */
+export type DeployKeySecret = (secretName: string, key: string) => string | { error: string };
+
+/** In a config file: `env:<SECRETNAME>_<KEY>`, the environment of the process that fetches. */
+export const envSecretOf: DeployKeySecret = (secretName, key) => `env:${envName(secretName, key)}`;
 
 function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `git-creds` + `password` -> `GIT_CREDS_PASSWORD`. */
-function envName(secretName: string, key: string): string {
+export function envName(secretName: string, key: string): string {
   return `${secretName}_${key}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
 }
 
@@ -126,6 +142,7 @@ const FIELD_PATHS: Readonly<Record<string, PathSegment[]>> = {
   name: ['metadata', 'name'],
   namespace: ['metadata', 'namespace'],
   cluster: ['metadata', 'annotations', CLUSTER_ANNOTATION],
+  deletionPolicy: ['metadata', 'annotations', DELETION_POLICY_ANNOTATION],
   repository: ['spec', 'repository'],
   reference: ['spec', 'reference'],
   subPath: ['spec', 'subPath'],

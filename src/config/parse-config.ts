@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { checkReferences, type ClusterNames, type TrackEntry } from './check-references.ts';
 import { ConfigError } from './config-error.ts';
 import { describeValue } from './describe-value.ts';
@@ -6,9 +7,16 @@ import { gitTrackPathMapper, gitTrackSchema, mapGitTrack } from './git-track.ts'
 import { omitUndefined } from './omit-undefined.ts';
 import { formatPath, type LocatedIssue, type PathSegment } from './path.ts';
 import { readYamlDocuments } from './read-yaml.ts';
-import { configSchema, trackSchema, type ParsedConfig, type ParsedTrack } from './schema.ts';
+import {
+  configSchema,
+  trackSchema,
+  type ParsedConfig,
+  type ParsedTrack,
+  tracksFromSchema,
+  type ParsedTracksFrom,
+} from './schema.ts';
 import { splitDocuments } from './split-documents.ts';
-import type { Cluster, Config, Track } from './types.ts';
+import type { Cluster, Config, Track, TracksFrom } from './types.ts';
 import { toLocatedIssues, type PathMapper } from './zod-issues.ts';
 
 /** Name of the cluster a config without `clusters` gets: the ambient kubeconfig. */
@@ -63,6 +71,8 @@ export function parseConfig(text: string, fileName: string): Config {
 
   const references = checkReferences(entries, clusterNames);
   issues.push(...references.issues);
+  const rawSources: unknown[] = Array.isArray(top['tracksFrom']) ? top['tracksFrom'] : [];
+  const tracksFrom = tracksFromOf(rawSources, clusterNames, issues);
 
   if (issues.length > 0 || !parsedTop.success) {
     throw new ConfigError(
@@ -80,7 +90,85 @@ export function parseConfig(text: string, fileName: string): Config {
     tracks: entries.map((entry, index) =>
       toTrack(entry.parsed as ParsedTrack, references.clusterOf.get(index) ?? IMPLICIT_CLUSTER),
     ),
+    tracksFrom,
   };
+}
+
+/**
+ * The `tracksFrom` entries with their ids and clusters: a repository's tracks
+ * go to its `cluster`, or to the only cluster there is.
+ */
+function tracksFromOf(
+  entries: readonly unknown[],
+  clusters: ClusterNames | undefined,
+  issues: LocatedIssue[],
+): TracksFrom[] {
+  const ids = new Map<string, number>();
+  return entries.flatMap((raw, index): TracksFrom[] => {
+    const path = (...rest: PathSegment[]): PathSegment[] => ['tracksFrom', index, ...rest];
+    const parsed = tracksFromSchema.safeParse(raw, REPORT);
+    // The cluster is checked from what was written, so it is reported beside other mistakes.
+    const written =
+      isMapping(raw) && typeof raw['cluster'] === 'string' ? raw['cluster'] : undefined;
+    if (!parsed.success) {
+      issues.push(...toLocatedIssues(parsed.error.issues, (p) => path(...p)));
+      if (written !== undefined && clusters !== undefined && !clusters.names.includes(written)) {
+        issues.push({ path: path('cluster'), message: unknownCluster(written, clusters) });
+      }
+      return [];
+    }
+    const entry: ParsedTracksFrom = parsed.data;
+    let cluster = entry.cluster;
+    if (cluster === undefined) {
+      if (clusters !== undefined && clusters.names.length === 1) cluster = clusters.names[0];
+      else if (clusters !== undefined) {
+        issues.push({
+          path: path('cluster'),
+          message: `is required when there are several clusters (${clusters.names.join(', ')})`,
+        });
+      }
+    } else if (clusters !== undefined && !clusters.names.includes(cluster)) {
+      issues.push({ path: path('cluster'), message: unknownCluster(cluster, clusters) });
+      return [];
+    }
+    if (cluster === undefined) return [];
+    const common = omitUndefined({
+      cluster,
+      allowLocalRepositories: entry.allowLocalRepositories,
+      deployKeySecrets: entry.deployKeySecrets,
+    });
+    const source: TracksFrom =
+      entry.repository === undefined
+        ? { kind: 'cluster', id: `cluster-${cluster}`, ...common }
+        : omitUndefined({
+            kind: 'repository' as const,
+            id: `repository-${shortHash(`${entry.repository}\n${entry.reference ?? 'main'}\n${entry.subPath ?? ''}`)}`,
+            ...common,
+            repository: entry.repository,
+            reference: entry.reference ?? 'main',
+            subPath: entry.subPath,
+            auth: entry.auth && omitUndefined(entry.auth),
+          });
+    const first = ids.get(source.id);
+    if (first !== undefined) {
+      issues.push({
+        path: path(),
+        message: `reads the same source as tracksFrom[${first}]`,
+      });
+      return [];
+    }
+    ids.set(source.id, index);
+    return [source];
+  });
+}
+
+function unknownCluster(cluster: string, clusters: ClusterNames): string {
+  return `${describeValue(cluster)} is not a defined cluster${clusters.implicit ? ' (none are defined; the implicit one is "default")' : ` (clusters: ${clusters.names.join(', ')})`}`;
+}
+
+/** 12 hex of the text's sha256: a name that stays the same as long as the text does. */
+function shortHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
 }
 
 /** Validates one track and records what the cross-track checks need from it, valid or not. */
@@ -155,7 +243,8 @@ function clustersOf(config: ParsedConfig): Cluster[] {
   );
 }
 
-function toTrack(parsed: ParsedTrack, cluster: string): Track {
+/** A validated track with its cluster resolved and its defaults filled in. */
+export function toTrack(parsed: ParsedTrack, cluster: string): Track {
   const { semver } = parsed;
   return omitUndefined({
     ...parsed,
@@ -181,7 +270,7 @@ function isMapping(value: unknown): value is Record<string, unknown> {
 }
 
 /** Sections in the order DESIGN.md lists them, which is how config files are written. */
-const SECTIONS = ['store', 'clusters', 'webhooks', 'tracks', 'documents'];
+const SECTIONS = ['store', 'clusters', 'webhooks', 'tracks', 'tracksFrom', 'documents'];
 
 /**
  * Orders issues as the file reads: sections, then entries by index. Stable,

@@ -574,14 +574,107 @@ export const trackSchema = strictObject({
 export type ParsedTrack = z.output<typeof trackSchema>;
 
 /**
- * The top level of `driftless.yaml`. `tracks` is only checked to be a list
- * here: each track is parsed on its own (see the module comment).
+ * Where deploy keys of tracks read at run time are found: a secret reference
+ * that the GitTrack's namespace, secret name and key complete
+ * (run-time-tracks.ts), so no GitTrack can name an arbitrary secret.
+ */
+const secretPrefix = field((value) => {
+  if (typeof value !== 'string') return notAString(value);
+  const probe = parseSecretRef(`${value}${value.startsWith('env:') ? 'X' : 'x/x'}`);
+  // A bare `env:` would let a GitTrack spell any variable of the process, its AWS keys included.
+  return 'error' in probe || value === 'env:'
+    ? {
+        ok: false,
+        error: `${describeValue(value)} is not the start of a secret reference (e.g. aws-secretsmanager:driftless/git/gittracks/ or env:GITTRACK_)`,
+      }
+    : { ok: true, value };
+});
+
+/**
+ * One `tracksFrom` entry: Faros GitTracks read from a cluster, or GitTrack
+ * documents kept in a Git repository. Which cluster a repository's tracks
+ * go to is settled with the cluster references (parse-config.ts).
+ */
+export const tracksFromSchema = strictObject({
+  cluster: z.optional(dnsLabel),
+  gitTracks: z.optional(z.boolean()),
+  repository: z.optional(repository),
+  reference: z.optional(reference),
+  subPath: z.optional(subPath),
+  auth: z.optional(authSchema),
+  allowLocalRepositories: z._default(z.boolean(), false),
+  deployKeySecrets: z.optional(secretPrefix),
+}).check(
+  z.superRefine((value, ctx) => {
+    if (value.repository === undefined) {
+      if (value.gitTracks !== true) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['gitTracks'],
+          message:
+            'must be true, or give repository: GitTracks are the only objects read from a cluster',
+        });
+      }
+      if (value.cluster === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cluster'],
+          message: 'is required: the cluster whose GitTracks are read (or give repository)',
+        });
+      }
+      for (const field of ['reference', 'subPath', 'auth'] as const) {
+        if (value[field] !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [field],
+            message: 'applies to a repository of track documents, not to a cluster',
+          });
+        }
+      }
+    } else if (value.gitTracks !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gitTracks'],
+        message: 'cannot be used with repository; use one entry per source',
+      });
+    }
+    const authType = (value.auth as { type?: string } | undefined)?.type;
+    const sshRepository =
+      typeof value.repository === 'string' &&
+      (classifyRepository(value.repository) as { kind?: string }).kind === 'ssh';
+    if (authType === 's3' || (sshRepository !== (authType === 'ssh') && authType !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'type'],
+        message: sshRepository
+          ? 'an SSH repository takes ssh'
+          : `${describeValue(authType)} does not fit this repository; use basic, token or githubApp`,
+      });
+    } else if (sshRepository && authType === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth'],
+        message:
+          'an SSH repository needs auth: {type: ssh, secret: <private key>, knownHosts: <known_hosts lines>}',
+      });
+    }
+  }, ALWAYS),
+);
+
+/** A `tracksFrom` entry after schema validation. */
+export type ParsedTracksFrom = z.output<typeof tracksFromSchema>;
+
+/**
+ * The top level of `driftless.yaml`. `tracks` and `tracksFrom` are only
+ * checked to be lists here: each entry is parsed on its own (see the module
+ * comment).
  */
 export const configSchema = strictObject({
   store: z._default(storeSchema, { type: 'fs', path: '.driftless/store' }),
   clusters: z._default(z.array(clusterSchema), []),
   webhooks: z._default(webhooksSchema, {}),
   tracks: z._default(z.array(z.unknown()), []),
+  tracksFrom: z._default(z.array(z.unknown()), []),
 });
 
 /** The top level after schema validation. */

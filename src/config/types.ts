@@ -233,7 +233,54 @@ export interface Track {
   readonly decryption?: Decryption;
   /** The resolved commit must be signed (OpenPGP or SSH) by one of these keys' holders. */
   readonly verify?: { readonly keys: SecretRef[] };
+  /** Set for a track read at run time (`tracksFrom`), not written in the config. */
+  readonly origin?: TrackOrigin;
 }
+
+/**
+ * Where a track read at run time came from (`tracksFrom`): the source's id
+ * and the GitTrack it was mapped from, so status can be written back to it.
+ */
+export interface TrackOrigin {
+  /** {@link TracksFrom.id} of the source. */
+  readonly source: string;
+  /** The GitTrack read from the source's cluster (cluster sources only). */
+  readonly gitTrack?: { readonly namespace: string; readonly name: string };
+  /** The file holding the GitTrack document (repository sources only). */
+  readonly file?: string;
+}
+
+/** What both kinds of `tracksFrom` entry share. */
+interface TracksFromCommon {
+  /**
+   * Stable name of the source in the store: `cluster-<cluster>` or
+   * `repository-<12 hex of the repository, reference and subPath>`.
+   */
+  readonly id: string;
+  /** Every track of the source goes to this cluster and no other. */
+  readonly cluster: string;
+  /** Tracks whose repository is a local path or file:// URL are refused unless true. */
+  readonly allowLocalRepositories: boolean;
+  /** Prefix of the secret references deploy keys map to; unset: deploy keys are refused. */
+  readonly deployKeySecrets?: string;
+}
+
+/** Faros GitTracks read from a cluster by the apply step. */
+export interface GitTracksFromCluster extends TracksFromCommon {
+  readonly kind: 'cluster';
+}
+
+/** GitTrack documents kept in a Git repository, read by the fetch step. */
+export interface TracksFromRepository extends TracksFromCommon {
+  readonly kind: 'repository';
+  readonly repository: string;
+  readonly reference: string;
+  readonly subPath?: string;
+  readonly auth?: GitAuth;
+}
+
+/** One `tracksFrom` entry: tracks defined outside the deployed config, read at run time. */
+export type TracksFrom = GitTracksFromCluster | TracksFromRepository;
 
 /** A validated, defaulted `driftless.yaml`. */
 export interface Config {
@@ -243,4 +290,6 @@ export interface Config {
   readonly webhooks: Partial<Record<WebhookHost, WebhookConfig>>;
   /** Tracks of the config, then those of GitTrack documents, in file order. */
   readonly tracks: Track[];
+  /** Sources of more tracks, read at run time (sync/published-tracks.ts). */
+  readonly tracksFrom: TracksFrom[];
 }

@@ -18,6 +18,8 @@ export interface JobRunnerDeps {
   readonly ports: Omit<JobDeps, 'queue'>;
   /** Where follow-up jobs go: the same queue, behind their track's other jobs. */
   readonly enqueue: (job: Job, context: JobContext) => Promise<void>;
+  /** Told when a discover job published a source's tracks: the process reads its track list again. */
+  readonly onDiscovered?: () => Promise<void>;
   readonly metrics: ServeMetrics;
   readonly logger: Logger;
   /** The use-cases; default the real ones. Unit tests pass fakes. */
@@ -60,6 +62,13 @@ export function createJobRunner(deps: JobRunnerDeps) {
       deps.metrics.countJob(job.track, job.type, 'error');
       log.error('job failed', { error: messageOf(error), durationMs: now() - started });
       return;
+    }
+    if (job.type === 'discover') {
+      await deps
+        .onDiscovered?.()
+        .catch((error: unknown) =>
+          log.warn('published tracks not read', { error: messageOf(error) }),
+        );
     }
     const fields = {
       result: summary.result,

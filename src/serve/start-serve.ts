@@ -16,6 +16,7 @@ import { acceptWebhook } from '../sync/accept-webhook.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import type { ExecuteJob } from '../sync/run-job.ts';
 import { readTrackState, type TrackState } from '../sync/track-state.ts';
+import { knownTracks } from '../sync/published-tracks.ts';
 import { REMOVED_TRACK_MESSAGE, tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { httpRoutes } from './http-routes.ts';
 import { createJobRunner } from './job-runner.ts';
@@ -87,13 +88,21 @@ export async function startServe(
   options: ServeOptions = {},
 ): Promise<RunningServe> {
   const logger = options.logger ?? silentLogger;
-  const tracks = ctx.config.tracks;
+  // The config's tracks and those `tracksFrom` discoveries published, read again after each discovery.
+  let tracks = ctx.config.tracks;
+  const refreshTracks = async (): Promise<void> => {
+    tracks = await knownTracks(ctx.config, ctx.published);
+  };
   const secrets = await webhookSecrets(ctx, options.env);
   const metrics = new ServeMetrics();
   const queue: TrackQueue = new TrackQueue(
     createJobRunner({
       ports: {
-        tracks,
+        get tracks() {
+          return tracks;
+        },
+        config: ctx.config,
+        ...(ctx.published === undefined ? {} : { published: ctx.published }),
         artifacts: ctx.artifacts,
         state: ctx.state,
         source: () => ctx.source(),
@@ -101,6 +110,7 @@ export async function startServe(
         ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
       },
       enqueue: (job, context) => queue.enqueue(job, context),
+      onDiscovered: refreshTracks,
       metrics,
       logger,
       ...(options.execute ? { execute: options.execute } : {}),
@@ -172,7 +182,14 @@ export async function startServe(
   });
 
   const scheduler = startScheduler(
-    { tracks, state: ctx.state, queue },
+    {
+      get tracks() {
+        return tracks;
+      },
+      tracksFrom: ctx.config.tracksFrom,
+      state: ctx.state,
+      queue,
+    },
     {
       ...(options.runAtStart === undefined ? {} : { runAtStart: options.runAtStart }),
       ...(options.timers === undefined ? {} : { timers: options.timers }),

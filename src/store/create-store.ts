@@ -22,9 +22,9 @@ export interface ClosableStore extends Store {
 }
 
 /**
- * The artifact store, state store and delivery log for a `store:` config
- * (default: the local filesystem at `.driftless/store`). Throws UsageError
- * for an unknown store type.
+ * The artifact store, state store, delivery log and published-track store for
+ * a `store:` config (default: the local filesystem at `.driftless/store`).
+ * Throws UsageError for an unknown store type.
  */
 export function createStore(
   config: StoreConfig = DEFAULT_STORE_CONFIG,
@@ -34,7 +34,13 @@ export function createStore(
   switch (config.type) {
     case 'fs': {
       const store = new FsStore({ path: config.path, ...now });
-      return { artifacts: store, state: store, deliveries: store, close: () => undefined };
+      return {
+        artifacts: store,
+        state: store,
+        deliveries: store,
+        published: store,
+        close: () => undefined,
+      };
     }
     case 's3': {
       const store = new LazyS3Store({
@@ -47,7 +53,13 @@ export function createStore(
         client: dependencies.s3Client,
         ...now,
       });
-      return { artifacts: store, state: store, deliveries: store, close: () => store.close() };
+      return {
+        artifacts: store,
+        state: store,
+        deliveries: store,
+        published: store,
+        close: () => store.close(),
+      };
     }
     default: {
       const type: unknown = (config as { type?: unknown }).type;

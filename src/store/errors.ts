@@ -100,9 +100,9 @@ export class StateCorruptError extends DriftlessError {
 }
 
 /**
- * A track name, revision, delivery id or history entry cannot be used as
- * (part of) a storage key: it is malformed or could escape its place in the
- * layout (`../x`, slashes). Nothing was read or written.
+ * A track or source name, revision, delivery id or history entry cannot be
+ * used as (part of) a storage key: it is malformed or could escape its place
+ * in the layout (`../x`, slashes). Nothing was read or written.
  */
 export class InvalidStoreKeyError extends DriftlessError {
   readonly code = 'STORE_INVALID_KEY';

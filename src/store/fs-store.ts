@@ -35,6 +35,7 @@ import {
   historyEntryProblem,
   HISTORY_SUFFIX,
   isDigest,
+  publishedKey,
   STATE_DIR,
   stateKey,
   trackOfStateName,
@@ -45,6 +46,7 @@ import type {
   DeliveryLog,
   Digest,
   HistoryEntry,
+  PublishedTrackStore,
   PutArtifactResult,
   StateStore,
   VersionedValue,
@@ -108,8 +110,8 @@ function parseHeader(bytes: Uint8Array): { header: ArtifactHeader; body: Uint8Ar
   }
 }
 
-/** Artifacts, state, history and deliveries in a local directory. */
-export class FsStore implements ArtifactStore, StateStore, DeliveryLog {
+/** Artifacts, state, history, deliveries and published track lists in a local directory. */
+export class FsStore implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore {
   readonly root: string;
   readonly #lock: FileLockOptions;
   readonly #now: () => Date;
@@ -412,6 +414,38 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog {
       );
     } catch (error) {
       return unavailable(path, error);
+    }
+  }
+
+  async publish(source: string, document: unknown): Promise<void> {
+    const path = this.#path(publishedKey(source));
+    const json = JSON.stringify(document);
+    if (json === undefined) {
+      throw new TypeError(`${source}: published document is not JSON-serialisable`);
+    }
+    try {
+      // Replaced whole by a rename: readers see the old document or the new one.
+      await this.#replace(path, `${json}\n`);
+    } catch (error) {
+      return unavailable(path, error);
+    }
+  }
+
+  async readPublished<T>(source: string): Promise<T | undefined> {
+    const path = this.#path(publishedKey(source));
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return undefined;
+      return unavailable(path, error);
+    }
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new StateCorruptError(`${source}: published document ${path} is not JSON`, {
+        cause: error,
+      });
     }
   }
 }

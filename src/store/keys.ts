@@ -8,10 +8,11 @@
  * state/<track>.json                  the track's state document
  * history/<track>/<entry key>.json    one object per history entry
  * deliveries/<sha256 of the id>       one object per webhook delivery
+ * published/<source>.json             the track list a `tracksFrom` source published
  * ```
  *
- * Track names and revisions are validated rather than encoded, so keys stay
- * legible; delivery ids come from outside and are hashed.
+ * Track names, source names and revisions are validated rather than encoded,
+ * so keys stay legible; delivery ids come from outside and are hashed.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { InvalidStoreKeyError } from './errors.ts';
@@ -43,6 +44,15 @@ export function assertTrackName(track: unknown): asserts track is string {
   if (typeof track !== 'string' || !TRACK_NAME.test(track)) {
     throw new InvalidStoreKeyError(
       `${JSON.stringify(track)}: invalid track name: expected 1-63 characters, alphanumerics, '-', '_' or '.' inside`,
+    );
+  }
+}
+
+/** Throws `InvalidStoreKeyError` unless `source` is a valid `tracksFrom` source name (as for tracks). */
+export function assertTrackSource(source: unknown): asserts source is string {
+  if (typeof source !== 'string' || !TRACK_NAME.test(source)) {
+    throw new InvalidStoreKeyError(
+      `${JSON.stringify(source)}: invalid track source name: expected 1-63 characters, alphanumerics, '-', '_' or '.' inside`,
     );
   }
 }
@@ -93,6 +103,12 @@ export function trackOfStateName(name: string): string | undefined {
   if (!name.endsWith(STATE_SUFFIX)) return undefined;
   const track = name.slice(0, -STATE_SUFFIX.length);
   return TRACK_NAME.test(track) ? track : undefined;
+}
+
+/** `published/<source>.json`, after validating the source name. */
+export function publishedKey(source: string): string {
+  assertTrackSource(source);
+  return `published/${source}.json`;
 }
 
 /** `history/<track>/`, the prefix of the track's history entries. */

@@ -8,13 +8,14 @@ import type {
   ArtifactStore,
   DeliveryLog,
   HistoryEntry,
+  PublishedTrackStore,
   PutArtifactResult,
   StateStore,
   VersionedValue,
 } from './ports.ts';
 import type { S3Store, S3StoreOptions } from './s3-store.ts';
 
-export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog {
+export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore {
   #loaded: Promise<S3Store> | undefined;
   #store: S3Store | undefined;
 
@@ -74,6 +75,14 @@ export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog {
 
   async markDelivery(id: string): Promise<boolean> {
     return (await this.#load()).markDelivery(id);
+  }
+
+  async publish(source: string, document: unknown): Promise<void> {
+    return (await this.#load()).publish(source, document);
+  }
+
+  async readPublished<T>(source: string): Promise<T | undefined> {
+    return (await this.#load()).readPublished<T>(source);
   }
 
   /** Releases the client if one was built. */

@@ -1,7 +1,8 @@
 /**
  * The storage ports: immutable, content-addressed artifacts; per-track state
  * documents with optimistic concurrency and an append-only history; a log of
- * webhook deliveries for de-duplication. `fs-store.ts` and `s3-store.ts`
+ * webhook deliveries for de-duplication; the track lists `tracksFrom`
+ * discoveries publish. `fs-store.ts` and `s3-store.ts`
  * implement them; `test/integration/store-contract.ts` is the contract both
  * must pass.
  */
@@ -109,11 +110,25 @@ export interface DeliveryLog {
   markDelivery(id: string): Promise<boolean>;
 }
 
-/** The three stores over one backend, as `createStore` returns them. */
+/**
+ * Track lists published at run time (config `tracksFrom`): one JSON document per
+ * source, replaced whole by the step that discovers the source and read by
+ * every step that needs the tracks. Last write wins: one source is published
+ * by one job at a time.
+ */
+export interface PublishedTrackStore {
+  /** Replaces the source's document. */
+  publish(source: string, document: unknown): Promise<void>;
+  /** The source's document, or `undefined` when none was published. */
+  readPublished<T>(source: string): Promise<T | undefined>;
+}
+
+/** The stores over one backend, as `createStore` returns them. */
 export interface Store {
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
   readonly deliveries: DeliveryLog;
+  readonly published: PublishedTrackStore;
 }
 
 /** DESIGN.md `store:` of driftless.yaml, local filesystem. */

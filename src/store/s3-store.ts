@@ -5,7 +5,8 @@
  *
  * Conditional writes carry the concurrency: `If-None-Match: *` creates
  * (artifacts, history entries, deliveries, a track's first state document),
- * `If-Match: <ETag>` updates state. Nothing is ever deleted — MinIO ignores
+ * `If-Match: <ETag>` updates state; published track lists are replaced
+ * unconditionally (last write wins). Nothing is ever deleted — MinIO ignores
  * `If-Match` on DeleteObject (docs/s3-features.md), so no design here relies
  * on it. An artifact carries its digest in object metadata (`x-amz-meta-sha256`)
  * and as the upload's SHA-256 checksum, which S3 verifies on receipt; reads
@@ -42,6 +43,7 @@ import {
   HISTORY_SUFFIX,
   isDigest,
   normalisePrefix,
+  publishedKey,
   STATE_DIR,
   stateKey,
   trackOfStateName,
@@ -52,6 +54,7 @@ import type {
   DeliveryLog,
   Digest,
   HistoryEntry,
+  PublishedTrackStore,
   PutArtifactResult,
   S3Encryption,
   StateStore,
@@ -90,8 +93,11 @@ const STORED_AT_METADATA = 'stored-at';
 /** A conditional write that meets AWS's 409 (another conditional write in progress) is retried this often. */
 const CONFLICT_RETRIES = 5;
 
-/** Artifacts, state, history and deliveries in an S3 bucket (or an S3-compatible server). */
-export class S3Store implements ArtifactStore, StateStore, DeliveryLog {
+/**
+ * Artifacts, state, history, deliveries and published track lists in an S3
+ * bucket (or an S3-compatible server).
+ */
+export class S3Store implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore {
   readonly bucket: string;
   readonly prefix: string;
   readonly #client: S3Client;
@@ -434,5 +440,33 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog {
     return this.#createOnly(key, JSON.stringify({ id, markedAt: this.#now().toISOString() }), {
       ContentType: 'application/json',
     });
+  }
+
+  async publish(source: string, document: unknown): Promise<void> {
+    const key = this.#key(publishedKey(source));
+    const json = JSON.stringify(document);
+    if (json === undefined) {
+      throw new TypeError(`${source}: published document is not JSON-serialisable`);
+    }
+    try {
+      // Unconditional: last write wins (one job publishes a source at a time).
+      await this.#put(key, json, { ContentType: 'application/json' });
+    } catch (error) {
+      return s3Unavailable(this.bucket, key, error);
+    }
+  }
+
+  async readPublished<T>(source: string): Promise<T | undefined> {
+    const key = this.#key(publishedKey(source));
+    const object = await this.#get(key);
+    if (object === undefined) return undefined;
+    try {
+      return JSON.parse(Buffer.from(object.bytes).toString('utf8')) as T;
+    } catch (error) {
+      throw new StateCorruptError(
+        `${source}: published document s3://${this.bucket}/${key} is not JSON`,
+        { cause: error },
+      );
+    }
   }
 }

@@ -6,10 +6,13 @@
  * process.
  */
 import type { Track } from '../config/types.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { commitOf } from '../object-id.ts';
+import { statusOf, writeGitTrackStatus } from './discover-tracks.ts';
+import { readTrackState } from './track-state.ts';
 import { applyRevision, type SyncResult } from './apply-revision.ts';
 import { fetchTrack } from './fetch-track.ts';
-import type { ApplyJob, FetchJob, Job, SyncJob } from './jobs.ts';
+import type { ApplyJob, DiscoverJob, FetchJob, Job, SyncJob } from './jobs.ts';
 import { reconcileDrift } from './reconcile-drift.ts';
 import { runLifecycleAction } from './lifecycle.ts';
 import { dependentsToResume } from './resume-dependents.ts';
@@ -32,13 +35,33 @@ export async function executeFetchJob(
   return { type: 'fetch', job, result, next: next === undefined ? [] : [next] };
 }
 
-/** A sync, drift or rollback job against the track's cluster; next, the dependents it made Ready. */
+/**
+ * A sync, drift, rollback or lifecycle job against the track's cluster;
+ * next, the dependents it made Ready. A track read from a GitTrack gets the
+ * outcome written to the GitTrack's `.status` at once, as Faros would.
+ */
 export async function executeApplyJob(
   track: Track,
-  job: ApplyJob,
+  job: Exclude<ApplyJob, DiscoverJob>,
   deps: JobDeps,
 ): Promise<JobResult> {
   const cluster = await requiredPort(deps.cluster, job, 'cluster credentials')(track);
+  const done = await executeOnCluster(track, job, deps, cluster);
+  const gitTrack = track.origin?.gitTrack;
+  if (gitTrack !== undefined && done.type !== 'lifecycle') {
+    // Best effort: the next discovery of the source writes it again.
+    const state = await readTrackState(deps.state, track.name);
+    await writeGitTrackStatus(cluster, gitTrack, statusOf(state)).catch(() => undefined);
+  }
+  return done;
+}
+
+async function executeOnCluster(
+  track: Track,
+  job: Exclude<ApplyJob, DiscoverJob>,
+  deps: JobDeps,
+  cluster: KubernetesPort,
+): Promise<JobResult> {
   const useCaseDeps = {
     cluster,
     artifacts: deps.artifacts,
@@ -85,7 +108,11 @@ export async function executeApplyJob(
 }
 
 /** Any job: what a local process (`driftless serve`) runs. */
-export function executeJob(track: Track, job: Job, deps: JobDeps): Promise<JobResult> {
+export function executeJob(
+  track: Track,
+  job: Exclude<Job, DiscoverJob>,
+  deps: JobDeps,
+): Promise<JobResult> {
   return job.type === 'fetch'
     ? executeFetchJob(track, job, deps)
     : executeApplyJob(track, job, deps);

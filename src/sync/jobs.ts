@@ -65,10 +65,36 @@ export interface LifecycleJob {
   readonly policy?: DeletionPolicy;
 }
 
-export type Job = FetchJob | SyncJob | DriftJob | RollbackJob | LifecycleJob;
+/**
+ * Read a `tracksFrom` source and publish its tracks (discover-tracks.ts):
+ * in apply for GitTracks in a cluster, in fetch for documents in Git.
+ */
+export interface DiscoverJob {
+  readonly type: 'discover';
+  /**
+   * The source's id (`cluster-prod`, `repository-<hash>`). Called `track`
+   * because it plays a track's part for the queues: one lane (message
+   * group) per source, and the name in log lines.
+   */
+  readonly track: string;
+  /** Which step reads the source: `apply` for a cluster, `fetch` for a repository. */
+  readonly runsIn: 'apply' | 'fetch';
+  /** The schedule tick that queued it (ISO); see {@link DriftJob.tick}. */
+  readonly tick?: string;
+}
+
+export type Job = FetchJob | SyncJob | DriftJob | RollbackJob | LifecycleJob | DiscoverJob;
 
 /** Jobs for the apply function: everything that touches the cluster. */
-export type ApplyJob = SyncJob | DriftJob | RollbackJob | LifecycleJob;
+export type ApplyJob = SyncJob | DriftJob | RollbackJob | LifecycleJob | DiscoverJob;
+
+/** Jobs for the fetch function: everything that reads Git. */
+export type FetchStepJob = FetchJob | DiscoverJob;
+
+/** Whether `job` goes to the fetch queue (else to the apply queue). */
+export function runsInFetch(job: Job): boolean {
+  return job.type === 'fetch' || (job.type === 'discover' && job.runsIn === 'fetch');
+}
 
 /** Where jobs go: the fetch queue or the apply queue, by type. */
 export interface JobQueue {

@@ -15,9 +15,11 @@ import { createStore } from '../store/create-store.ts';
 import type {
   ArtifactStore,
   DeliveryLog,
+  PublishedTrackStore,
   StoreConfig as StorePortConfig,
   StateStore,
 } from '../store/ports.ts';
+import { knownTracks } from './published-tracks.ts';
 import { clusterOf } from './track-named.ts';
 import { checkHealthExprs } from '../apply/health-exprs.ts';
 import { expandHome } from '../config/expand-home.ts';
@@ -29,6 +31,8 @@ export interface LocalContext {
   readonly config: Config;
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
+  /** Track lists published by `tracksFrom` discoveries; contexts built for tests may omit it. */
+  readonly published?: PublishedTrackStore;
   /** Webhook deliveries already handled (`serve`); contexts built for other commands may omit it. */
   readonly deliveries?: DeliveryLog;
   /** Resolves a secret reference with the CLI's environment (`serve`'s webhook secrets). */
@@ -76,7 +80,9 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
   let source: Promise<GitSource> | undefined;
   const clusters = new Map<string, Promise<KubernetesPort>>();
   return {
-    config,
+    // With the tracks published by `tracksFrom` discoveries, which every command can name.
+    config: { ...config, tracks: await knownTracks(config, store.published) },
+    published: store.published,
     artifacts: store.artifacts,
     state: store.state,
     deliveries: store.deliveries,

@@ -11,13 +11,14 @@
  */
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { SecretRef } from '../config/secret-ref.ts';
-import type { Track } from '../config/types.ts';
+import type { Config, Track } from '../config/types.ts';
 import { DriftlessError } from '../errors.ts';
 import type { GitSource } from '../source/ports.ts';
-import type { ArtifactStore, StateStore } from '../store/ports.ts';
+import type { ArtifactStore, PublishedTrackStore, StateStore } from '../store/ports.ts';
 import type { SyncResult } from './apply-revision.ts';
 import type { FetchResult } from './fetch-track.ts';
 import type {
+  DiscoverJob,
   DriftJob,
   FetchJob,
   Job,
@@ -26,6 +27,7 @@ import type {
   RollbackJob,
   SyncJob,
 } from './jobs.ts';
+import { discoverTracks, type DiscoverResult } from './discover-tracks.ts';
 import type { LifecycleResult } from './lifecycle.ts';
 import type { DriftResult } from './reconcile-drift.ts';
 import { trackNamed } from './track-named.ts';
@@ -38,6 +40,7 @@ export type JobResult =
   | JobResultOf<'drift', DriftJob, DriftResult>
   | JobResultOf<'rollback', RollbackJob, SyncResult>
   | JobResultOf<'lifecycle', LifecycleJob, LifecycleResult>
+  | JobResultOf<'discover', DiscoverJob, DiscoverResult & { readonly revision: string | null }>
   /** The track is suspended: the fetch, sync or drift job did nothing. */
   | JobResultOf<'suspended', FetchJob | SyncJob | DriftJob, { readonly revision: null }>;
 
@@ -54,7 +57,12 @@ export class JobNotRunnableError extends DriftlessError {
 }
 
 export interface JobDeps {
+  /** The config's tracks and those published by `tracksFrom` discoveries (published-tracks.ts). */
   readonly tracks: readonly Track[];
+  /** The config's own tracks and sources: what discover jobs read and may not override. */
+  readonly config?: Pick<Config, 'tracks' | 'tracksFrom'>;
+  /** Where discover jobs publish the tracks they read. */
+  readonly published?: PublishedTrackStore;
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
   /** Where follow-up jobs go. */
@@ -62,7 +70,7 @@ export interface JobDeps {
   /** The Git source, where Git credentials are (the fetch function, a local process). */
   readonly source?: () => Promise<GitSource>;
   /** The cluster of a track, where cluster credentials are (the apply function, a local process). */
-  readonly cluster?: (track: Track) => Promise<KubernetesPort>;
+  readonly cluster?: (track: Pick<Track, 'name' | 'cluster'>) => Promise<KubernetesPort>;
   /** Reads decryption keys and substituteFrom secrets (the apply function, a local process). */
   readonly readSecret?: (ref: SecretRef) => Promise<string>;
   readonly now?: () => Date;
@@ -75,7 +83,7 @@ export interface JobDeps {
  */
 export type ExecuteJob<J extends Job = Job> = (
   track: Track,
-  job: J,
+  job: Exclude<J, DiscoverJob>,
   deps: JobDeps,
 ) => Promise<JobResult>;
 
@@ -100,6 +108,10 @@ export async function runJob<J extends Job>(
   deps: JobDeps,
   execute: ExecuteJob<J>,
 ): Promise<JobResult> {
+  if (job.type === 'discover') {
+    // A source, not a track: no suspension applies, and it queues nothing.
+    return { type: 'discover', job, result: await runDiscovery(job, deps), next: [] };
+  }
   const track = trackNamed(deps.tracks, job.track);
   if (
     stoppedBySuspension(job) &&
@@ -107,9 +119,32 @@ export async function runJob<J extends Job>(
   ) {
     return { type: 'suspended', job, result: { revision: null }, next: [] };
   }
-  const result = await execute(track, job, deps);
+  const result = await execute(track, job as Exclude<J, DiscoverJob>, deps);
   for (const next of result.next) await deps.queue.enqueue(next);
   return result;
+}
+
+/** A discover job with the ports its source needs: the cluster for GitTracks, Git for documents. */
+async function runDiscovery(
+  job: DiscoverJob,
+  deps: JobDeps,
+): Promise<DiscoverResult & { readonly revision: string | null }> {
+  const config = requiredPort(deps.config, job, 'config');
+  const published = requiredPort(deps.published, job, 'store of published tracks');
+  const source = config.tracksFrom.find((candidate) => candidate.id === job.track);
+  const common = { config, published, state: deps.state, ...(deps.now ? { now: deps.now } : {}) };
+  if (source?.kind === 'cluster') {
+    const connect = requiredPort(deps.cluster, job, 'cluster credentials');
+    return discoverTracks(job, {
+      ...common,
+      cluster: await connect({ name: job.track, cluster: source.cluster }),
+    });
+  }
+  if (source?.kind === 'repository') {
+    const git = await requiredPort(deps.source, job, 'Git source')();
+    return discoverTracks(job, { ...common, source: git });
+  }
+  return discoverTracks(job, common);
 }
 
 /** The port `what` of `deps`, or why this process cannot run `job`. */
@@ -126,12 +161,15 @@ export function requiredPort<T>(port: T | undefined, job: Job, what: string): T 
 export interface JobSummary {
   /**
    * `fetched`, `stale`, `applied`, `unchanged`, `pinned`, `superseded`, `clean`, `drifted`,
-   * `corrected`, `suspended`, `resumed`, `unpinned`, `deleted` or `failed`.
+   * `corrected`, `suspended`, `resumed`, `unpinned`, `deleted`, `discovered` or `failed`.
    */
   readonly result: string;
   readonly revision: string | null;
   /** Why the job failed; set when `result` is `failed`. */
   readonly error?: string;
+  /** Discover jobs: tracks published, and GitTracks refused (each says why on its own status). */
+  readonly tracks?: number;
+  readonly refused?: number;
 }
 
 /** The summary of `done`. */
@@ -160,5 +198,13 @@ export function summarizeJob(done: JobResult): JobSummary {
     }
     case 'suspended':
       return { result: 'suspended', revision };
+    case 'discover': {
+      const { errors, problems, tracks } = done.result;
+
+      // Refused GitTracks are the source's users' mistakes, shown on each of them; not a failure here.
+      return errors.length > 0
+        ? { result: 'failed', revision, error: errors.join('; ') }
+        : { result: 'discovered', revision, tracks: tracks.length, refused: problems.length };
+    }
   }
 }

@@ -6,13 +6,15 @@
  * the interval) and a drift job, fetch first so the drift check compares
  * against fresh Git.
  */
-import type { Track } from '../config/types.ts';
+import type { Track, TracksFrom } from '../config/types.ts';
 import type { StateStore } from '../store/ports.ts';
-import type { DriftJob, FetchJob, JobQueue } from './jobs.ts';
+import type { DiscoverJob, DriftJob, FetchJob, JobQueue } from './jobs.ts';
 import { conditionOf, isSuspended, readTrackState, type TrackState } from './track-state.ts';
 
 export interface ScheduleDeps {
   readonly tracks: readonly Track[];
+  /** `tracksFrom` sources: each is discovered again on every tick. */
+  readonly tracksFrom?: readonly Pick<TracksFrom, 'id' | 'kind'>[];
   readonly state: StateStore;
   readonly queue: JobQueue;
 }
@@ -74,6 +76,19 @@ export function scheduledJobs(track: Track, tick: string): [FetchJob, DriftJob] 
   ];
 }
 
+/**
+ * The discover job of a `tracksFrom` source for one tick: a GitTrack applied
+ * with kubectl, or a document committed, becomes a track within a tick.
+ */
+export function discoverJob(source: Pick<TracksFrom, 'id' | 'kind'>, tick: string): DiscoverJob {
+  return {
+    type: 'discover',
+    track: source.id,
+    runsIn: source.kind === 'cluster' ? 'apply' : 'fetch',
+    tick,
+  };
+}
+
 /** The log line every tick writes for each track removed from the config. */
 export const REMOVED_TRACK_MESSAGE =
   'track removed from the config still has state; its objects stay until "driftless delete --track <track>" (or the delete action)';
@@ -103,16 +118,17 @@ export async function scheduleDueTracks(
   const due = await dueTracks(deps.tracks, deps.state, now, options);
   const tick = now.toISOString();
   // Tracks are independent: one failing send must not hold back the others, but is reported.
-  const sent = await Promise.allSettled(
-    due.map(async (track) => {
+  const sent = await Promise.allSettled([
+    ...(deps.tracksFrom ?? []).map((source) => deps.queue.enqueue(discoverJob(source, tick))),
+    ...due.map(async (track) => {
       for (const job of scheduledJobs(track, tick)) await deps.queue.enqueue(job);
     }),
-  );
+  ]);
   const failed = sent.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
   if (failed.length > 0) {
     throw new AggregateError(
       failed,
-      `${failed.length} of ${due.length} due tracks were not queued`,
+      `${failed.length} of ${due.length + (deps.tracksFrom?.length ?? 0)} due tracks and sources were not queued`,
     );
   }
   return {

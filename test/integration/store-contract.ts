@@ -18,6 +18,7 @@ import type {
   ArtifactStore,
   DeliveryLog,
   HistoryEntry,
+  PublishedTrackStore,
   StateStore,
 } from '../../src/store/ports.ts';
 
@@ -26,6 +27,11 @@ export interface StoreUnderTest {
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
   readonly deliveries: DeliveryLog;
+  /**
+   * The published track lists. Optional while adapters' test files catch up:
+   * when absent, `state` is used if the same object implements both.
+   */
+  readonly published: PublishedTrackStore;
   /**
    * Changes the stored bytes of an artifact directly in the backend (not
    * through the store), keeping the digest recorded with it.
@@ -559,6 +565,113 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         assert.equal(marked, true);
         assert.deepEqual(await store.state.listTracks(), []);
         await assert.rejects(store.deliveries.markDelivery(''), InvalidStoreKeyError);
+      });
+    });
+
+    describe('published track lists', () => {
+      it('reads nothing for a source that was never published', async () => {
+        // Prepare
+        const store = (await makeStore()).published;
+
+        // Act
+        const document = await store.readPublished('cluster-tracks');
+
+        // Assess
+        assert.equal(document, undefined);
+      });
+
+      it('reads back the document that was published', async () => {
+        // Prepare
+        const store = (await makeStore()).published;
+        const document = {
+          source: 'cluster-tracks',
+          publishedAt: '2026-01-01T00:00:00.000Z',
+          tracks: [{ name: 'webapp', cluster: 'prod', labels: { tier: 'web' } }],
+          problems: [],
+          unicode: 'ü ✓',
+        };
+
+        // Act
+        await store.publish('cluster-tracks', document);
+        const read = await store.readPublished<typeof document>('cluster-tracks');
+
+        // Assess
+        assert.deepEqual(read, document);
+      });
+
+      it('replaces the whole document on a second publish', async () => {
+        // Prepare
+        const store = (await makeStore()).published;
+        await store.publish('cluster-tracks', { tracks: ['a', 'b'], revision: 'r1' });
+
+        // Act
+        await store.publish('cluster-tracks', { tracks: ['c'] });
+
+        // Assess: nothing of the first document is merged in.
+        assert.deepEqual(await store.readPublished('cluster-tracks'), { tracks: ['c'] });
+      });
+
+      it('keeps the documents of different sources apart', async () => {
+        // Prepare
+        const store = (await makeStore()).published;
+        await store.publish('cluster-tracks', { tracks: ['webapp'] });
+
+        // Act
+        await store.publish('repo-tracks', { tracks: ['infra'] });
+        await store.publish('repo-tracks', { tracks: ['infra', 'db'] });
+
+        // Assess
+        assert.deepEqual(await store.readPublished('cluster-tracks'), { tracks: ['webapp'] });
+        assert.deepEqual(await store.readPublished('repo-tracks'), { tracks: ['infra', 'db'] });
+        assert.equal(await store.readPublished('cluster-tracks-other'), undefined);
+      });
+
+      it('refuses invalid source names before writing anything', async () => {
+        // Prepare
+        const under = await makeStore();
+        const store = under.published;
+
+        // Act
+        const calls = HOSTILE_TRACKS.flatMap((source) => [
+          {
+            call: `publish(${JSON.stringify(source)})`,
+            run: () => store.publish(source, { tracks: [] }),
+          },
+          {
+            call: `readPublished(${JSON.stringify(source)})`,
+            run: () => store.readPublished(source),
+          },
+        ]);
+        const outcomes = await Promise.allSettled(calls.map(({ run }) => run()));
+
+        // Assess
+        assertAllRefused(
+          outcomes,
+          calls.map(({ call }) => call),
+        );
+        for (const outcome of outcomes) {
+          if (outcome.status === 'rejected') {
+            assert.match(String(outcome.reason), /invalid track source name/);
+          }
+        }
+        assert.deepEqual(await under.state.listTracks(), []);
+        assert.equal(await store.readPublished('x'), undefined);
+      });
+
+      it('does not list published documents as tracks', async () => {
+        // Prepare
+        const under = await makeStore();
+        const store = under.published;
+        await under.state.write('webapp', {}, undefined);
+
+        // Act
+        await store.publish('cluster-tracks', { tracks: [{ name: 'infra' }] });
+        await store.publish('webapp', { tracks: [] });
+
+        // Assess
+        assert.deepEqual(await under.state.listTracks(), ['webapp']);
+        assert.equal(await under.state.read('cluster-tracks'), undefined);
+        assert.deepEqual((await under.state.read('webapp'))?.value, {});
       });
     });
 

@@ -58,6 +58,7 @@ async function makeContractStore(options: StoreTestOptions = {}): Promise<StoreU
     artifacts: store,
     state: store,
     deliveries: store,
+    published: store,
     async tamperArtifact(track, revision) {
       // Rewrite the object with other bytes but the metadata (digest) it was stored with.
       const key = `${store.prefix}artifacts/${track}/${revision}`;

@@ -138,6 +138,31 @@ describe('SqsJobQueue', () => {
 });
 
 describe('parseJob', () => {
+  it('sends each discovery where its source can be read: a cluster to apply, Git to fetch', async () => {
+    // Prepare
+    const { client, sent } = recordingClient();
+    const queue = new SqsJobQueue({ client, fetchQueueUrl: FETCH_URL, applyQueueUrl: APPLY_URL });
+    const cluster: Job = { type: 'discover', track: 'cluster-prod', runsIn: 'apply', tick: 't1' };
+    const git: Job = { type: 'discover', track: 'repository-0123456789ab', runsIn: 'fetch' };
+
+    // Act
+    await queue.enqueue(cluster);
+    await queue.enqueue(git);
+
+    // Assess: one lane per source on the FIFO queue; each parses only on its own queue.
+    assert.equal(sent[0]?.QueueUrl, APPLY_URL);
+    assert.equal(sent[0]?.MessageGroupId, 'cluster-prod');
+    assert.equal(sent[1]?.QueueUrl, FETCH_URL);
+    assert.deepEqual(parseApplyJob(JSON.stringify(cluster)), cluster);
+    assert.deepEqual(parseFetchJob(JSON.stringify(git)), git);
+    assert.throws(
+      () => parseFetchJob(JSON.stringify(cluster)),
+      /discover job .* on the fetch queue/,
+    );
+    assert.throws(() => parseApplyJob(JSON.stringify(git)), /discover job .* on the apply queue/);
+    assert.throws(() => parseJob(JSON.stringify({ ...cluster, runsIn: 'webhook' })), /runsIn/);
+  });
+
   it('reads back every kind of job', () => {
     // Prepare
     const jobs: Job[] = [

@@ -173,6 +173,7 @@ describe('parseConfig defaults', () => {
       clusters: [{ name: 'default', credentials: { type: 'kubeconfig' } }],
       webhooks: {},
       tracks: [],
+      tracksFrom: [],
     };
 
     // Act

@@ -15,7 +15,7 @@ import { jsonLogger } from '../../src/logger.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import type { SyncResult } from '../../src/sync/apply-revision.ts';
-import type { Job } from '../../src/sync/jobs.ts';
+import type { DiscoverJob, Job } from '../../src/sync/jobs.ts';
 import type { JobResult } from '../../src/sync/run-job.ts';
 import { emptyTrackState, updateTrackState } from '../../src/sync/track-state.ts';
 
@@ -61,7 +61,7 @@ class FakeUseCases {
   /** Resolves the next job's promise; set to hold jobs running. */
   hold?: Promise<void>;
 
-  readonly execute = async (_track: Track, job: Job): Promise<JobResult> => {
+  readonly execute = async (_track: Track, job: Exclude<Job, DiscoverJob>): Promise<JobResult> => {
     this.jobs.push(job);
     const state = emptyTrackState();
     switch (job.type) {

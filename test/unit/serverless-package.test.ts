@@ -499,33 +499,50 @@ describe('serverless package', () => {
       assert.ok(!allActions(fn).includes('s3:PutObject'), `${fn}: writes nothing`);
     }
 
-    // The webhook writes delivery markers and nothing else, and cannot read artifacts.
-    const webhookS3 = statementsOf('webhook').filter((s) =>
-      actions(s).some((a) => a.startsWith('s3:')),
-    );
-    assert.deepEqual(webhookS3.flatMap(actions).sort(), ['s3:GetObject', 's3:PutObject']);
-    assert.deepEqual(
-      webhookS3.map((s) => text(s.Resource)),
-      [text({ 'Fn::Sub': '${ArtifactBucket.Arn}/deliveries/*' })],
-    );
+    // The webhook writes delivery markers and nothing else, and reads only them and the
+    // published track lists (tracksFrom): no artifact, no state.
+    assert.deepEqual(resourcesFor('webhook', 's3:PutObject'), [
+      text({ 'Fn::Sub': '${ArtifactBucket.Arn}/deliveries/*' }),
+    ]);
+    assert.deepEqual(resourcesFor('webhook', 's3:GetObject').sort(), [
+      text({ 'Fn::Sub': '${ArtifactBucket.Arn}/deliveries/*' }),
+      text({ 'Fn::Sub': '${ArtifactBucket.Arn}/published/*' }),
+    ]);
+    // Only the steps that can read a tracksFrom source publish its tracks.
+    for (const fn of ['fetch', 'apply'] as const) {
+      assert.ok(
+        resourcesFor(fn, 's3:PutObject').some((r) => r.includes('/published/*')),
+        fn,
+      );
+    }
+    for (const fn of ['drift', 'rollback'] as const) {
+      assert.ok(
+        resourcesFor(fn, 's3:GetObject').some((r) => r.includes('/published/*')),
+        fn,
+      );
+      assert.ok(!resourcesFor(fn, 's3:PutObject').some((r) => r.includes('/published/')), fn);
+    }
 
-    // Readers may list (S3 answers 404, not 403, for a missing key); the webhook reads nothing.
+    // Readers may list (S3 answers 404, not 403, for a missing key).
     // (fetch may also list the source buckets of bucket tracks: tested above.)
-    for (const fn of ['fetch', 'apply', 'drift', 'rollback'] as const) {
+    for (const fn of ['webhook', 'fetch', 'apply', 'drift', 'rollback'] as const) {
       assert.deepEqual(
         resourcesFor(fn, 's3:ListBucket').filter((arn) => !arn.includes('example-org-manifests')),
         [text({ 'Fn::GetAtt': ['ArtifactBucket', 'Arn'] })],
         fn,
       );
     }
-    assert.deepEqual(resourcesFor('webhook', 's3:ListBucket'), []);
 
     // Apply reads artifacts but never writes them; fetch writes them.
     assert.ok(resourcesFor('apply', 's3:GetObject').some((r) => r.includes('/artifacts/*')));
     assert.ok(!resourcesFor('apply', 's3:PutObject').some((r) => r.includes('/artifacts/')));
     assert.ok(resourcesFor('fetch', 's3:PutObject').some((r) => r.includes('/artifacts/*')));
     assert.ok(resourcesFor('rollback', 's3:GetObject').some((r) => r.includes('/artifacts/*')));
-    assert.ok(resourcesFor('drift', 's3:GetObject').every((r) => r.includes('/state/*')));
+    assert.ok(
+      resourcesFor('drift', 's3:GetObject').every(
+        (r) => r.includes('/state/*') || r.includes('/published/*'),
+      ),
+    );
 
     // Who may queue what.
     const sends = (fn: FunctionName) => resourcesFor(fn, 'sqs:SendMessage').sort();

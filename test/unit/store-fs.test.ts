@@ -16,6 +16,8 @@ import { createStore } from '../../src/store/create-store.ts';
 import {
   ArtifactCorruptError,
   ConcurrentUpdateError,
+  InvalidStoreKeyError,
+  StateCorruptError,
   StoreUnavailableError,
 } from '../../src/store/errors.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
@@ -67,6 +69,7 @@ async function makeFsStore(options: StoreTestOptions = {}): Promise<StoreUnderTe
     artifacts: store,
     state: store,
     deliveries: store,
+    published: store,
     async tamperArtifact(track, revision) {
       // Flip the last byte of the body, leaving the header (and its digest) alone.
       const path = join(dir, 'artifacts', track, revision);
@@ -238,6 +241,65 @@ describe('fs store', () => {
     await assert.rejects(attempt, ArtifactCorruptError);
   });
 
+  it('publishes a track list as published/<source>.json, replaced without leftovers', async () => {
+    // Prepare
+    const dir = await freshDir();
+    const store = new FsStore({ path: dir });
+    await store.publish('cluster-tracks', { tracks: ['webapp'] });
+
+    // Act
+    await store.publish('cluster-tracks', { tracks: ['infra'] });
+
+    // Assess
+    assert.deepEqual(await filesUnder(dir), ['published/cluster-tracks.json']);
+    assert.deepEqual(
+      JSON.parse(await readFile(join(dir, 'published', 'cluster-tracks.json'), 'utf8')),
+      {
+        tracks: ['infra'],
+      },
+    );
+  });
+
+  it('writes nothing for an invalid source name', async () => {
+    // Prepare
+    const dir = await freshDir();
+    const store = new FsStore({ path: dir });
+
+    // Act
+    const outcomes = await Promise.allSettled(
+      ['../x', 'a/b', '', '..', '../state/webapp'].map((source) => store.publish(source, {})),
+    );
+
+    // Assess
+    for (const outcome of outcomes) {
+      assert.equal(outcome.status, 'rejected');
+      if (outcome.status === 'rejected') {
+        assert.ok(outcome.reason instanceof InvalidStoreKeyError);
+        assert.match(String(outcome.reason), /invalid track source name/);
+      }
+    }
+    assert.deepEqual(await filesUnder(dir), []);
+  });
+
+  it('reports a published document that is not JSON as corrupt, naming its file', async () => {
+    // Prepare
+    const dir = await freshDir();
+    const store = new FsStore({ path: dir });
+    await mkdir(join(dir, 'published'));
+    const path = join(dir, 'published', 'cluster-tracks.json');
+    await writeFile(path, '{"tracks": [');
+
+    // Act
+    const attempt = store.readPublished('cluster-tracks');
+
+    // Assess
+    await assert.rejects(attempt, (error: unknown) => {
+      assert.ok(error instanceof StateCorruptError);
+      assert.ok(error.message.includes(path), error.message);
+      return true;
+    });
+  });
+
   it('creates a working fs store from the config, and refuses an unknown type', async () => {
     // Prepare
     const dir = await freshDir();
@@ -249,6 +311,8 @@ describe('fs store', () => {
     // Assess
     assert.equal(await store.deliveries.markDelivery('x'), true);
     assert.deepEqual(await filesUnder(dir).then((files) => files.length), 1);
+    await store.published.publish('cluster-tracks', { tracks: [] });
+    assert.deepEqual(await store.published.readPublished('cluster-tracks'), { tracks: [] });
     assert.throws(wrong, UsageError);
     store.close();
   });

@@ -15,7 +15,7 @@ import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { SyncResult } from '../../src/sync/apply-revision.ts';
 import { fetchTrack } from '../../src/sync/fetch-track.ts';
-import type { Job, SyncJob } from '../../src/sync/jobs.ts';
+import type { DiscoverJob, Job, SyncJob } from '../../src/sync/jobs.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
 import { runJob, type JobDeps } from '../../src/sync/run-job.ts';
 import { conditionOf, updateTrackState } from '../../src/sync/track-state.ts';
@@ -143,7 +143,7 @@ describe('resuming dependents', () => {
       cluster: async () => new InMemoryCluster(),
     };
     const trackOf = (name: string) => config.tracks.find((t) => t.name === name)!;
-    const run = (job: Job) => executeJob(trackOf(job.track), job, jobDeps);
+    const run = (job: Exclude<Job, DiscoverJob>) => executeJob(trackOf(job.track), job, jobDeps);
     const appFetch = await run({ type: 'fetch', track: 'app', trigger: 'webhook' });
     await run(appFetch.next[0]!);
     const baseFetch = await run({ type: 'fetch', track: 'base', trigger: 'webhook' });

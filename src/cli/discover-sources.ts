@@ -1,0 +1,38 @@
+/**
+ * `driftless sync` of every track reads the `tracksFrom` sources first, as
+ * the schedule does in `serve` and in AWS, so a GitTrack applied with
+ * kubectl (or committed) is synced by the next `driftless sync`; and once
+ * more after the syncs, so each GitTrack's `.status` shows their outcome.
+ */
+import type { Track } from '../config/types.ts';
+import { messageOf } from '../errors.ts';
+import { discoverTracks } from '../sync/discover-tracks.ts';
+import type { LocalContext } from '../sync/local-context.ts';
+import { knownTracks } from '../sync/published-tracks.ts';
+import { discoverJob } from '../sync/schedule.ts';
+import type { Output } from './output.ts';
+
+/** Discovers every source (problems go to stderr) and returns the tracks known afterwards. */
+export async function discoverSources(ctx: LocalContext, output: Output): Promise<Track[]> {
+  const published = ctx.published;
+  if (ctx.config.tracksFrom.length === 0 || published === undefined) return ctx.config.tracks;
+  const tick = new Date().toISOString();
+  for (const source of ctx.config.tracksFrom) {
+    try {
+      const result = await discoverTracks(discoverJob(source, tick), {
+        config: ctx.config,
+        published,
+        state: ctx.state,
+        ...(source.kind === 'cluster'
+          ? { cluster: await ctx.cluster({ name: source.id, cluster: source.cluster }) }
+          : { source: await ctx.source() }),
+      });
+      for (const problem of result.problems) output.log(`${problem.where}: ${problem.message}`);
+      for (const error of result.errors) output.log(`tracksFrom ${source.id}: ${error}`);
+    } catch (error) {
+      // The last published list stays in use: one unreadable source must not stop the syncs.
+      output.log(`tracksFrom ${source.id}: not read: ${messageOf(error)}`);
+    }
+  }
+  return knownTracks(ctx.config, published);
+}

@@ -1,0 +1,65 @@
+/**
+ * The tracks a process works with: those of the deployed config, then those
+ * read at run time (`tracksFrom`) and published to the store by the step
+ * that can read their source — the apply step for GitTracks in a cluster
+ * (it alone holds cluster credentials), the fetch step for GitTrack
+ * documents in Git (it alone holds Git credentials). Every other step reads
+ * the published lists, so adding a track is a `kubectl apply` or a commit,
+ * never a redeploy.
+ */
+import type { RunTimeProblem } from '../config/run-time-tracks.ts';
+import type { Config, Track } from '../config/types.ts';
+import type { PublishedTrackStore } from '../store/ports.ts';
+
+/** What a source's discovery publishes (`published/<source id>.json`). */
+export interface PublishedTracks {
+  /** The `tracksFrom` source's id. */
+  readonly source: string;
+  /** ISO time of the discovery. */
+  readonly publishedAt: string;
+  /** The commit the documents were read at (repository sources). */
+  readonly revision?: string;
+  readonly tracks: readonly Track[];
+  /** Documents that gave no track, and why. */
+  readonly problems: readonly RunTimeProblem[];
+}
+
+/**
+ * The config's tracks, then each source's published tracks in `tracksFrom`
+ * order. A published track whose name is already taken (by the config, or
+ * by an earlier source since it was published) is left out; so is one on
+ * another cluster than its source's, should the config have changed since.
+ */
+export async function knownTracks(
+  config: Pick<Config, 'tracks' | 'tracksFrom'>,
+  published: PublishedTrackStore | undefined,
+): Promise<Track[]> {
+  if (config.tracksFrom.length === 0 || published === undefined) return config.tracks;
+  const lists = await Promise.all(
+    config.tracksFrom.map((source) => published.readPublished<PublishedTracks>(source.id)),
+  );
+  // `config.tracks` may already hold published tracks (a context merged earlier): read them afresh.
+  const tracks = configTracks(config.tracks);
+  const names = new Set(tracks.map((track) => track.name));
+  config.tracksFrom.forEach((source, index) => {
+    for (const track of lists[index]?.tracks ?? []) {
+      if (names.has(track.name) || track.cluster !== source.cluster) continue;
+      names.add(track.name);
+      tracks.push(track);
+    }
+  });
+  return tracks;
+}
+
+/** The source `id` names, or undefined when the config has no such `tracksFrom` entry. */
+export function tracksFromNamed(
+  config: Pick<Config, 'tracksFrom'>,
+  id: string,
+): Config['tracksFrom'][number] | undefined {
+  return config.tracksFrom.find((source) => source.id === id);
+}
+
+/** The tracks written in the config itself: those with no `tracksFrom` origin. */
+export function configTracks(tracks: readonly Track[]): Track[] {
+  return tracks.filter((track) => track.origin === undefined);
+}
