@@ -90,12 +90,16 @@ export async function webhookDeps(
   };
 }
 
-/** The fetch function: the Git source with its credentials; a fetch's follow-up is always a sync. */
+/**
+ * The fetch function: the Git source with its credentials; a fetch's
+ * follow-up is a sync, a discovery's the first poll of each new track.
+ */
 export async function fetchDeps(
   queues: JobQueueFactory = sqsJobQueues,
   env?: Environment,
 ): Promise<JobDeps> {
-  const { config, store, queue } = await common({ apply: true }, queues, env);
+  // The fetch queue too: a repository of track documents queues the first poll of a new track.
+  const { config, store, queue } = await common({ fetch: true, apply: true }, queues, env);
   source ??= once(async () => {
     // Loaded on the first fetch: isomorphic-git and the pack reader are most of this bundle.
     const { createTrackSource } = await import('../source/track-source.ts');

@@ -63,6 +63,8 @@ export interface DiscoverResult {
   readonly source: string;
   /** Names of the tracks published. */
   readonly tracks: readonly string[];
+  /** Those of them the previous discovery had not published: new (or newly valid) tracks. */
+  readonly added: readonly string[];
   readonly problems: readonly RunTimeProblem[];
   /** Tracks of deleted GitTracks whose objects were collected (or left, by policy). */
   readonly collected: readonly string[];
@@ -98,6 +100,7 @@ export async function discoverTracks(
     return {
       source: job.track,
       tracks: [],
+      added: [],
       problems: [],
       collected: [],
       revision: null,
@@ -114,13 +117,16 @@ function configNames(config: DiscoverDeps['config']): Set<string> {
   return new Set(configTracks(config.tracks).map((track) => track.name));
 }
 
+/** Publishes the source's tracks; returns the names the previous list did not have. */
 async function publish(
   deps: DiscoverDeps,
   source: TracksFrom,
   tracks: readonly Track[],
   problems: readonly RunTimeProblem[],
   revision?: string,
-): Promise<void> {
+): Promise<string[]> {
+  const previous = await deps.published.readPublished<PublishedTracks>(source.id);
+  const known = new Set(previous?.tracks.map((track) => track.name));
   const document: PublishedTracks = {
     source: source.id,
     publishedAt: (deps.now?.() ?? new Date()).toISOString(),
@@ -129,6 +135,7 @@ async function publish(
     problems,
   };
   await deps.published.publish(source.id, document);
+  return tracks.map((track) => track.name).filter((name) => !known.has(name));
 }
 
 async function discoverTrackDocuments(
@@ -165,10 +172,11 @@ async function discoverTrackDocuments(
   }
   const { tracks, problems } = runTimeTracks(source, documents, configNames(deps.config));
   const allProblems = [...unreadable, ...problems];
-  await publish(deps, source, tracks, allProblems, revision);
+  const added = await publish(deps, source, tracks, allProblems, revision);
   return {
     source: source.id,
     tracks: tracks.map((track) => track.name),
+    added,
     problems: allProblems,
     collected: [],
     revision,
@@ -223,7 +231,7 @@ async function discoverGitTracks(
   });
   const { tracks, problems } = runTimeTracks(source, documents, configNames(deps.config));
   // Published before collecting: a deleted GitTrack's track is off the list, so nothing starts it again.
-  await publish(deps, source, tracks, problems);
+  const added = await publish(deps, source, tracks, problems);
 
   const collected: string[] = [];
   for (const object of deleting) {
@@ -258,6 +266,7 @@ async function discoverGitTracks(
   return {
     source: source.id,
     tracks: tracks.map((track) => track.name),
+    added,
     problems,
     collected,
     revision: null,

@@ -109,8 +109,17 @@ export async function runJob<J extends Job>(
   execute: ExecuteJob<J>,
 ): Promise<JobResult> {
   if (job.type === 'discover') {
-    // A source, not a track: no suspension applies, and it queues nothing.
-    return { type: 'discover', job, result: await runDiscovery(job, deps), next: [] };
+    // A source, not a track: no suspension applies. A new track is polled at once, not a tick
+    // later (the fetch job checks its suspension like any other).
+    const result = await runDiscovery(job, deps);
+    const next = result.added.map((track): FetchJob => ({
+      type: 'fetch',
+      track,
+      trigger: 'schedule',
+      ...(job.tick === undefined ? {} : { tick: job.tick }),
+    }));
+    for (const fetch of next) await deps.queue.enqueue(fetch);
+    return { type: 'discover', job, result, next };
   }
   const track = trackNamed(deps.tracks, job.track);
   if (

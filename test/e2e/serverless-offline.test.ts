@@ -20,11 +20,13 @@
  * made away from the minute boundary, so it is the webhook that deploys them.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -46,6 +48,7 @@ import {
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
 import { eventually } from '../harness/eventually.ts';
+import { controlPlaneBinaries } from '../harness/testbin.ts';
 
 const GITHUB_SECRET = `gh-${randomUUID()}`;
 const TRACK = 'web';
@@ -93,7 +96,17 @@ async function clearOfTick(): Promise<void> {
   else if (second < 8) await sleep((8 - second) * 1000);
 }
 
+const GITTRACK = 'gittrack-app';
+const GITTRACK_CRD = join(import.meta.dirname, '..', '..', 'infra', 'crds', 'gittrack.yaml');
+const run = promisify(execFile);
+
+const gitTrackConfigMap = (value: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gittrack-settings\ndata:\n  value: "${value}"\n`;
+
 describe('the functions under serverless-offline, S3 store on MinIO', () => {
+  let kubectl = (..._args: string[]): Promise<string> =>
+    Promise.reject(new Error('kubectl is set up in before()'));
+  let gitTrackRepo: GitRepository;
   let minio: MinioServer;
   let s3: S3Client;
   let bucket: string;
@@ -118,6 +131,15 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
   const liveValue = async (): Promise<string | undefined> => {
     try {
       return (await core.readNamespacedConfigMap({ name: OBJECT, namespace: ns })).data?.value;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const gitTrackValue = async (): Promise<string | undefined> => {
+    try {
+      return (await core.readNamespacedConfigMap({ name: 'gittrack-settings', namespace: ns })).data
+        ?.value;
     } catch {
       return undefined;
     }
@@ -186,9 +208,17 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
         // The shortest interval: every tick of the schedule checks the track.
         '    interval: 10s',
         '    auth: {type: basic, secret: env:E2E_GIT_CREDENTIALS}',
+        'tracksFrom:',
+        '  - {cluster: test, gitTracks: true, deployKeySecrets: "env:E2E_GITTRACK_"}',
         '',
       ].join('\n'),
     );
+    const { kubectl: kubectlBinary } = await controlPlaneBinaries();
+    kubectl = async (...args) =>
+      (await run(kubectlBinary, ['--kubeconfig', sharedKubeconfigPath(), ...args])).stdout;
+    await kubectl('apply', '-f', GITTRACK_CRD);
+    await kubectl('wait', '--for=condition=Established', 'crd/gittracks.faros.pusher.com');
+    gitTrackRepo = await git.createRepository('gittrack-app');
     const started = Date.now();
     offline = await startServerlessOffline({
       configFile,
@@ -197,6 +227,8 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
         ...rendererEnvironment(await rendererBinaries()),
         E2E_GITHUB_SECRET: GITHUB_SECRET,
         E2E_GIT_CREDENTIALS: `${git.username}:${git.password}`,
+        // A GitTrack's deploy key, under the source's prefix and the GitTrack's namespace.
+        [`E2E_GITTRACK_${ns.toUpperCase().replace(/-/g, '_')}_GIT_CREDS_CREDENTIALS`]: `${git.username}:${git.password}`,
         // The store's S3 client takes MinIO's credentials from the environment, as in Lambda.
         AWS_ACCESS_KEY_ID: minio.accessKeyId,
         AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
@@ -210,6 +242,18 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
 
   after(async () => {
     await offline?.stop();
+    // The finalizer would hold the namespace's deletion with nothing left to release it.
+    await kubectl('delete', 'gittrack', '--all', '-n', ns, '--wait=false').catch(() => '');
+    await kubectl(
+      'patch',
+      'gittrack',
+      GITTRACK,
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"metadata":{"finalizers":null}}',
+    ).catch(() => '');
     // For a look at every function's log after a run: DRIFTLESS_E2E_OFFLINE_LOG=<file>.
     const keep = process.env.DRIFTLESS_E2E_OFFLINE_LOG;
     if (keep && offline) await writeFile(keep, offline.output());
@@ -358,6 +402,67 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     const state = await readTrackState(store.state, TRACK);
     assert.deepEqual([state.pinned, state.appliedRevision], [first, first]);
     assert.equal(await liveValue(), 'one');
+  });
+
+  it('adds a track with kubectl: a GitTrack is discovered, published, deployed and given its status', async () => {
+    // Prepare: the GitTrack's repository has a ConfigMap.
+    await pushFiles(gitTrackRepo, { 'settings.yaml': gitTrackConfigMap('from-gittrack') });
+    const file = join(dir, 'gittrack.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        apiVersion: 'faros.pusher.com/v1alpha1',
+        kind: 'GitTrack',
+        metadata: { name: GITTRACK, namespace: ns },
+        spec: {
+          repository: gitTrackRepo.url,
+          reference: 'main',
+          deployKey: { secretName: 'git-creds', key: 'credentials', type: 'HTTPBasicAuth' },
+        },
+      }),
+    );
+
+    // Act: kubectl apply, then nothing but the schedule: a tick's discovery publishes it,
+    // the next tick polls it like any track.
+    await kubectl('apply', '-f', file);
+
+    // Assess: published to S3 by the apply function, deployed, .status written back.
+    assert.ok(
+      await eventually(
+        async () => (await keys('published/cluster-test.json')).length === 1,
+        90_000,
+      ),
+      recentLogs(),
+    );
+    assert.ok(
+      await eventually(async () => (await gitTrackValue()) === 'from-gittrack', 90_000),
+      recentLogs(),
+    );
+    const status = async () =>
+      JSON.parse(
+        await kubectl('get', 'gittrack', GITTRACK, '-n', ns, '-o', 'jsonpath={.status}'),
+      ) as {
+        objectsApplied?: number;
+        conditions?: { type: string; status: string }[];
+      };
+    assert.ok(
+      await eventually(async () => (await status()).objectsApplied === 1, 30_000),
+      recentLogs(),
+    );
+    assert.equal((await status()).conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+
+    // A push to the GitTrack's repository: the webhook function matches the published track.
+    await clearOfTick();
+    const head = await pushFiles(gitTrackRepo, { 'settings.yaml': gitTrackConfigMap('pushed') });
+    const response = await postWebhook(
+      githubPush(gitTrackRepo, { before: '0'.repeat(40), after: head }, randomUUID()),
+    );
+    const answer = (await response.json()) as { kind: string; tracks: string[] };
+    assert.deepEqual([response.status, answer.tracks], [202, [GITTRACK]]);
+    assert.ok(
+      await eventually(async () => (await gitTrackValue()) === 'pushed', 30_000),
+      recentLogs(),
+    );
   });
 
   it('drops no job and logs no secret', () => {

@@ -547,7 +547,8 @@ describe('serverless package', () => {
     // Who may queue what.
     const sends = (fn: FunctionName) => resourcesFor(fn, 'sqs:SendMessage').sort();
     assert.deepEqual(sends('webhook'), [queueArn('FetchQueue')]);
-    assert.deepEqual(sends('fetch'), [queueArn('ApplyQueue')]);
+    // Fetch queues syncs, and the first poll of a track found in a tracksFrom repository.
+    assert.deepEqual(sends('fetch'), [queueArn('ApplyQueue'), queueArn('FetchQueue')].sort());
     // Apply queues syncs of dependents it made Ready onto its own queue, and a chart to render
     // again for the cluster's capabilities onto the fetch queue.
     assert.deepEqual(sends('apply'), [queueArn('ApplyQueue'), queueArn('FetchQueue')].sort());
