@@ -64,6 +64,7 @@ function commitManifests(version: 'v1' | 'v2', message: string): string {
   // The overlay and the chart stay as they are across versions.
   cpSync(join(MANIFESTS, 'kustomize'), join(REPO, 'kustomize'), { recursive: true });
   cpSync(join(MANIFESTS, 'chart'), join(REPO, 'chart'), { recursive: true });
+  cpSync(join(MANIFESTS, 'team'), join(REPO, 'team'), { recursive: true });
   git('add', '--all');
   git('commit', '--quiet', '-m', message);
   return git('rev-parse', 'HEAD');
@@ -161,6 +162,9 @@ writeFileSync(
     '    decryption: {provider: sops, keys: [env:DEMO_AGE_KEY]}',
     '    substitute: {CLUSTER: local}',
     '    substituteFrom: [{secret: file:vars.env}]',
+    '# More tracks, added at run time: Faros GitTracks in the cluster (here in a local repository).',
+    'tracksFrom:',
+    '  - {cluster: local, gitTracks: true, allowLocalRepositories: true}',
     '',
   ].join('\n'),
 );
@@ -210,6 +214,31 @@ failed = driftless('suspend', '--track', 'demo') !== 0 || failed;
 console.log('A suspended track refuses a sync by name (exit 2):');
 failed = driftless('sync', '--track', 'demo') !== 2 || failed;
 failed = driftless('resume', '--track', 'demo') !== 0 || failed;
+
+step('A track added with kubectl, no config change: a Faros GitTrack (tracksFrom)');
+kubectl('apply', '-f', join(REPO_ROOT, 'infra/crds/gittrack.yaml'));
+kubectl('wait', '--for=condition=Established', 'crd/gittracks.faros.pusher.com');
+const gitTrackFile = join(DEMO_DIR, 'gittrack.yaml');
+writeFileSync(
+  gitTrackFile,
+  [
+    'apiVersion: faros.pusher.com/v1alpha1',
+    'kind: GitTrack',
+    'metadata: {name: demo-team, namespace: demo}',
+    `spec: {repository: ${REPO}, reference: main, subPath: team}`,
+    '',
+  ].join('\n'),
+);
+kubectl('apply', '-f', gitTrackFile);
+console.log('sync reads the GitTracks first, syncs their tracks too, and writes each .status:');
+failed = driftless('sync') !== 0 || failed;
+kubectl('get', 'gittracks', '-n', 'demo');
+kubectl('get', 'configmap', 'team-settings', '-n', 'demo');
+
+step('Deleting the GitTrack collects its objects first (finalizer driftless.dev/gc)');
+kubectl('delete', 'gittrack', 'demo-team', '-n', 'demo', '--wait=false');
+failed = driftless('sync') !== 0 || failed;
+kubectl('get', 'gittracks,configmaps', '-n', 'demo');
 
 step('Done');
 console.log(

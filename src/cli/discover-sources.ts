@@ -29,6 +29,9 @@ export async function discoverSources(ctx: LocalContext, output: Output): Promis
       });
       for (const problem of result.problems) output.log(`${problem.where}: ${problem.message}`);
       for (const error of result.errors) output.log(`tracksFrom ${source.id}: ${error}`);
+      for (const track of result.collected) {
+        output.log(`${track}: its GitTrack was deleted; the track's deletion policy was applied`);
+      }
     } catch (error) {
       // The last published list stays in use: one unreadable source must not stop the syncs.
       output.log(`tracksFrom ${source.id}: not read: ${messageOf(error)}`);
