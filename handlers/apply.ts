@@ -9,7 +9,7 @@ import { applyDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
 import { sqsJobHandler } from '../src/aws/job-handler.ts';
 import { parseApplyJob } from '../src/aws/parse-job.ts';
-import { executeApplyJob } from '../src/sync/execute-job.ts';
+import { discoverInApply, executeApplyJob } from '../src/sync/execute-job.ts';
 
 /**
  * The apply function's deps, its config's CEL health expressions checked: it
@@ -23,7 +23,7 @@ async function checkedApplyDeps() {
 
 /** The handler over `deps` (tests and the local stage pass their own). */
 export function createApplyHandler(deps = checkedApplyDeps, log = functionLogger('apply')) {
-  return sqsJobHandler(parseApplyJob, executeApplyJob, deps, log);
+  return sqsJobHandler(parseApplyJob, executeApplyJob, deps, log, discoverInApply);
 }
 
 export const handler = createApplyHandler();

@@ -7,7 +7,13 @@
  */
 import type { Logger } from '../logger.ts';
 import type { Job } from '../sync/jobs.ts';
-import { runJob, summarizeJob, type ExecuteJob, type JobDeps } from '../sync/run-job.ts';
+import {
+  runJob,
+  summarizeJob,
+  type DiscoverSource,
+  type ExecuteJob,
+  type JobDeps,
+} from '../sync/run-job.ts';
 import type { SqsBatchResponse, SqsEvent } from './lambda-events.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 
@@ -17,13 +23,14 @@ export function sqsJobHandler<J extends Job>(
   execute: ExecuteJob<J>,
   deps: () => Promise<JobDeps>,
   log: Logger,
+  discover?: DiscoverSource,
 ): (event: SqsEvent) => Promise<SqsBatchResponse> {
   return (event) =>
     processSqsBatch(
       event,
       async (record) => {
         const job = parse(record.body);
-        const summary = summarizeJob(await runJob(job, await deps(), execute));
+        const summary = summarizeJob(await runJob(job, await deps(), execute, discover));
         log[summary.result === 'failed' ? 'warn' : 'info'](`${job.type} finished`, {
           track: job.track,
           trigger: 'trigger' in job ? job.trigger : undefined,

@@ -6,27 +6,26 @@
  */
 import type { Track } from '../config/types.ts';
 import { messageOf } from '../errors.ts';
-import { discoverTracks } from '../sync/discover-tracks.ts';
+import { discoverGitTracks } from '../sync/discover-git-tracks.ts';
+import { discoverTrackDocuments } from '../sync/discover-tracks.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { knownTracks } from '../sync/published-tracks.ts';
-import { discoverJob } from '../sync/schedule.ts';
 import type { Output } from './output.ts';
 
 /** Discovers every source (problems go to stderr) and returns the tracks known afterwards. */
 export async function discoverSources(ctx: LocalContext, output: Output): Promise<Track[]> {
   const published = ctx.published;
   if (ctx.config.tracksFrom.length === 0 || published === undefined) return ctx.config.tracks;
-  const tick = new Date().toISOString();
   for (const source of ctx.config.tracksFrom) {
     try {
-      const result = await discoverTracks(discoverJob(source, tick), {
-        config: ctx.config,
-        published,
-        state: ctx.state,
-        ...(source.kind === 'cluster'
-          ? { cluster: await ctx.cluster({ name: source.id, cluster: source.cluster }) }
-          : { source: await ctx.source() }),
-      });
+      const common = { config: ctx.config, published, state: ctx.state };
+      const result =
+        source.kind === 'cluster'
+          ? await discoverGitTracks(source, {
+              ...common,
+              cluster: await ctx.cluster({ name: source.id, cluster: source.cluster }),
+            })
+          : await discoverTrackDocuments(source, { ...common, source: await ctx.source() });
       for (const problem of result.problems) output.log(`${problem.where}: ${problem.message}`);
       for (const error of result.errors) output.log(`tracksFrom ${source.id}: ${error}`);
       for (const track of result.collected) {

@@ -8,7 +8,7 @@
 import { messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Job, JobQueue } from '../sync/jobs.ts';
-import { executeJob } from '../sync/execute-job.ts';
+import { discoverAny, executeJob } from '../sync/execute-job.ts';
 import { runJob, summarizeJob, type ExecuteJob, type JobDeps } from '../sync/run-job.ts';
 import type { ServeMetrics } from './serve-metrics.ts';
 import type { JobContext } from './track-queue.ts';
@@ -54,7 +54,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
     let summary;
     try {
       summary = summarizeJob(
-        await runJob(job, { ...deps.ports, queue }, deps.execute ?? executeJob),
+        await runJob(job, { ...deps.ports, queue }, deps.execute ?? executeJob, discoverAny),
       );
     } catch (error) {
       // The use-case could not record its own result (store or cluster unreachable, a bug).

@@ -8,7 +8,13 @@
 import type { Track } from '../config/types.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { commitOf } from '../object-id.ts';
-import { statusOf, writeGitTrackStatus } from './discover-tracks.ts';
+import { discoverGitTracks, statusOf, writeGitTrackStatus } from './discover-git-tracks.ts';
+import {
+  discoverTrackDocuments,
+  type DiscoverDeps,
+  type DiscoverResult,
+} from './discover-tracks.ts';
+import { tracksFromNamed } from './published-tracks.ts';
 import { readTrackState } from './track-state.ts';
 import { applyRevision, type SyncResult } from './apply-revision.ts';
 import { fetchTrack } from './fetch-track.ts';
@@ -17,7 +23,13 @@ import { reconcileDrift } from './reconcile-drift.ts';
 import { runLifecycleAction } from './lifecycle.ts';
 import { dependentsToResume } from './resume-dependents.ts';
 import { rollbackTrack } from './rollback.ts';
-import { requiredPort, type JobDeps, type JobResult } from './run-job.ts';
+import {
+  JobNotRunnableError,
+  requiredPort,
+  type DiscoverSource,
+  type JobDeps,
+  type JobResult,
+} from './run-job.ts';
 
 /** A fetch job: resolve, render and store the revision; next, its sync. */
 export async function executeFetchJob(
@@ -117,3 +129,57 @@ export function executeJob(
     ? executeFetchJob(track, job, deps)
     : executeApplyJob(track, job, deps);
 }
+
+/** What every discovery needs, and the source the job names (undefined: no longer configured). */
+function discoveryOf(job: DiscoverJob, deps: JobDeps) {
+  const config = requiredPort(deps.config, job, 'config');
+  const common: DiscoverDeps = {
+    config,
+    published: requiredPort(deps.published, job, 'store of published tracks'),
+    state: deps.state,
+    ...(deps.now === undefined ? {} : { now: deps.now }),
+  };
+  return { source: tracksFromNamed(config, job.track), common };
+}
+
+/** A job for a source that left the config (queued before a deployment): nothing to read. */
+function noLongerConfigured(job: DiscoverJob): DiscoverResult {
+  return {
+    source: job.track,
+    tracks: [],
+    added: [],
+    problems: [],
+    collected: [],
+    revision: null,
+    errors: [`tracksFrom source "${job.track}" is no longer in the config`],
+  };
+}
+
+/** Discovery in fetch: GitTrack documents kept in Git. */
+export const discoverInFetch: DiscoverSource = async (job, deps) => {
+  const { source, common } = discoveryOf(job, deps);
+  if (source === undefined) return noLongerConfigured(job);
+  if (source.kind !== 'repository') {
+    throw new JobNotRunnableError(`discover job for "${source.id}": GitTracks are read in apply`);
+  }
+  const git = await requiredPort(deps.source, job, 'Git source')();
+  return discoverTrackDocuments(source, { ...common, source: git });
+};
+
+/** Discovery in apply: Faros GitTracks in a cluster. */
+export const discoverInApply: DiscoverSource = async (job, deps) => {
+  const { source, common } = discoveryOf(job, deps);
+  if (source === undefined) return noLongerConfigured(job);
+  if (source.kind !== 'cluster') {
+    throw new JobNotRunnableError(
+      `discover job for "${source.id}": documents in Git are read in fetch`,
+    );
+  }
+  const connect = requiredPort(deps.cluster, job, 'cluster credentials');
+  const cluster = await connect({ name: source.id, cluster: source.cluster });
+  return discoverGitTracks(source, { ...common, cluster });
+};
+
+/** Any discovery: what a local process (`driftless serve`) runs. */
+export const discoverAny: DiscoverSource = (job, deps) =>
+  job.runsIn === 'fetch' ? discoverInFetch(job, deps) : discoverInApply(job, deps);

@@ -27,7 +27,7 @@ import type {
   RollbackJob,
   SyncJob,
 } from './jobs.ts';
-import { discoverTracks, type DiscoverResult } from './discover-tracks.ts';
+import type { DiscoverResult } from './discover-tracks.ts';
 import type { LifecycleResult } from './lifecycle.ts';
 import type { DriftResult } from './reconcile-drift.ts';
 import { trackNamed } from './track-named.ts';
@@ -40,7 +40,7 @@ export type JobResult =
   | JobResultOf<'drift', DriftJob, DriftResult>
   | JobResultOf<'rollback', RollbackJob, SyncResult>
   | JobResultOf<'lifecycle', LifecycleJob, LifecycleResult>
-  | JobResultOf<'discover', DiscoverJob, DiscoverResult & { readonly revision: string | null }>
+  | JobResultOf<'discover', DiscoverJob, DiscoverResult>
   /** The track is suspended: the fetch, sync or drift job did nothing. */
   | JobResultOf<'suspended', FetchJob | SyncJob | DriftJob, { readonly revision: null }>;
 
@@ -88,6 +88,13 @@ export type ExecuteJob<J extends Job = Job> = (
 ) => Promise<JobResult>;
 
 /**
+ * Reads a `tracksFrom` source and publishes its tracks (execute-job.ts): the
+ * fetch function is given the reader of repositories, the apply function
+ * the reader of clusters, a local process both.
+ */
+export type DiscoverSource = (job: DiscoverJob, deps: JobDeps) => Promise<DiscoverResult>;
+
+/**
  * Whether a suspension stops the job: every fetch, sync and drift job,
  * whoever queued it (a webhook, the schedule, a dependency that became
  * Ready, the `sync` action), as `driftless sync` refuses a suspended track.
@@ -107,11 +114,12 @@ export async function runJob<J extends Job>(
   job: J,
   deps: JobDeps,
   execute: ExecuteJob<J>,
+  discover?: DiscoverSource,
 ): Promise<JobResult> {
   if (job.type === 'discover') {
     // A source, not a track: no suspension applies. A new track is polled at once, not a tick
     // later (the fetch job checks its suspension like any other).
-    const result = await runDiscovery(job, deps);
+    const result = await requiredPort(discover, job, 'reader of tracksFrom sources')(job, deps);
     const next = result.added.map((track): FetchJob => ({
       type: 'fetch',
       track,
@@ -131,29 +139,6 @@ export async function runJob<J extends Job>(
   const result = await execute(track, job as Exclude<J, DiscoverJob>, deps);
   for (const next of result.next) await deps.queue.enqueue(next);
   return result;
-}
-
-/** A discover job with the ports its source needs: the cluster for GitTracks, Git for documents. */
-async function runDiscovery(
-  job: DiscoverJob,
-  deps: JobDeps,
-): Promise<DiscoverResult & { readonly revision: string | null }> {
-  const config = requiredPort(deps.config, job, 'config');
-  const published = requiredPort(deps.published, job, 'store of published tracks');
-  const source = config.tracksFrom.find((candidate) => candidate.id === job.track);
-  const common = { config, published, state: deps.state, ...(deps.now ? { now: deps.now } : {}) };
-  if (source?.kind === 'cluster') {
-    const connect = requiredPort(deps.cluster, job, 'cluster credentials');
-    return discoverTracks(job, {
-      ...common,
-      cluster: await connect({ name: job.track, cluster: source.cluster }),
-    });
-  }
-  if (source?.kind === 'repository') {
-    const git = await requiredPort(deps.source, job, 'Git source')();
-    return discoverTracks(job, { ...common, source: git });
-  }
-  return discoverTracks(job, common);
 }
 
 /** The port `what` of `deps`, or why this process cannot run `job`. */

@@ -20,8 +20,8 @@ import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Config } from '../../src/config/types.ts';
 import { createTrackSource } from '../../src/source/track-source.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
-import { GC_FINALIZER } from '../../src/sync/discover-tracks.ts';
-import { executeJob } from '../../src/sync/execute-job.ts';
+import { GC_FINALIZER } from '../../src/sync/discover-git-tracks.ts';
+import { discoverAny, executeJob } from '../../src/sync/execute-job.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { knownTracks, type PublishedTracks } from '../../src/sync/published-tracks.ts';
 import { runJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
@@ -144,9 +144,9 @@ describe('tracks read at run time (tracksFrom)', () => {
 
   /** Runs a job, then every job it queued, depth first, as the queues would. */
   async function runAll(job: Job, deps: JobDeps & { queued: Job[] }): Promise<JobResult[]> {
-    const results = [await runJob(job, deps, executeJob)];
+    const results = [await runJob(job, deps, executeJob, discoverAny)];
     while (deps.queued.length > 0)
-      results.push(await runJob(deps.queued.shift()!, deps, executeJob));
+      results.push(await runJob(deps.queued.shift()!, deps, executeJob, discoverAny));
     return results;
   }
 
@@ -179,6 +179,7 @@ describe('tracks read at run time (tracksFrom)', () => {
       discoverJob(clusterSource.tracksFrom[0]!, new Date().toISOString()),
       await jobDeps(clusterSource, credentials),
       executeJob,
+      discoverAny,
     );
     const deps = await jobDeps(clusterSource, credentials);
     const results = await runAll({ type: 'fetch', track: 'web', trigger: 'webhook' }, deps);
@@ -229,6 +230,7 @@ describe('tracks read at run time (tracksFrom)', () => {
       discoverJob(clusterSource.tracksFrom[0]!, new Date().toISOString()),
       await jobDeps(clusterSource, 'none'),
       executeJob,
+      discoverAny,
     );
 
     // Assess: neither is published; each says why on its status; other GitTracks are unaffected.
@@ -258,6 +260,7 @@ describe('tracks read at run time (tracksFrom)', () => {
       discoverJob(clusterSource.tracksFrom[0]!, new Date().toISOString()),
       await jobDeps(clusterSource, 'none'),
       executeJob,
+      discoverAny,
     );
     assert.equal((await kubectl('get', 'gittracks', '-n', ns, '-o', 'name')).trim(), '');
   });
@@ -278,7 +281,7 @@ describe('tracks read at run time (tracksFrom)', () => {
       );
       const credentials = `GITTRACK_${ns.toUpperCase().replace(/-/g, '_')}_GIT_CREDS_CREDENTIALS`;
       const tick = () => discoverJob(clusterSource.tracksFrom[0]!, new Date().toISOString());
-      await runJob(tick(), await jobDeps(clusterSource, credentials), executeJob);
+      await runJob(tick(), await jobDeps(clusterSource, credentials), executeJob, discoverAny);
       await runAll(
         { type: 'fetch', track: name, trigger: 'webhook' },
         await jobDeps(clusterSource, credentials),
@@ -288,7 +291,12 @@ describe('tracks read at run time (tracksFrom)', () => {
       // Act: kubectl delete (the finalizer holds it), then the next discovery.
       await kubectl('delete', 'gittrack', name, '-n', ns, '--wait=false');
       const held = await gitTrack(ns, name);
-      const discovery = await runJob(tick(), await jobDeps(clusterSource, credentials), executeJob);
+      const discovery = await runJob(
+        tick(),
+        await jobDeps(clusterSource, credentials),
+        executeJob,
+        discoverAny,
+      );
 
       // Assess
       assert.ok(held.metadata.deletionTimestamp, 'the finalizer held the GitTrack');
@@ -336,6 +344,7 @@ describe('tracks read at run time (tracksFrom)', () => {
       discoverJob(source, new Date().toISOString()),
       discoverDeps,
       executeJob,
+      discoverAny,
     );
     // The documents' repository and the app's have credentials of their own, each asked for by name.
     const results = await runAll(
@@ -362,6 +371,7 @@ describe('tracks read at run time (tracksFrom)', () => {
       discoverJob(source, new Date().toISOString()),
       await jobDeps(config, 'TRACK_DOCS'),
       executeJob,
+      discoverAny,
     );
     const after = await jobDeps(config, credentials);
     assert.ok(!after.tracks.some((t) => t.name === 'docs-app'));
