@@ -5,6 +5,7 @@
  * sends only the objects an apply would change (apply-reason.ts); the rest
  * are `unchanged` without a request.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { KubernetesApiError } from '../cluster/errors.ts';
 import {
   objectKey,
@@ -175,7 +176,11 @@ async function applyOne(
   try {
     const result = await apply();
     if (result.created) return { subject, action: 'created' };
-    const unchanged = live?.metadata.resourceVersion === result.object.metadata.resourceVersion;
+    // Only the field owners changed (Driftless took over fields someone else set to Git's
+    // values, as after a write-back): the object is as it was, so it is not `configured`.
+    const unchanged =
+      live?.metadata.resourceVersion === result.object.metadata.resourceVersion ||
+      (live !== undefined && isDeepStrictEqual(contentOf(live), contentOf(result.object)));
     return { subject, action: unchanged ? 'unchanged' : 'configured' };
   } catch (error) {
     const refused =
@@ -294,4 +299,12 @@ function appliedRefs(items: readonly Item[], changeset: readonly ChangeSetEntry[
   return items
     .filter((item) => changeset[item.index]?.action !== 'failed')
     .map((item) => refOf(item.object));
+}
+
+/** An object without what changes when only field ownership does. */
+function contentOf(object: KubeObject): unknown {
+  const metadata: Record<string, unknown> = { ...object.metadata };
+  delete metadata['managedFields'];
+  delete metadata['resourceVersion'];
+  return { ...object, metadata };
 }

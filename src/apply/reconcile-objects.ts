@@ -47,6 +47,11 @@ export interface ReconcileOptions {
    * track was queued, which will be applied and waited for instead).
    */
   readonly cancelHealth?: () => Promise<string | undefined>;
+  /**
+   * Subjects never pruned, though the revision does not apply them: objects
+   * a `syncTo: ignore` rule leaves alone. They stay in the inventory.
+   */
+  readonly keep?: ReadonlySet<string>;
 }
 
 type Reconciled = Pick<
@@ -101,13 +106,17 @@ export async function reconcileObjects(
   let inventory = inventoryOf(applied.applied);
   let pruneFailed: boolean | undefined;
   if (track.prune) {
-    const stale = staleEntries(previous, applied.applied);
+    const keep = options.keep ?? new Set<string>();
+    const allStale = staleEntries(previous, applied.applied);
+    const stale = allStale.filter((entry) => !keep.has(entry.subject));
     const pruned = await pruneObjects(cluster, stale, { track: track.name });
     changeset.push(...pruned);
     pruneFailed = hasFailures(pruned);
     // What could not be deleted is still ours: keep it in the inventory for the next prune.
     const failed = new Set(pruned.filter((e) => e.action === 'failed').map((e) => e.subject));
-    const kept = stale.filter((entry) => failed.has(entry.subject)).map(refOfEntry);
+    const kept = allStale
+      .filter((entry) => failed.has(entry.subject) || keep.has(entry.subject))
+      .map(refOfEntry);
     inventory = inventoryOf([...applied.applied, ...kept]);
   }
 

@@ -44,6 +44,31 @@ const JOB = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('rollback'), track, revision: nonEmpty }),
   z.object({
+    type: z.literal('writeBack'),
+    track,
+    revision: nonEmpty,
+    changes: z.array(
+      z.object({
+        subject: nonEmpty,
+        apiVersion: nonEmpty,
+        kind: nonEmpty,
+        name: nonEmpty,
+        namespace: z.optional(nonEmpty),
+        file: nonEmpty,
+        line: z.number(),
+        fields: z.array(
+          z.object({
+            path: z.string(),
+            value: z.optional(z.unknown()),
+            base: z.optional(z.unknown()),
+          }),
+        ),
+      }),
+    ),
+    trigger: z.enum(['schedule', 'manual']),
+    tick: z.optional(z.string()),
+  }),
+  z.object({
     type: z.literal('discover'),
     track,
     runsIn: z.enum(['apply', 'fetch']),

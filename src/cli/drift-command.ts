@@ -7,6 +7,7 @@ import type { Operation } from 'fast-json-patch';
 import type { Track } from '../config/types.ts';
 import { UsageError, messageOf } from '../errors.ts';
 import { reconcileDrift, type DriftResult } from '../sync/reconcile-drift.ts';
+import { writeBackTrack } from '../sync/write-back.ts';
 import { formatChangeset, formatCounts } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
 import type { LocalContext } from '../sync/local-context.ts';
@@ -18,6 +19,12 @@ import { formatTable } from './table.ts';
 
 /** One track's drift check as the command saw it. */
 export interface DriftRun extends DriftResult {
+  /** `syncTo: git` objects whose cluster changes are now committed. */
+  readonly writtenBack: string[];
+  /** The write-back commit, or null. */
+  readonly commit: string | null;
+  /** Write-backs refused (a Secret), fields Git changed meanwhile, a push that failed. */
+  readonly writeBackErrors: { subject: string; error: string }[];
   /** Why the check could not run or record its result (cluster or store unreachable, track busy). */
   readonly error?: string;
   /** Why found drift was left in place: the track's `drift: detect`, or `--detect-only`. */
@@ -31,6 +38,13 @@ function found(run: DriftResult): boolean {
   return run.drifted.length > 0 || run.missing.length > 0;
 }
 
+/** Drift neither corrected nor written back to Git. */
+function leftOver(run: DriftRun): boolean {
+  const written = new Set(run.writtenBack);
+  const notWritten = run.drifted.filter((d) => !written.has(d.subject));
+  return !run.corrected && (notWritten.length > 0 || run.missing.length > 0);
+}
+
 /** Objects that could not be checked, and corrections the server refused: each starts with its subject. */
 function errorsOf(run: DriftRun): { subject: string; error: string }[] {
   const refused = run.changeset
@@ -39,7 +53,7 @@ function errorsOf(run: DriftRun): { subject: string; error: string }[] {
       subject: entry.subject,
       error: entry.error ?? `${entry.subject}: correction failed`,
     }));
-  return [...run.errors, ...refused];
+  return [...run.errors, ...refused, ...run.writeBackErrors];
 }
 
 function failed(run: DriftRun): boolean {
@@ -49,7 +63,7 @@ function failed(run: DriftRun): boolean {
 /** 3 when any check or correction failed, else 1 when drift was left in place, else 0. */
 export function driftExitCode(runs: readonly DriftRun[]): number {
   if (runs.some(failed)) return EXIT_FAILED;
-  if (runs.some((run) => found(run) && !run.corrected)) return EXIT_DIFFERENCES;
+  if (runs.some(leftOver)) return EXIT_DIFFERENCES;
   return EXIT_OK;
 }
 
@@ -69,6 +83,8 @@ export function driftJson(run: DriftRun) {
     })),
     missing: run.missing,
     corrected: run.corrected,
+    writtenBack: run.writtenBack,
+    commit: run.commit,
     errors: errorsOf(run),
     ...(run.error === undefined ? {} : { error: run.error }),
   };
@@ -126,16 +142,22 @@ export function formatDriftRun(run: DriftRun, output: Output): string {
       ),
     );
   }
+  if (run.commit !== null) {
+    lines.push(
+      `${colours.green('written back')} to Git: ${run.writtenBack.join(', ')} in ${shortRevision(run.commit)}`,
+    );
+  }
   if (run.corrected) {
     // The objects are listed above: the counts say what was done to them.
     lines.push(`${colours.green('corrected')}: ${formatCounts(run.changeset, colours)}`);
   } else if (run.changeset.length > 0) {
     lines.push(`${colours.red('correction failed')}:`, formatChangeset(run.changeset, colours));
-  } else {
+  } else if (leftOver(run)) {
     lines.push(colours.yellow(`left in place (${run.leftInPlace ?? 'not corrected'})`));
   }
   // Refused corrections are in the changeset table already; these are objects not checked.
   lines.push(...run.errors.map((e) => colours.red(e.error)));
+  lines.push(...run.writeBackErrors.map((e) => colours.red(`${e.subject}: ${e.error}`)));
   return lines.join('\n');
 }
 
@@ -158,7 +180,8 @@ async function checkOne(ctx: LocalContext, track: Track, detectOnly: boolean): P
         ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
       },
     );
-    return { ...result, ...(leftInPlace === undefined ? {} : { leftInPlace }) };
+    const written = await writeBack(ctx, track, result);
+    return { ...result, ...written, ...(leftInPlace === undefined ? {} : { leftInPlace }) };
   } catch (error) {
     // The check could not run (cluster unreachable, another job holds the track): report the
     // track as failed and go on, so one bad cluster does not hide the others' drift.
@@ -170,9 +193,47 @@ async function checkOne(ctx: LocalContext, track: Track, detectOnly: boolean): P
       errors: [],
       corrected: false,
       changeset: [],
+      writeBack: [],
+      writeBackRefused: [],
+      writtenBack: [],
+      commit: null,
+      writeBackErrors: [],
       error: messageOf(error),
     };
   }
+}
+
+/** The write-back the check asks for, run here: the CLI holds the Git credentials too. */
+async function writeBack(
+  ctx: LocalContext,
+  track: Track,
+  result: DriftResult,
+): Promise<Pick<DriftRun, 'writtenBack' | 'commit' | 'writeBackErrors'>> {
+  const refused = result.writeBackRefused.map((r) => ({ subject: r.subject, error: r.error }));
+  if (result.writeBack.length === 0 || result.revision === null) {
+    return { writtenBack: [], commit: null, writeBackErrors: refused };
+  }
+  const done = await writeBackTrack(
+    track,
+    {
+      type: 'writeBack',
+      track: track.name,
+      revision: result.revision,
+      changes: result.writeBack,
+      trigger: 'manual',
+    },
+    { source: await ctx.source(), state: ctx.state },
+  );
+  return {
+    writtenBack: done.writtenBack,
+    commit: done.commit,
+    writeBackErrors: [
+      ...refused,
+      ...done.refused,
+      ...done.conflicts.map((c) => ({ subject: c.subject, error: `${c.path}: ${c.message}` })),
+      ...(done.error === undefined ? [] : [{ subject: track.name, error: done.error }]),
+    ],
+  };
 }
 
 /**

@@ -446,6 +446,40 @@ const bucketSchema = strictObject({
   region: z.optional(nonEmptyString),
 });
 
+/** A label value or name pattern of a rule: non-empty text. */
+const patternList = z.array(nonEmptyString).check(z.minLength(1));
+
+/**
+ * One two-way sync rule (gitops-controller): which objects it matches —
+ * every field given must match, an absent field matches anything — and
+ * which side drives them.
+ */
+const syncRuleSchema = strictObject({
+  /** API groups (`""` for the core group); `*` matches any. */
+  apiGroups: z.optional(z.array(z.string()).check(z.minLength(1))),
+  /** Plural resource names, as kubectl and RBAC name them (`configmaps`). */
+  resources: z.optional(patternList),
+  /** Namespace globs; a cluster-scoped object matches no namespaces list. */
+  namespaces: z.optional(patternList),
+  /** Labels the object must carry with these values. */
+  labels: z.optional(z.record(z.string(), z.string())),
+  /** Name globs (`batch-*`). */
+  names: z.optional(patternList),
+  syncTo: z.enum(['git', 'kubernetes', 'ignore']),
+});
+
+const writeBackSchema = strictObject({
+  /** Default: the track's reference, which must then be a branch. */
+  branch: z.optional(reference),
+  author: z._default(strictObject({ name: nonEmptyString, email: nonEmptyString }), {
+    name: 'Driftless',
+    email: 'driftless@localhost',
+  }),
+  /** Where objects that are not yet in Git are written (`include: true`). */
+  path: z._default(nonEmptyString, '{namespace}/{kind}-{name}.yaml'),
+  include: z._default(z.boolean(), false),
+});
+
 /** One track as written in `tracks:`; cluster resolution happens once all tracks are known. */
 export const trackSchema = strictObject({
   name: dnsLabel,
@@ -485,6 +519,8 @@ export const trackSchema = strictObject({
   substituteFrom: z._default(z.array(substituteFromSchema), []),
   decryption: z.optional(decryptionSchema),
   verify: z.optional(strictObject({ keys: z.array(secretRef).check(z.minLength(1)) })),
+  rules: z._default(z.array(syncRuleSchema), []),
+  writeBack: z.optional(writeBackSchema),
 }).check(
   z.superRefine((value, ctx) => {
     exclusive(value, ['reference', 'semver'], false, ctx);
@@ -560,6 +596,26 @@ export const trackSchema = strictObject({
           'true cannot be used with helm (a track renders either a chart or a kustomization)',
       });
     }
+    const writesBack = value.rules.some((rule) => rule.syncTo === 'git');
+    if (writesBack && value.bucket !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rules'],
+        message: 'syncTo: git needs a Git repository to write to, not a bucket',
+      });
+    } else if (
+      writesBack &&
+      value.writeBack?.branch === undefined &&
+      (value.semver !== undefined ||
+        (value.reference !== undefined && !isBranchName(value.reference)))
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['writeBack', 'branch'],
+        message:
+          'is required: syncTo: git commits to a branch, and the track follows a tag, a commit or a semver range',
+      });
+    }
     if (value.restrictNamespace === true && value.namespace === undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -569,6 +625,15 @@ export const trackSchema = strictObject({
     }
   }, ALWAYS),
 );
+
+/**
+ * Whether a reference names a branch rather than a tag or commit: a full
+ * sha, `refs/tags/...` and `v1.2.3`-like names are not taken for branches.
+ */
+function isBranchName(reference: string): boolean {
+  if (reference.startsWith('refs/')) return reference.startsWith('refs/heads/');
+  return !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(reference) && !/^v?\d+(\.\d+)*$/.test(reference);
+}
 
 /** A track after schema validation, before cluster resolution. */
 export type ParsedTrack = z.output<typeof trackSchema>;

@@ -233,8 +233,35 @@ export interface Track {
   readonly decryption?: Decryption;
   /** The resolved commit must be signed (OpenPGP or SSH) by one of these keys' holders. */
   readonly verify?: { readonly keys: SecretRef[] };
+  /** Two-way sync: which side drives which objects; first match wins, none means Git. */
+  readonly rules: SyncRule[];
+  /** Where and as whom `syncTo: git` changes are committed. */
+  readonly writeBack?: WriteBack;
   /** Set for a track read at run time (`tracksFrom`), not written in the config. */
   readonly origin?: TrackOrigin;
+}
+
+/** Which side drives an object (gitops-controller): Git, the cluster, or neither. */
+export type SyncTo = 'git' | 'kubernetes' | 'ignore';
+
+/** One `rules` entry: every field given must match; an absent one matches anything. */
+export interface SyncRule {
+  readonly apiGroups?: string[];
+  readonly resources?: string[];
+  readonly namespaces?: string[];
+  readonly labels?: Record<string, string>;
+  readonly names?: string[];
+  readonly syncTo: SyncTo;
+}
+
+/** `writeBack`: the branch, author and path of `syncTo: git` commits. */
+export interface WriteBack {
+  /** Unset: the track's reference. */
+  readonly branch?: string;
+  readonly author: { readonly name: string; readonly email: string };
+  /** `{namespace}`, `{kind}`, `{name}` placeholders. */
+  readonly path: string;
+  readonly include: boolean;
 }
 
 /**

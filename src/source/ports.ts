@@ -21,6 +21,29 @@ export interface ResolvedRevision {
 /** What {@link GitSource.readFiles} reads. */
 export type ReadScope = 'manifests' | 'repository';
 
+/** One commit to push (two-way sync's write-back). */
+export interface CommitRequest {
+  readonly branch: string;
+  readonly author: { readonly name: string; readonly email: string };
+  readonly message: string;
+  /**
+   * The changed files (path -> content) given the files of the branch head;
+   * called again on the new head when a push is refused because the branch
+   * moved. An empty map: nothing to commit.
+   */
+  readonly edit: (
+    read: (path: string) => Promise<string | undefined>,
+  ) => Promise<Map<string, string>>;
+}
+
+/** What a commit request came to. */
+export interface CommitResult {
+  /** The pushed commit, or null when there was nothing to commit. */
+  readonly commit: string | null;
+  /** Pushes tried (more than one: the branch moved meanwhile). */
+  readonly attempts: number;
+}
+
 export interface GitSource {
   /** Resolves the track's reference (branch, tag, sha, refs/..., or semver range) to a commit. */
   resolve(track: TrackSource): Promise<ResolvedRevision>;
@@ -40,4 +63,10 @@ export interface GitSource {
    * leave it out, and then a track with `verify` is refused.
    */
   verifyCommit?(track: TrackSource, revision: string): Promise<string | undefined>;
+  /**
+   * Commits to a branch of the track's repository and pushes, with the
+   * track's credentials (git/push-commit.ts). Undefined for a source that
+   * cannot push (a bucket, a test double).
+   */
+  commit?(track: TrackSource, request: CommitRequest): Promise<CommitResult>;
 }

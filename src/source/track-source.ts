@@ -26,5 +26,7 @@ export function createTrackSource(options: TrackSourceOptions): GitSource {
     // The config refuses verify on a bucket track: a listing has no signature.
     verifyCommit: (track, revision) =>
       track.bucket ? Promise.resolve(undefined) : git.verifyCommit!(track, revision),
+    // The config refuses syncTo: git on a bucket track: there is nothing to push to.
+    commit: (track, request) => git.commit!(track, request),
   };
 }

@@ -34,6 +34,7 @@ const TRIGGERS: ReadonlySet<HistoryTrigger> = new Set([
   'schedule',
   'manual',
   'rollback',
+  'write-back',
 ]);
 
 /** Largest time (ms since the epoch) a history key can order: 13 digits, year 2286. */

@@ -58,7 +58,7 @@ export interface VersionedValue<T> {
 }
 
 /** How a history entry was started (DESIGN.md `history -o json`). */
-export type HistoryTrigger = 'webhook' | 'schedule' | 'manual' | 'rollback';
+export type HistoryTrigger = 'webhook' | 'schedule' | 'manual' | 'rollback' | 'write-back';
 
 /** One line of a track's history. Extra fields are kept as given (JSON values only). */
 export interface HistoryEntry {

@@ -100,6 +100,7 @@ async function attemptSync(
     }
   }
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {
+    keep: stored.ruledOut,
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
     // A sync job stops waiting for health once a newer revision is queued (newest wins).
     ...(precheck

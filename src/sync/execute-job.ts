@@ -18,7 +18,8 @@ import { tracksFromNamed } from './published-tracks.ts';
 import { readTrackState } from './track-state.ts';
 import { applyRevision, type SyncResult } from './apply-revision.ts';
 import { fetchTrack } from './fetch-track.ts';
-import type { ApplyJob, DiscoverJob, FetchJob, Job, SyncJob } from './jobs.ts';
+import type { ApplyJob, DiscoverJob, FetchJob, Job, SyncJob, WriteBackJob } from './jobs.ts';
+import { writeBackTrack } from './write-back.ts';
 import { reconcileDrift } from './reconcile-drift.ts';
 import { runLifecycleAction } from './lifecycle.ts';
 import { dependentsToResume } from './resume-dependents.ts';
@@ -31,13 +32,25 @@ import {
   type JobResult,
 } from './run-job.ts';
 
-/** A fetch job: resolve, render and store the revision; next, its sync. */
+/**
+ * A job where the Git credentials are: a fetch (resolve, render and store
+ * the revision; next, its sync) or a write-back (commit what the cluster
+ * changed in `syncTo: git` objects).
+ */
 export async function executeFetchJob(
   track: Track,
-  job: FetchJob,
+  job: FetchJob | WriteBackJob,
   deps: JobDeps,
 ): Promise<JobResult> {
   const source = await requiredPort(deps.source, job, 'Git source')();
+  if (job.type === 'writeBack') {
+    const result = await writeBackTrack(track, job, {
+      source,
+      state: deps.state,
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    });
+    return { type: 'writeBack', job, result, next: [] };
+  }
   const { result, next } = await fetchTrack(track, job, {
     source,
     artifacts: deps.artifacts,
@@ -86,7 +99,21 @@ async function executeOnCluster(
   switch (job.type) {
     case 'drift': {
       const result = await reconcileDrift(track, job, useCaseDeps);
-      return { type: 'drift', job, result, next: [] };
+      // Changes to syncTo: git objects go to Git, written where the Git credentials are.
+      const next: WriteBackJob[] =
+        result.writeBack.length > 0 && result.revision !== null
+          ? [
+              {
+                type: 'writeBack',
+                track: track.name,
+                revision: result.revision,
+                changes: result.writeBack,
+                trigger: job.trigger ?? 'schedule',
+                ...(job.tick === undefined ? {} : { tick: job.tick }),
+              },
+            ]
+          : [];
+      return { type: 'drift', job, result, next };
     }
     case 'sync': {
       const result = await applyRevision(track, job, useCaseDeps);
@@ -125,7 +152,7 @@ export function executeJob(
   job: Exclude<Job, DiscoverJob>,
   deps: JobDeps,
 ): Promise<JobResult> {
-  return job.type === 'fetch'
+  return job.type === 'fetch' || job.type === 'writeBack'
     ? executeFetchJob(track, job, deps)
     : executeApplyJob(track, job, deps);
 }

@@ -4,7 +4,10 @@
  * an in-process per-track queue locally) and carries no secret.
  */
 import type { DeletionPolicy } from '../config/types.ts';
+import type { WriteBackChange } from '../render/write-back-change.ts';
 import type { HistoryTrigger } from '../store/ports.ts';
+
+export type { WriteBackChange };
 
 /** Resolve the track's ref, render and store the revision, then ask for a sync. Runs in `fetch`. */
 export interface FetchJob {
@@ -83,17 +86,39 @@ export interface DiscoverJob {
   readonly tick?: string;
 }
 
-export type Job = FetchJob | SyncJob | DriftJob | RollbackJob | LifecycleJob | DiscoverJob;
+/**
+ * Commit what the cluster changed in `syncTo: git` objects to the track's
+ * branch. Queued by the drift check (apply, which has no Git credentials)
+ * and run in fetch (which has no cluster credentials): the cleaned objects
+ * travel in the job, never a secret — Secrets are refused before.
+ */
+export interface WriteBackJob {
+  readonly type: 'writeBack';
+  readonly track: string;
+  /** The revision the drift check compared with. */
+  readonly revision: string;
+  readonly changes: readonly WriteBackChange[];
+  readonly trigger: 'schedule' | 'manual';
+  /** The schedule tick of the drift check (ISO); see {@link DriftJob.tick}. */
+  readonly tick?: string;
+}
+
+export type Job =
+  FetchJob | SyncJob | DriftJob | RollbackJob | LifecycleJob | DiscoverJob | WriteBackJob;
 
 /** Jobs for the apply function: everything that touches the cluster. */
 export type ApplyJob = SyncJob | DriftJob | RollbackJob | LifecycleJob | DiscoverJob;
 
-/** Jobs for the fetch function: everything that reads Git. */
-export type FetchStepJob = FetchJob | DiscoverJob;
+/** Jobs for the fetch function: everything that reads or writes Git. */
+export type FetchStepJob = FetchJob | DiscoverJob | WriteBackJob;
 
 /** Whether `job` goes to the fetch queue (else to the apply queue). */
 export function runsInFetch(job: Job): boolean {
-  return job.type === 'fetch' || (job.type === 'discover' && job.runsIn === 'fetch');
+  return (
+    job.type === 'fetch' ||
+    job.type === 'writeBack' ||
+    (job.type === 'discover' && job.runsIn === 'fetch')
+  );
 }
 
 /** Where jobs go: the fetch queue or the apply queue, by type. */

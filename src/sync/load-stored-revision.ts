@@ -22,6 +22,8 @@ export interface StoredRevision {
   readonly objects: KubeObject[];
   /** Objects the track's filters leave out, with why. */
   readonly ignored: Record<string, string>;
+  /** Those left out by a `syncTo: ignore` rule, which are never pruned either. */
+  readonly ruledOut: ReadonlySet<string>;
   /** Objects the revision holds, ignored ones included. */
   readonly discovered: number;
   /** The capabilities digest a chart was rendered for (RenderedBundle.capabilities). */
@@ -85,7 +87,11 @@ export async function loadStoredRevision(
 ): Promise<StoredRevision | Refusal> {
   const bundle = await placedBundle(track, revision, deps);
   if ('type' in bundle) return bundle;
-  const { selected, ignored } = selectObjects(track, bundle.objects, await deps.cluster.discover());
+  const { selected, ignored, ruledOut } = selectObjects(
+    track,
+    bundle.objects,
+    await deps.cluster.discover(),
+  );
   if (selected.length === 0 && !track.allowEmpty) {
     return {
       type: 'refused',
@@ -98,6 +104,7 @@ export async function loadStoredRevision(
     type: 'loaded',
     objects: selected.map((object) => object.manifest as unknown as KubeObject),
     ignored,
+    ruledOut,
     discovered: bundle.objects.length,
     ...(bundle.capabilities === undefined ? {} : { capabilities: bundle.capabilities }),
   };

@@ -13,6 +13,8 @@ import type { DriftJob } from './jobs.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
+import { writeBackChanges } from '../drift/write-back-changes.ts';
+import type { WriteBackChange } from './jobs.ts';
 import { actingAs } from './track-cluster.ts';
 import {
   acquireApplyLease,
@@ -31,6 +33,10 @@ export interface DriftResult {
   /** True when drift was found and put back. */
   readonly corrected: boolean;
   readonly changeset: ChangeSetEntry[];
+  /** Changes to `syncTo: git` objects, for the write-back job (not corrected). */
+  readonly writeBack: WriteBackChange[];
+  /** `syncTo: git` objects whose change may not be written back (a Secret), and why. */
+  readonly writeBackRefused: { readonly subject: string; readonly error: string }[];
 }
 
 /** Checks (and unless told not to, corrects) drift of the track's applied revision. */
@@ -52,6 +58,8 @@ export async function reconcileDrift(
     errors: [],
     corrected: false,
     changeset: [],
+    writeBack: [],
+    writeBackRefused: [],
   };
   if (!revision) {
     // Nothing applied yet, nothing to compare: still a check, so the schedule waits an interval.
@@ -65,12 +73,22 @@ export async function reconcileDrift(
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
   try {
     const bundle = await loadDesiredBundle(track, revision, deps);
-    const { selected } = selectObjects(track, bundle.objects, await deps.cluster.discover());
+    const { selected, toGit } = selectObjects(track, bundle.objects, await deps.cluster.discover());
     const report = await detectDrift(deps.cluster, track, selected);
-    const found = report.drifted.length > 0 || report.missing.length > 0;
+    // syncTo: git objects changed in the cluster are written back, not put back (still
+    // created from Git when missing).
+    const toCorrect = { ...report, drifted: report.drifted.filter((d) => !toGit.has(d.subject)) };
+    const toWrite = job.detectOnly
+      ? { changes: [], refused: [] }
+      : await writeBackChanges(
+          deps.cluster,
+          report.drifted.filter((d) => toGit.has(d.subject)),
+          selected,
+        );
+    const found = toCorrect.drifted.length > 0 || toCorrect.missing.length > 0;
     const correct = found && track.drift === 'correct' && !job.detectOnly;
     const changeset = correct
-      ? await correctDrift(deps.cluster, track, report, selected, {
+      ? await correctDrift(deps.cluster, track, toCorrect, selected, {
           timeoutMs: track.timeout,
           owned: ownedKeys(before.inventory),
         })
@@ -84,6 +102,8 @@ export async function reconcileDrift(
       errors: report.errors,
       corrected: correct && !changeset.some((e) => e.action === 'failed'),
       changeset,
+      writeBack: toWrite.changes,
+      writeBackRefused: toWrite.refused,
     });
     if (correct) {
       await deps.state.appendHistory(track.name, {

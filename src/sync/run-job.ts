@@ -26,7 +26,9 @@ import type {
   LifecycleJob,
   RollbackJob,
   SyncJob,
+  WriteBackJob,
 } from './jobs.ts';
+import type { WriteBackResult } from './write-back.ts';
 import type { DiscoverResult } from './discover-tracks.ts';
 import type { LifecycleResult } from './lifecycle.ts';
 import type { DriftResult } from './reconcile-drift.ts';
@@ -41,14 +43,19 @@ export type JobResult =
   | JobResultOf<'rollback', RollbackJob, SyncResult>
   | JobResultOf<'lifecycle', LifecycleJob, LifecycleResult>
   | JobResultOf<'discover', DiscoverJob, DiscoverResult>
+  | JobResultOf<'writeBack', WriteBackJob, WriteBackResult>
   /** The track is suspended: the fetch, sync or drift job did nothing. */
-  | JobResultOf<'suspended', FetchJob | SyncJob | DriftJob, { readonly revision: null }>;
+  | JobResultOf<
+      'suspended',
+      FetchJob | SyncJob | DriftJob | WriteBackJob,
+      { readonly revision: null }
+    >;
 
 interface JobResultOf<Type extends Job['type'] | 'suspended', J extends Job, R> {
   readonly type: Type;
   readonly job: J;
   readonly result: R;
-  readonly next: readonly (SyncJob | FetchJob)[];
+  readonly next: readonly (SyncJob | FetchJob | WriteBackJob)[];
 }
 
 /** This process cannot run the job: a fetch where there are no Git credentials, or the reverse. */
@@ -100,8 +107,10 @@ export type DiscoverSource = (job: DiscoverJob, deps: JobDeps) => Promise<Discov
  * Ready, the `sync` action), as `driftless sync` refuses a suspended track.
  * Rollback and lifecycle jobs run: a person asked for exactly that.
  */
-function stoppedBySuspension(job: Job): job is FetchJob | SyncJob | DriftJob {
-  return job.type === 'fetch' || job.type === 'sync' || job.type === 'drift';
+function stoppedBySuspension(job: Job): job is FetchJob | SyncJob | DriftJob | WriteBackJob {
+  return (
+    job.type === 'fetch' || job.type === 'sync' || job.type === 'drift' || job.type === 'writeBack'
+  );
 }
 
 /**
@@ -192,6 +201,14 @@ export function summarizeJob(done: JobResult): JobSummary {
     }
     case 'suspended':
       return { result: 'suspended', revision };
+    case 'writeBack': {
+      const { result, commit, error } = done.result;
+      return {
+        result,
+        revision: commit ?? revision,
+        ...(error === undefined ? {} : { error }),
+      };
+    }
     case 'discover': {
       const { errors, problems, tracks } = done.result;
 

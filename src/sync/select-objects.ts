@@ -1,16 +1,23 @@
 /**
  * Faros' filters: `restrictNamespace` keeps only objects in the track's
- * namespace; `ignoreResources` skips whole resource types. Every object left
- * out is named with its reason (status `ignoredObjects`).
+ * namespace; `ignoreResources` skips whole resource types; and the two-way
+ * sync rules (sync-rules.ts): `syncTo: ignore` leaves an object out, `syncTo:
+ * git` marks it for write-back. Every object left out is named with its
+ * reason (status `ignoredObjects`).
  */
 import { formatResourceType } from '../config/resource-type.ts';
 import type { Track } from '../config/types.ts';
 import type { ResourceCatalog } from '../cluster/discovery.ts';
 import type { RenderedObject } from '../render/types.ts';
+import { ruleIndexOf, syncToOf, type RuleSubject } from './sync-rules.ts';
 
 export interface Selection {
   readonly selected: RenderedObject[];
   readonly ignored: Record<string, string>;
+  /** Subjects of selected objects whose rule says `syncTo: git`: drift is written back. */
+  readonly toGit: ReadonlySet<string>;
+  /** Subjects left out by a `syncTo: ignore` rule: never pruned either. */
+  readonly ruledOut: ReadonlySet<string>;
 }
 
 /** The plural resource name of an object: from discovery, else from a CRD in the same revision. */
@@ -33,13 +40,28 @@ function pluralOf(
 
 /** Splits the revision's objects into those to apply and those the track ignores. */
 export function selectObjects(
-  track: Pick<Track, 'namespace' | 'restrictNamespace' | 'ignoreResources'>,
+  track: Pick<Track, 'namespace' | 'restrictNamespace' | 'ignoreResources' | 'rules'>,
   objects: readonly RenderedObject[],
   catalog: ResourceCatalog,
 ): Selection {
   const selected: RenderedObject[] = [];
   const ignored: Record<string, string> = {};
+  const toGit = new Set<string>();
+  const ruledOut = new Set<string>();
   for (const object of objects) {
+    const subject: RuleSubject = {
+      group: object.group,
+      resource: pluralOf(object, catalog, objects),
+      namespace: object.namespace,
+      name: object.name,
+      labels: labelsOf(object),
+    };
+    const syncTo = syncToOf(track, subject);
+    if (syncTo === 'ignore') {
+      ignored[object.subject] = `rules[${ruleIndexOf(track, subject)}]: syncTo: ignore`;
+      ruledOut.add(object.subject);
+      continue;
+    }
     const ignoredType = track.ignoreResources.find(
       (type) =>
         type.group === object.group &&
@@ -55,7 +77,13 @@ export function selectObjects(
           : `namespace ${object.namespace} is outside the track's namespace ${track.namespace}`;
     } else {
       selected.push(object);
+      if (syncTo === 'git') toGit.add(object.subject);
     }
   }
-  return { selected, ignored };
+  return { selected, ignored, toGit, ruledOut };
+}
+
+function labelsOf(object: RenderedObject): Record<string, string> {
+  const metadata = object.manifest['metadata'] as { labels?: Record<string, string> } | undefined;
+  return metadata?.labels ?? {};
 }

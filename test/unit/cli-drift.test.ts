@@ -273,6 +273,11 @@ describe('drift reports', () => {
     errors: [],
     corrected: false,
     changeset: [],
+    writeBack: [],
+    writeBackRefused: [],
+    writtenBack: [],
+    commit: null,
+    writeBackErrors: [],
     ...extra,
   });
   const drifted = {

@@ -94,9 +94,13 @@ class FakeUseCases {
           errors: [],
           corrected: false,
           changeset: [],
+          writeBack: [],
+          writeBackRefused: [],
         };
         return { type: 'drift', job, result, next: [] };
       }
+      case 'writeBack':
+        throw new Error('no write-back in these tests');
       case 'lifecycle': {
         const result = {
           track: job.track,

@@ -19,7 +19,14 @@
  */
 import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
-import type { GitSource, ReadScope, ResolvedRevision, TrackSource } from '../ports.ts';
+import type {
+  CommitRequest,
+  CommitResult,
+  GitSource,
+  ReadScope,
+  ResolvedRevision,
+  TrackSource,
+} from '../ports.ts';
 import type { RevisionFile } from '../../render/types.ts';
 import { parseTrustedKeys, verifyCommitSignature } from '../verify-signature.ts';
 import { credentialsFor, type SecretReader } from './credentials.ts';
@@ -125,6 +132,16 @@ export function createGitSource(options: GitSourceOptions): GitSource {
         scope === 'repository' ? undefined : track.subPath,
         scope,
       );
+    },
+    async commit(track: TrackSource, request: CommitRequest): Promise<CommitResult> {
+      // Loaded on the first write-back: most tracks never push.
+      const { pushCommit } = await import('./push-commit.ts');
+      return pushCommit(track, request, {
+        cacheDir: options.cacheDir,
+        readSecret: options.readSecret,
+        http,
+        cwd,
+      });
     },
     async verifyCommit(track: TrackSource, revision: string): Promise<string | undefined> {
       if (track.verify === undefined) return undefined;

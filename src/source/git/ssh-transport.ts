@@ -13,6 +13,7 @@
  * `[host]:port` for other ports than 22): an unknown or changed host key is
  * refused before authenticating, naming the host and the fingerprint seen.
  */
+import { globMatches } from '../../glob.ts';
 import { createHash, createHmac } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import type { Client, ClientChannel } from 'ssh2';
@@ -49,20 +50,12 @@ function keyType(key: Buffer): string {
   return key.subarray(4, 4 + length).toString('latin1');
 }
 
+/** Host names compare without case, as OpenSSH compares them. */
+const HOST_NAMES = { ignoreCase: true } as const;
+
 /** The name known_hosts files use for a host: `host`, or `[host]:port` for another port. */
 function knownHostsName(location: SshLocation): string {
   return location.port === 22 ? location.host : `[${location.host}]:${location.port}`;
-}
-
-function globMatches(pattern: string, name: string): boolean {
-  const regex = new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-    'i',
-  );
-  return regex.test(name);
 }
 
 function hostMatches(field: string, name: string): boolean {
@@ -73,8 +66,9 @@ function hostMatches(field: string, name: string): boolean {
     return computed === hash;
   }
   const patterns = field.split(',');
-  if (patterns.some((p) => p.startsWith('!') && globMatches(p.slice(1), name))) return false;
-  return patterns.some((p) => !p.startsWith('!') && globMatches(p, name));
+  if (patterns.some((p) => p.startsWith('!') && globMatches(p.slice(1), name, HOST_NAMES)))
+    return false;
+  return patterns.some((p) => !p.startsWith('!') && globMatches(p, name, HOST_NAMES));
 }
 
 /** The host's keys in `knownHosts` (`@revoked` ones apart), as key blobs. */

@@ -1,0 +1,26 @@
+/**
+ * What two-way sync hands from the drift check (apply side) to the
+ * write-back (fetch side): one object's fields as the cluster has them and
+ * as Git had them, and where in Git the object is written.
+ */
+
+/** One object's changes made in the cluster, to commit to Git (`syncTo: git`). */
+export interface WriteBackChange {
+  readonly subject: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+  /** The file the object came from, and the 1-based line its document starts at. */
+  readonly file: string;
+  readonly line: number;
+  /**
+   * Fields by JSON pointer: the cluster's value (absent: the cluster removed
+   * it) and Git's at the applied revision (absent: Git did not set it).
+   */
+  readonly fields: readonly {
+    readonly path: string;
+    readonly value?: unknown;
+    readonly base?: unknown;
+  }[];
+}

@@ -1,0 +1,163 @@
+/**
+ * Writing cluster changes back into the manifest files they came from
+ * (two-way sync, `syncTo: git`): each object's document is found in its
+ * file, only the changed fields are rewritten, and everything else — the
+ * other documents byte for byte, comments and key order in the edited one —
+ * stays as it was. The `yaml` library keeps comments, which js-yaml (used to
+ * read manifests fast) does not.
+ *
+ * A field Git changed since the revision the cluster was compared with is
+ * left as Git has it and reported as a conflict: Git wins.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { Composer, CST, isNode, Parser, type Document } from 'yaml';
+import type { WriteBackChange } from '../render/write-back-change.ts';
+
+/** A field not written back, and why. */
+export interface WriteBackConflict {
+  readonly subject: string;
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface ManifestEdits {
+  /** New contents of the files that changed. */
+  readonly files: Map<string, string>;
+  /** Subjects whose changes are now in the files (including those already there). */
+  readonly written: string[];
+  readonly conflicts: WriteBackConflict[];
+  /** Objects that could not be written at all. */
+  readonly refused: { readonly subject: string; readonly error: string }[];
+}
+
+/** Applies `changes` to the files `read` returns (undefined: no such file). */
+export function editManifests(
+  read: (file: string) => string | undefined,
+  changes: readonly WriteBackChange[],
+): ManifestEdits {
+  const files = new Map<string, string>();
+  const written: string[] = [];
+  const conflicts: WriteBackConflict[] = [];
+  const refused: { subject: string; error: string }[] = [];
+  const byFile = new Map<string, WriteBackChange[]>();
+  for (const change of changes)
+    byFile.set(change.file, [...(byFile.get(change.file) ?? []), change]);
+
+  for (const [file, fileChanges] of byFile) {
+    const text = read(file);
+    if (text === undefined) {
+      for (const change of fileChanges) {
+        refused.push({ subject: change.subject, error: `${file} is no longer in Git` });
+      }
+      continue;
+    }
+    const parsed = parseFile(text);
+    const edited = new Set<number>();
+    for (const change of fileChanges) {
+      const index = documentOf(parsed.documents, change);
+      if (index === undefined) {
+        refused.push({
+          subject: change.subject,
+          error: `${file} has no document for ${change.subject} any more`,
+        });
+        continue;
+      }
+      const document = parsed.documents[index]!;
+      let changed = false;
+      for (const field of change.fields) {
+        const outcome = editField(document, field);
+        if (outcome === 'changed') changed = true;
+        else if (outcome !== 'same') {
+          conflicts.push({ subject: change.subject, path: field.path, message: outcome });
+        }
+      }
+      if (changed) edited.add(index);
+      written.push(change.subject);
+    }
+    if (edited.size > 0) files.set(file, render(parsed, edited));
+  }
+  return { files, written, conflicts, refused };
+}
+
+interface ParsedFile {
+  /** The file's CST tokens, whose text is kept as it was. */
+  readonly tokens: ReturnType<Parser['parse']> extends Iterable<infer T> ? T[] : never;
+  readonly documents: Document.Parsed[];
+}
+
+function parseFile(text: string): ParsedFile {
+  const tokens = [...new Parser().parse(text)];
+  const documents = [...new Composer().compose(tokens)];
+  return { tokens, documents };
+}
+
+/** The document holding the object: same kind, name and (when written) namespace. */
+function documentOf(
+  documents: readonly Document.Parsed[],
+  change: WriteBackChange,
+): number | undefined {
+  const index = documents.findIndex((document) => {
+    const value = document.toJS() as Record<string, unknown> | null;
+    if (value === null || typeof value !== 'object') return false;
+    const metadata = (value['metadata'] ?? {}) as Record<string, unknown>;
+    const namespace = metadata['namespace'];
+    return (
+      value['kind'] === change.kind &&
+      metadata['name'] === change.name &&
+      (namespace === undefined || namespace === change.namespace)
+    );
+  });
+  return index < 0 ? undefined : index;
+}
+
+/** `changed`, `same` (Git already has the cluster's value), or why the field is left. */
+function editField(
+  document: Document.Parsed,
+  field: WriteBackChange['fields'][number],
+): 'changed' | 'same' | string {
+  // RFC 6901: `~1` is `/`, `~0` is `~`; list indexes are numbers for the YAML document.
+  const path = field.path
+    .split('/')
+    .slice(1)
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+  const node = document.getIn(path, true);
+  const current = isNode(node) ? node.toJSON() : node;
+  if (isDeepStrictEqual(current, field.value)) return 'same';
+  if (!isDeepStrictEqual(current, field.base)) {
+    return typeof current === 'string' && current.includes('${')
+      ? 'Git sets it with a ${variable}: not written back'
+      : 'Git changed it since the revision compared with: Git wins';
+  }
+  if (field.value === undefined) document.deleteIn(path);
+  else document.setIn(path, field.value);
+  return 'changed';
+}
+
+/**
+ * The file again: untouched documents (and what lies between them) as they
+ * were written, edited ones as the library prints them. A first document's
+ * leading comments are separate tokens but part of its printed form.
+ */
+function render(parsed: ParsedFile, edited: ReadonlySet<number>): string {
+  let out = '';
+  let pending = '';
+  let index = 0;
+  for (const token of parsed.tokens) {
+    if (token.type !== 'document') {
+      pending += CST.stringify(token);
+      continue;
+    }
+    if (edited.has(index)) {
+      const printed = String(parsed.documents[index]);
+      // Comments before the first document print with it; blank lines and the like stay.
+      out += index === 0 ? pending.replace(/^(?:[ \t]*#.*\n)+/, '') : pending;
+      out += printed;
+    } else {
+      out += pending + CST.stringify(token);
+    }
+    pending = '';
+    index++;
+  }
+  return out + pending;
+}

@@ -1,0 +1,92 @@
+/**
+ * One commit pushed to a branch, for two-way sync's write-back: a shallow
+ * clone of the branch in a fresh directory, the edits, a commit, a push with
+ * the track's credentials. A push refused because the branch moved (someone
+ * pushed first) is retried on the new head, the edits made again from the
+ * files as they are there; nothing is ever force-pushed. isomorphic-git does
+ * this whole job (clone, commit, push); the hand-written reader is for the
+ * fast read paths only.
+ */
+import * as fs from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import git, { Errors, type HttpClient } from 'isomorphic-git';
+import { credentialsFor, type SecretReader } from './credentials.ts';
+import { GitRepositoryError, type GitErrorContext } from './errors.ts';
+import { displayUrl, locateRepository } from './repository-location.ts';
+import type { CommitRequest, CommitResult, TrackSource } from '../ports.ts';
+
+/** Pushes refused because the branch moved: tried again this often on the new head. */
+const PUSH_ATTEMPTS = 5;
+
+export interface PushCommitOptions {
+  readonly cacheDir: string;
+  readonly readSecret: SecretReader;
+  readonly http: HttpClient;
+  readonly cwd: string;
+}
+
+/** Commits the request's edits to its branch and pushes them; see the module comment. */
+export async function pushCommit(
+  track: TrackSource,
+  request: CommitRequest,
+  options: PushCommitOptions,
+): Promise<CommitResult> {
+  const located = locateRepository(track.repository, options.cwd);
+  const context: GitErrorContext = {
+    track: track.name,
+    repository: 'error' in located ? displayUrl(track.repository) : located.display,
+  };
+  if ('error' in located) throw new GitRepositoryError(located.error, context);
+  if (located.kind === 'local' || located.ssh !== undefined) {
+    throw new GitRepositoryError(
+      'write-back pushes over HTTPS only; this repository is local or reached over SSH',
+      context,
+    );
+  }
+  const credentials = await credentialsFor(track.auth, options.readSecret, context);
+  const onAuth = () =>
+    credentials ? { username: credentials.username, password: credentials.password } : {};
+  const remote = { fs, http: options.http, url: located.url, onAuth } as const;
+  const ref = request.branch;
+
+  await mkdir(options.cacheDir, { recursive: true });
+  const dir = await mkdtemp(join(options.cacheDir, 'write-back-'));
+  try {
+    await git.clone({ ...remote, dir, ref, singleBranch: true, depth: 1, noTags: true });
+    for (let attempt = 1; ; attempt++) {
+      const read = async (path: string): Promise<string | undefined> =>
+        readFile(join(dir, path), 'utf8').catch(() => undefined);
+      const files = await request.edit(read);
+      if (files.size === 0) return { commit: null, attempts: attempt };
+      for (const [path, content] of files) {
+        await mkdir(dirname(join(dir, path)), { recursive: true });
+        await writeFile(join(dir, path), content);
+        await git.add({ fs, dir, filepath: path });
+      }
+      const commit = await git.commit({
+        fs,
+        dir,
+        message: request.message,
+        author: { name: request.author.name, email: request.author.email },
+      });
+      try {
+        await git.push({ ...remote, dir, ref, remoteRef: ref });
+        return { commit, attempts: attempt };
+      } catch (error) {
+        const moved =
+          error instanceof Errors.PushRejectedError ||
+          (error instanceof Errors.GitPushError &&
+            /non-fast-forward|fetch first/i.test(error.message));
+        if (!moved || attempt >= PUSH_ATTEMPTS) throw error;
+        // Someone pushed first: start again from their head.
+        await git.fetch({ ...remote, dir, ref, singleBranch: true, depth: 1, tags: false });
+        const head = await git.resolveRef({ fs, dir, ref: `refs/remotes/origin/${ref}` });
+        await git.writeRef({ fs, dir, ref: `refs/heads/${ref}`, value: head, force: true });
+        await git.checkout({ fs, dir, ref, force: true });
+      }
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * The write-back job (two-way sync, `syncTo: git`), run where the Git
+ * credentials are (fetch): the changes a drift check found in the cluster
+ * are written into the files the objects came from (source/edit-manifests.ts)
+ * and committed to the track's branch as one commit, pushed with the
+ * track's credentials — retried on the new head when someone pushed first,
+ * never forced. The commit's own webhook then applies a revision equal to
+ * the cluster: nothing changes, so nothing loops.
+ */
+import type { Track } from '../config/types.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
+import {
+  editManifests,
+  type ManifestEdits,
+  type WriteBackConflict,
+} from '../source/edit-manifests.ts';
+import type { GitSource } from '../source/ports.ts';
+import type { StateStore } from '../store/ports.ts';
+import type { WriteBackJob } from './jobs.ts';
+
+export interface WriteBackResult {
+  readonly track: string;
+  /** The revision the drift check compared with. */
+  readonly revision: string;
+  /** `written-back`, `unchanged` (Git already had it all), or `failed`. */
+  readonly result: 'written-back' | 'unchanged' | 'failed';
+  /** The commit pushed, or null. */
+  readonly commit: string | null;
+  /** Subjects whose changes are in Git now. */
+  readonly writtenBack: string[];
+  /** Fields Git changed meanwhile: Git wins, and they are reported. */
+  readonly conflicts: WriteBackConflict[];
+  readonly refused: { readonly subject: string; readonly error: string }[];
+  readonly error?: string;
+}
+
+export interface WriteBackDeps {
+  readonly source: GitSource;
+  readonly state: StateStore;
+  readonly now?: () => Date;
+}
+
+/** The track cannot be written back at all. */
+export class WriteBackError extends DriftlessError {
+  readonly code = 'WRITE_BACK';
+}
+
+const DEFAULT_AUTHOR = { name: 'Driftless', email: 'driftless@localhost' };
+
+/** The branch write-backs go to: `writeBack.branch`, else the track's reference. */
+export function writeBackBranch(track: Pick<Track, 'reference' | 'writeBack'>): string | undefined {
+  const branch = track.writeBack?.branch ?? track.reference;
+  return branch?.replace(/^refs\/heads\//, '');
+}
+
+/** Runs a write-back job; see the module comment. */
+export async function writeBackTrack(
+  track: Track,
+  job: WriteBackJob,
+  deps: WriteBackDeps,
+): Promise<WriteBackResult> {
+  const now = deps.now ?? (() => new Date());
+  const base = { track: track.name, revision: job.revision };
+  const branch = writeBackBranch(track);
+  let edits: ManifestEdits = { files: new Map(), written: [], conflicts: [], refused: [] };
+  let result: WriteBackResult;
+  try {
+    if (branch === undefined || deps.source.commit === undefined) {
+      throw new WriteBackError(
+        `track "${track.name}": no branch to write back to (writeBack.branch), or a source that cannot push`,
+      );
+    }
+    const subjects = job.changes.map((change) => change.subject);
+    const pushed = await deps.source.commit(track, {
+      branch,
+      author: track.writeBack?.author ?? DEFAULT_AUTHOR,
+      message: [
+        `driftless: write back ${subjects.length === 1 ? subjects[0] : `${subjects.length} objects`} from the cluster`,
+        '',
+        ...subjects.map((subject) => `- ${subject}`),
+        '',
+        `Track: ${track.name}`,
+        `Compared with: ${job.revision}`,
+      ].join('\n'),
+      edit: async (read) => {
+        const files = new Map<string, string | undefined>();
+        for (const change of job.changes) {
+          if (!files.has(change.file)) files.set(change.file, await read(change.file));
+        }
+        edits = editManifests((file) => files.get(file), job.changes);
+        return edits.files;
+      },
+    });
+    result = {
+      ...base,
+      result: pushed.commit === null ? 'unchanged' : 'written-back',
+      commit: pushed.commit,
+      writtenBack: edits.written,
+      conflicts: edits.conflicts,
+      refused: edits.refused,
+    };
+  } catch (error) {
+    result = {
+      ...base,
+      result: 'failed',
+      commit: null,
+      writtenBack: [],
+      conflicts: edits.conflicts,
+      refused: edits.refused,
+      error: messageOf(error),
+    };
+  }
+  await deps.state.appendHistory(track.name, {
+    revision: result.commit ?? job.revision,
+    appliedAt: now().toISOString(),
+    result: result.result,
+    trigger: 'write-back',
+    writtenBack: result.writtenBack,
+    ...(result.conflicts.length > 0 ? { conflicts: result.conflicts } : {}),
+    ...(result.refused.length > 0 ? { refused: result.refused } : {}),
+    ...(result.error === undefined ? {} : { error: result.error }),
+  });
+  return result;
+}

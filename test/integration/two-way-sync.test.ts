@@ -1,0 +1,305 @@
+/**
+ * Two-way sync on the real test cluster and the test Git server (git
+ * http-backend with receive-pack): a ConfigMap changed with kubectl under a
+ * `syncTo: git` rule is committed back into its own file with comments and
+ * the other documents intact (read back with the git CLI); a push by someone
+ * else in between is kept; a field Git changed meanwhile stays as Git has
+ * it; a Secret is refused; a `syncTo: ignore` Deployment is never applied;
+ * and the write-back commit's own webhook applies nothing.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import type { Track } from '../../src/config/types.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { executeJob } from '../../src/sync/execute-job.ts';
+import type { Job } from '../../src/sync/jobs.ts';
+import { runJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
+import { readTrackState } from '../../src/sync/track-state.ts';
+import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
+import { sharedKubeconfigPath } from '../harness/shared-cluster.ts';
+import { controlPlaneBinaries } from '../harness/testbin.ts';
+import { TrackFixture } from '../harness/track-fixture.ts';
+
+const run = promisify(execFile);
+
+const SETTINGS = `# Settings the ops team changes in the cluster; Driftless writes them back here.
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ops-settings
+  labels:
+    team: ops # owned by ops
+data:
+  value: from-git # the value people tune
+  level: info
+---
+# Not ops': Git drives this one.
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: app-settings}
+data: {mode:   "strict"}
+`;
+
+const SECRET = `apiVersion: v1
+kind: Secret
+metadata:
+  name: ops-token
+  labels: {team: ops}
+stringData:
+  token: from-git
+`;
+
+const DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: batch-job}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: batch}}
+  template:
+    metadata: {labels: {app: batch}}
+    spec: {containers: [{name: c, image: registry.example.com/batch:1}]}
+`;
+
+const RULES = `rules:
+  - {apiGroups: [""], resources: [configmaps, secrets], labels: {team: ops}, syncTo: git}
+  - {apiGroups: [apps], resources: [deployments], names: ["batch-*"], syncTo: ignore}
+writeBack: {author: {name: Driftless Bot, email: bot@example.com}}`;
+
+describe('two-way sync', () => {
+  const fixture = new TrackFixture('twoway');
+  let kubectl: (...args: string[]) => Promise<string>;
+
+  before(async () => {
+    await fixture.start();
+    const { kubectl: binary } = await controlPlaneBinaries();
+    kubectl = async (...args) =>
+      (await run(binary, ['--kubeconfig', sharedKubeconfigPath(), ...args])).stdout;
+  });
+  after(() => fixture.stop());
+
+  /** Job deps running every job here; `source` may stand in for the fixture's. */
+  function jobDeps(tracks: Track[], source?: GitSource): JobDeps & { queued: Job[] } {
+    const queued: Job[] = [];
+    return {
+      tracks,
+      artifacts: fixture.deps.artifacts,
+      state: fixture.deps.state,
+      queue: { enqueue: async (job) => void queued.push(job) },
+      source: async () => source ?? fixture.deps.source,
+      cluster: async () => fixture.deps.cluster,
+      queued,
+    };
+  }
+
+  async function runAll(job: Job, deps: JobDeps & { queued: Job[] }): Promise<JobResult[]> {
+    const results = [await runJob(job, deps, executeJob)];
+    while (deps.queued.length > 0)
+      results.push(await runJob(deps.queued.shift()!, deps, executeJob));
+    return results;
+  }
+
+  const show = (repo: GitRepository, what: string) =>
+    runGit(['--git-dir', repo.bareDir, 'show', what]);
+
+  async function syncedTrack(
+    name: string,
+  ): Promise<{ track: Track; repo: GitRepository; ns: string }> {
+    const made = await fixture.newTrack(name, RULES);
+    await pushFiles(made.repo, {
+      'settings.yaml': SETTINGS,
+      'secret.yaml': SECRET,
+      'batch.yaml': DEPLOYMENT,
+    });
+    const results = await runAll(
+      { type: 'fetch', track: name, trigger: 'webhook' },
+      jobDeps([made.track]),
+    );
+    assert.equal(results.at(-1)?.type, 'sync');
+    return made;
+  }
+
+  it('commits a kubectl change into its own file, comments and other documents intact', async () => {
+    // Prepare: synced; the ignored Deployment was never applied.
+    const { track, repo, ns } = await syncedTrack('ops');
+    const state = await readTrackState(fixture.deps.state, 'ops');
+    assert.match(
+      state.ignoredObjects[`Deployment/${ns}/batch-job`] ?? '',
+      /rules\[1\]: syncTo: ignore/,
+    );
+    await assert.rejects(kubectl('get', 'deployment', 'batch-job', '-n', ns));
+    const before = await show(repo, 'main');
+
+    // Act: the ops team tunes the value with kubectl; then the schedule's drift check.
+    await kubectl(
+      'patch',
+      'configmap',
+      'ops-settings',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"data":{"value":"from-cluster"},"metadata":{"labels":{"tuned":"yes"}}}',
+    );
+    const deps = jobDeps([track]);
+    const results = await runAll({ type: 'drift', track: 'ops', trigger: 'schedule' }, deps);
+
+    // Assess: the drift was not put back but committed, in the file it came from.
+    const [drift, writeBack] = results;
+    assert.equal(drift?.type, 'drift');
+    assert.equal(writeBack?.type, 'writeBack');
+    assert.ok(writeBack?.type === 'writeBack');
+    assert.equal(writeBack.result.result, 'written-back', writeBack.result.error);
+    assert.deepEqual(writeBack.result.writtenBack, [`ConfigMap/${ns}/ops-settings`]);
+    const live = JSON.parse(
+      await kubectl('get', 'configmap', 'ops-settings', '-n', ns, '-o', 'json'),
+    );
+    assert.equal(live.data.value, 'from-cluster', 'the cluster change stays');
+    const file = await show(repo, 'main:settings.yaml');
+    assert.match(file, /^# Settings the ops team changes in the cluster/);
+    assert.match(file, /value: from-cluster # the value people tune/);
+    assert.match(file, /team: ops # owned by ops/);
+    assert.match(file, /tuned: yes/);
+    assert.match(file, /level: info/);
+    // The other document, byte for byte (its odd spacing too).
+    assert.ok(
+      file.endsWith(
+        `---\n# Not ops': Git drives this one.\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-settings}\ndata: {mode:   "strict"}\n`,
+      ),
+      file,
+    );
+    assert.doesNotMatch(
+      file,
+      /resourceVersion|managedFields|creationTimestamp|driftless\.dev\/track/,
+    );
+    const commit = await runGit([
+      '--git-dir',
+      repo.bareDir,
+      'log',
+      '-1',
+      '--format=%an <%ae>%n%P%n%B',
+      'main',
+    ]);
+    assert.match(commit, /^Driftless Bot <bot@example\.com>\n/);
+    assert.ok(
+      commit.includes(before.split('\n')[0]!.replace('commit ', '')),
+      'parent is the old head',
+    );
+    assert.match(commit, new RegExp(`- ConfigMap/${ns}/ops-settings`));
+    const history = await fixture.deps.state.listHistory('ops');
+    assert.equal(history[0]?.trigger, 'write-back');
+    assert.equal(history[0]?.revision, writeBack.result.commit);
+
+    // The write-back commit's own webhook: fetched and synced, nothing changes.
+    const loop = await runAll(
+      { type: 'fetch', track: 'ops', trigger: 'webhook' },
+      jobDeps([track]),
+    );
+    const sync = loop.find((r) => r.type === 'sync');
+    assert.ok(sync?.type === 'sync');
+    assert.equal(sync.result.revision, writeBack.result.commit);
+    assert.deepEqual(
+      sync.result.changeset
+        .filter((e) => e.action !== 'unchanged')
+        .map((e) => `${e.action} ${e.subject}`),
+      [],
+    );
+    // The Secret under the same rule: changed in the cluster, refused, never in Git in plain text.
+    await kubectl(
+      'patch',
+      'secret',
+      'ops-token',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"stringData":{"token":"from-cluster-secret"}}',
+    );
+    const secretRun = await runAll(
+      { type: 'drift', track: 'ops', trigger: 'schedule' },
+      jobDeps([track]),
+    );
+    assert.ok(secretRun[0]?.type === 'drift');
+    assert.match(
+      secretRun[0].result.writeBackRefused.map((r) => r.error).join('\n'),
+      /Secret.* never written back to Git in plain text/,
+    );
+    assert.doesNotMatch(await show(repo, 'main:secret.yaml'), /from-cluster-secret/);
+  });
+
+  it('keeps a push made meanwhile, and lets Git win a field it changed itself', async () => {
+    // Prepare
+    const { track, repo, ns } = await syncedTrack('ops-race');
+    await kubectl(
+      'patch',
+      'configmap',
+      'ops-settings',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"data":{"value":"tuned-live"}}',
+    );
+    // Someone pushes another file between Driftless' clone and its push.
+    let raced = false;
+    const source = fixture.deps.source;
+    const racing: GitSource = {
+      ...source,
+      commit: (t, request) =>
+        source.commit!(t, {
+          ...request,
+          edit: async (read) => {
+            if (!raced) {
+              raced = true;
+              await pushFiles(repo, { 'notes.md': 'pushed by someone else\n' });
+            }
+            return request.edit(read);
+          },
+        }),
+    };
+
+    // Act
+    const results = await runAll(
+      { type: 'drift', track: 'ops-race', trigger: 'schedule' },
+      jobDeps([track], racing),
+    );
+
+    // Assess: retried on the new head, both changes on the branch, nothing forced.
+    const writeBack = results.find((r) => r.type === 'writeBack');
+    assert.ok(writeBack?.type === 'writeBack');
+    assert.equal(writeBack.result.result, 'written-back', writeBack.result.error);
+    assert.equal(await show(repo, 'main:notes.md'), 'pushed by someone else\n');
+    assert.match(await show(repo, 'main:settings.yaml'), /value: tuned-live/);
+    const parents = await runGit(['--git-dir', repo.bareDir, 'log', '--format=%s', '-3', 'main']);
+    assert.match(parents.split('\n')[0]!, /^driftless: write back/);
+    assert.match(parents.split('\n')[1]!, /notes\.md/);
+
+    // Git changes the same field (not yet synced) while the cluster has another value.
+    await pushFiles(repo, {
+      'settings.yaml': SETTINGS.replace('value: from-git', 'value: set-in-git'),
+    });
+    await kubectl(
+      'patch',
+      'configmap',
+      'ops-settings',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"data":{"value":"tuned-again"}}',
+    );
+    const conflict = await runAll(
+      { type: 'drift', track: 'ops-race', trigger: 'schedule' },
+      jobDeps([track]),
+    );
+    const second = conflict.find((r) => r.type === 'writeBack');
+    assert.ok(second?.type === 'writeBack');
+    assert.equal(second.result.commit, null);
+    assert.match(
+      second.result.conflicts.map((c) => `${c.path}: ${c.message}`).join('\n'),
+      /\/data\/value: Git changed it .* Git wins/,
+    );
+    assert.match(await show(repo, 'main:settings.yaml'), /value: set-in-git/);
+  });
+});
