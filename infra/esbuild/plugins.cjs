@@ -34,10 +34,12 @@ const leaveOutNativeAddons = {
 /**
  * Libraries whose modules do nothing when imported, declared so: a bundle
  * that imports one without calling it (the CEL parser reaches the fetch
- * function's bundle through the shared job layer; only apply judges health)
- * then drops it. esbuild cannot prove it of their top-level class code.
+ * function's bundle through the shared job layer, though only apply judges
+ * health; the comment-keeping YAML library reaches apply's, though only
+ * fetch writes back) then drops it. esbuild cannot prove it of their
+ * top-level class code.
  */
-const SIDE_EFFECT_FREE = ['@marcbachmann/cel-js'];
+const SIDE_EFFECT_FREE = ['@marcbachmann/cel-js', 'yaml'];
 
 /** @type {import('esbuild').Plugin} */
 const sideEffectFreeLibraries = {

@@ -83,6 +83,8 @@ export async function writeBackTrack(
         `Compared with: ${job.revision}`,
       ].join('\n'),
       edit: async (read) => {
+        // Loaded on the first write-back: the YAML library is for this alone.
+        const { editManifests } = await import('../source/edit-manifests.ts');
         const files = new Map<string, string | undefined>();
         for (const change of job.changes) {
           if (!files.has(change.file)) files.set(change.file, await read(change.file));

@@ -158,6 +158,8 @@ describe('driftless drift', () => {
       drifted: [],
       missing: [],
       corrected: false,
+      writtenBack: [],
+      commit: null,
       errors: [],
     });
   });
@@ -348,6 +350,8 @@ describe('drift reports', () => {
       'drifted',
       'missing',
       'corrected',
+      'writtenBack',
+      'commit',
       'errors',
     ]);
     assert.deepEqual(document.drifted, [

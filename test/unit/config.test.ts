@@ -84,6 +84,7 @@ describe('loadConfig', () => {
       kustomizeRemoteResources: false,
       substitute: {},
       substituteFrom: [],
+      rules: [],
     });
   });
 
@@ -162,6 +163,7 @@ describe('parseConfig defaults', () => {
         kustomizeRemoteResources: false,
         substitute: {},
         substituteFrom: [],
+        rules: [],
       },
     ]);
   });
