@@ -596,6 +596,14 @@ export const trackSchema = strictObject({
           'true cannot be used with helm (a track renders either a chart or a kustomization)',
       });
     }
+    if (value.writeBack?.include === true) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['writeBack', 'include'],
+        message:
+          'true is not supported yet: only objects that are in Git are written back (leave it false)',
+      });
+    }
     const writesBack = value.rules.some((rule) => rule.syncTo === 'git');
     if (writesBack && value.bucket !== undefined) {
       ctx.addIssue({

@@ -1,0 +1,195 @@
+/**
+ * Two-way sync's pure parts: the rules, `rules`/`writeBack` in the config,
+ * and editing manifest files so that only the changed fields change.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, parseConfig } from '../../src/config/index.ts';
+import type { WriteBackChange } from '../../src/render/write-back-change.ts';
+import { editManifests } from '../../src/source/edit-manifests.ts';
+import { syncToOf } from '../../src/sync/sync-rules.ts';
+import { writeBackBranch } from '../../src/sync/write-back.ts';
+
+function trackOf(extra: string) {
+  return parseConfig(
+    `tracks:\n  - name: web\n    repository: https://git.example.com/org/web.git\n${extra}`,
+    'driftless.yaml',
+  ).tracks[0]!;
+}
+
+function problems(extra: string): string[] {
+  try {
+    trackOf(extra);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error.issues.map((issue) => `${issue.path}: ${issue.message}`);
+  }
+  assert.fail('expected a refusal');
+}
+
+describe('sync rules', () => {
+  const track = trackOf(`    rules:
+      - {apiGroups: [""], resources: [configmaps], labels: {team: ops}, syncTo: git}
+      - {apiGroups: [apps], resources: [deployments], names: ["batch-*"], syncTo: ignore}
+      - {namespaces: ["sandbox-*"], syncTo: ignore}
+`);
+  const subject = (over: Partial<Parameters<typeof syncToOf>[1]>) => ({
+    group: '',
+    resource: 'configmaps',
+    namespace: 'apps',
+    name: 'settings',
+    labels: {},
+    ...over,
+  });
+
+  it('takes the first matching rule, and Git when none matches', () => {
+    assert.equal(syncToOf(track, subject({ labels: { team: 'ops' } })), 'git');
+    assert.equal(syncToOf(track, subject({ labels: { team: 'dev' } })), 'kubernetes');
+    assert.equal(
+      syncToOf(track, subject({ group: 'apps', resource: 'deployments', name: 'batch-nightly' })),
+      'ignore',
+    );
+    assert.equal(
+      syncToOf(track, subject({ group: 'apps', resource: 'deployments', name: 'web' })),
+      'kubernetes',
+    );
+    // Earlier rules win: an ops ConfigMap in a sandbox namespace is still written back.
+    assert.equal(
+      syncToOf(track, subject({ namespace: 'sandbox-1', labels: { team: 'ops' } })),
+      'git',
+    );
+    assert.equal(syncToOf(track, subject({ namespace: 'sandbox-1' })), 'ignore');
+    // A cluster-scoped object matches no namespaces list; unknown labels match no labels rule.
+    assert.equal(syncToOf(track, subject({ namespace: undefined })), 'kubernetes');
+    assert.equal(syncToOf(track, subject({ labels: undefined })), 'kubernetes');
+  });
+
+  it('writes back to writeBack.branch, else to the branch the track follows', () => {
+    assert.equal(writeBackBranch(track), 'main');
+    assert.equal(writeBackBranch(trackOf('    reference: refs/heads/live\n')), 'live');
+    assert.equal(
+      writeBackBranch(trackOf('    reference: v1.2.0\n    writeBack: {branch: main}\n')),
+      'main',
+    );
+  });
+
+  it('refuses syncTo: git where there is no branch to commit to', () => {
+    const git = '    rules: [{syncTo: git}]\n';
+    assert.deepEqual(problems(`${git}    reference: v1.2.0\n`), [
+      'tracks[0].writeBack.branch: is required: syncTo: git commits to a branch, and the track follows a tag, a commit or a semver range',
+    ]);
+    assert.deepEqual(problems(`${git}    semver: ">=1"\n`), [
+      'tracks[0].writeBack.branch: is required: syncTo: git commits to a branch, and the track follows a tag, a commit or a semver range',
+    ]);
+    assert.match(problems('    rules: [{syncTo: both}]\n')[0]!, /rules\[0\]\.syncTo/);
+    assert.match(
+      problems('    rules: [{resource: [configmaps], syncTo: git}]\n')[0]!,
+      /resource: unknown field; did you mean resources/,
+    );
+  });
+});
+
+const FILE = `# ops settings
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ops   # ops'
+  namespace: apps
+data:
+  value: one # tuned by hand
+  list: [a, b]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other,   namespace: apps}
+data: {x:   "1"}
+`;
+
+function change(fields: WriteBackChange['fields'], name = 'ops'): WriteBackChange {
+  return {
+    subject: `ConfigMap/apps/${name}`,
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    name,
+    namespace: 'apps',
+    file: 'settings.yaml',
+    line: 2,
+    fields,
+  };
+}
+
+describe('editManifests', () => {
+  const read = (file: string) => (file === 'settings.yaml' ? FILE : undefined);
+
+  it('rewrites only the changed fields, keeping comments and the other documents byte for byte', () => {
+    // Act
+    const edits = editManifests(read, [
+      change([
+        { path: '/data/value', value: 'two', base: 'one' },
+        { path: '/data/list', value: ['a', 'b', 'c'], base: ['a', 'b'] },
+        { path: '/metadata/labels/added~1by', value: 'hand' },
+      ]),
+    ]);
+
+    // Assess
+    const text = edits.files.get('settings.yaml');
+    assert.ok(text !== undefined);
+    assert.deepEqual(edits.written, ['ConfigMap/apps/ops']);
+    assert.deepEqual(edits.conflicts, []);
+    assert.match(text, /^# ops settings\napiVersion: v1\n/);
+    assert.match(text, /value: two # tuned by hand/);
+    assert.match(text, /name: ops # ops'/);
+    assert.match(text, /added\/by: hand/);
+    // A changed list is written whole, in the library's block style.
+    assert.match(text, /list:\n\s+- a\n\s+- b\n\s+- c\n/);
+    assert.ok(
+      text.endsWith(
+        '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: other,   namespace: apps}\ndata: {x:   "1"}\n',
+      ),
+      text,
+    );
+  });
+
+  it('removes a field the cluster removed, and leaves a file Git already matches alone', () => {
+    const removed = editManifests(read, [change([{ path: '/data/value', base: 'one' }])]);
+    assert.doesNotMatch(removed.files.get('settings.yaml') ?? '', /value:/);
+    const same = editManifests(read, [
+      change([{ path: '/data/value', value: 'one', base: 'zero' }]),
+    ]);
+    assert.equal(same.files.size, 0);
+    assert.deepEqual(same.written, ['ConfigMap/apps/ops']);
+  });
+
+  it('lets Git win a field it changed since, and reports it', () => {
+    const edits = editManifests(read, [
+      change([
+        { path: '/data/value', value: 'two', base: 'zero' },
+        { path: '/data/other', value: 'new' },
+      ]),
+    ]);
+    assert.deepEqual(edits.conflicts, [
+      {
+        subject: 'ConfigMap/apps/ops',
+        path: '/data/value',
+        message: 'Git changed it since the revision compared with: Git wins',
+      },
+    ]);
+    const text = edits.files.get('settings.yaml') ?? '';
+    assert.match(text, /value: one/);
+    assert.match(text, /other: new/);
+  });
+
+  it('refuses objects whose file or document left Git', () => {
+    const edits = editManifests(read, [
+      { ...change([{ path: '/data/value', value: 'x' }]), file: 'gone.yaml' },
+      change([{ path: '/data/value', value: 'x' }], 'renamed'),
+    ]);
+    assert.deepEqual(
+      edits.refused.map((r) => r.error),
+      [
+        'gone.yaml is no longer in Git',
+        'settings.yaml has no document for ConfigMap/apps/renamed any more',
+      ],
+    );
+  });
+});
