@@ -9,11 +9,7 @@
  */
 import type { Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
-import {
-  editManifests,
-  type ManifestEdits,
-  type WriteBackConflict,
-} from '../source/edit-manifests.ts';
+import type { ManifestEdits, WriteBackConflict } from '../source/edit-manifests.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { WriteBackJob } from './jobs.ts';
