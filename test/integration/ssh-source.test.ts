@@ -13,8 +13,10 @@ import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import { createTrackSource } from '../../src/source/track-source.ts';
+import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
-import { pushFiles, type GitRepository } from '../harness/git-server.ts';
+import { writeBackTrack } from '../../src/sync/write-back.ts';
+import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
 import { sshKey, startSshd, type SshKey, type SshServer } from '../harness/sshd.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 
@@ -163,5 +165,44 @@ describe('Git over SSH', () => {
       assert.equal(await fixture.configMapValue(ns, 'settings'), undefined, bad.name);
     }
     secrets.set('KNOWN_HOSTS', sshd.knownHostsLine);
+  });
+
+  it('writes a cluster change back over SSH (git-receive-pack through the deploy key)', async () => {
+    // Prepare: a syncTo: git track over SSH, synced; then the value is changed in the cluster.
+    const writable = await fixture.git.createRepository('write-back-over-ssh');
+    await pushFiles(writable, { 'settings.yaml': `# tuned live\n${configMap('from-git')}` });
+    const { track } = await sshTrack('ssh-write', keys.ed25519, '    rules: [{syncTo: git}]');
+    const over = { ...track, repository: sshd.urlOf(writable.bareDir) };
+    assert.equal((await syncTrack(over, { trigger: 'manual' }, deps)).result, 'applied');
+    const ns = over.namespace!;
+    await fixture.core.patchNamespacedConfigMap({
+      name: 'settings',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/data/value', value: 'from-cluster' }],
+    });
+
+    // Act
+    const drift = await reconcileDrift(over, { type: 'drift', track: over.name }, deps);
+    const written = await writeBackTrack(
+      over,
+      {
+        type: 'writeBack',
+        track: over.name,
+        revision: drift.revision!,
+        changes: drift.writeBack,
+        trigger: 'manual',
+      },
+      { source: deps.source, state: deps.state },
+    );
+
+    // Assess: pushed through sshd's git-receive-pack; the file keeps its comment.
+    assert.equal(written.result, 'written-back', written.error);
+    const file = await runGit(['--git-dir', writable.bareDir, 'show', 'main:settings.yaml']);
+    assert.match(file, /^# tuned live\n/);
+    assert.match(file, /value: "?from-cluster"?/);
+    assert.equal(
+      (await runGit(['--git-dir', writable.bareDir, 'rev-parse', 'main'])).trim(),
+      written.commit,
+    );
   });
 });

@@ -39,6 +39,7 @@ import {
 import { KeyQueue } from './key-queue.ts';
 import type { SshSessionPool } from './ssh-transport.ts';
 import { LocalRepository } from './local-repository.ts';
+import type { PushRemote } from './push-commit.ts';
 import { CapabilityCache, RemoteRepository } from './remote-repository.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
@@ -110,6 +111,34 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     });
   };
 
+  /** How write-back reaches the repository: HTTPS with the track's credentials, or SSH. */
+  const pushRemote = async (track: TrackSource): Promise<PushRemote> => {
+    const { location, context } = locate(track);
+    if (location.kind === 'local') {
+      throw new GitRepositoryError(
+        'write-back pushes to remote repositories only (https:// or SSH), not to a local one',
+        context,
+      );
+    }
+    if (location.ssh === undefined) {
+      const credentials = await credentialsFor(track.auth, options.readSecret, context);
+      return {
+        url: location.url,
+        http,
+        ...(credentials ? { onAuth: () => ({ ...credentials }) } : {}),
+      };
+    }
+    const repository = await open(track);
+    const transport = (repository as RemoteRepository).sshTransport();
+    if (transport === undefined)
+      throw new GitAuthError('an SSH repository needs auth: {type: ssh, ...}', context);
+    // isomorphic-git takes HTTP(S) URLs only; the adapter carries its requests over SSH.
+    return {
+      url: `https://ssh.invalid/${encodeURIComponent(location.display)}`,
+      http: transport.httpClient(),
+    };
+  };
+
   return {
     async resolve(track: TrackSource): Promise<ResolvedRevision> {
       const request = classifyReference(track);
@@ -136,13 +165,9 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     async commit(track: TrackSource, request: CommitRequest): Promise<CommitResult> {
       // Loaded on the first write-back: most tracks never push.
       const { pushCommit } = await import('./push-commit.ts');
-      return pushCommit(track, request, {
-        cacheDir: options.cacheDir,
-        readSecret: options.readSecret,
-        http,
-        cwd,
-      });
+      return pushCommit(await pushRemote(track), request, options.cacheDir);
     },
+
     async verifyCommit(track: TrackSource, revision: string): Promise<string | undefined> {
       if (track.verify === undefined) return undefined;
       const raw = await (await open(track)).readCommit(revision);

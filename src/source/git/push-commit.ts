@@ -1,7 +1,8 @@
 /**
  * One commit pushed to a branch, for two-way sync's write-back: a shallow
  * clone of the branch in a fresh directory, the edits, a commit, a push with
- * the track's credentials. A push refused because the branch moved (someone
+ * the track's credentials (over HTTPS, or over SSH through
+ * SshTransport.httpClient). A push refused because the branch moved (someone
  * pushed first) is retried on the new head, the edits made again from the
  * files as they are there; nothing is ever force-pushed. isomorphic-git does
  * this whole job (clone, commit, push); the hand-written reader is for the
@@ -11,47 +12,34 @@ import * as fs from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import git, { Errors, type HttpClient } from 'isomorphic-git';
-import { credentialsFor, type SecretReader } from './credentials.ts';
-import { GitRepositoryError, type GitErrorContext } from './errors.ts';
-import { displayUrl, locateRepository } from './repository-location.ts';
-import type { CommitRequest, CommitResult, TrackSource } from '../ports.ts';
+import type { CommitRequest, CommitResult } from '../ports.ts';
 
 /** Pushes refused because the branch moved: tried again this often on the new head. */
 const PUSH_ATTEMPTS = 5;
 
-export interface PushCommitOptions {
-  readonly cacheDir: string;
-  readonly readSecret: SecretReader;
+/** Where to push: the repository's HTTP(S) URL and client, or the SSH adapter's. */
+export interface PushRemote {
+  readonly url: string;
   readonly http: HttpClient;
-  readonly cwd: string;
+  readonly onAuth?: () => { username?: string; password?: string };
 }
 
 /** Commits the request's edits to its branch and pushes them; see the module comment. */
 export async function pushCommit(
-  track: TrackSource,
+  target: PushRemote,
   request: CommitRequest,
-  options: PushCommitOptions,
+  cacheDir: string,
 ): Promise<CommitResult> {
-  const located = locateRepository(track.repository, options.cwd);
-  const context: GitErrorContext = {
-    track: track.name,
-    repository: 'error' in located ? displayUrl(track.repository) : located.display,
+  const remote = {
+    fs,
+    http: target.http,
+    url: target.url,
+    ...(target.onAuth ? { onAuth: target.onAuth } : {}),
   };
-  if ('error' in located) throw new GitRepositoryError(located.error, context);
-  if (located.kind === 'local' || located.ssh !== undefined) {
-    throw new GitRepositoryError(
-      'write-back pushes over HTTPS only; this repository is local or reached over SSH',
-      context,
-    );
-  }
-  const credentials = await credentialsFor(track.auth, options.readSecret, context);
-  const onAuth = () =>
-    credentials ? { username: credentials.username, password: credentials.password } : {};
-  const remote = { fs, http: options.http, url: located.url, onAuth } as const;
   const ref = request.branch;
 
-  await mkdir(options.cacheDir, { recursive: true });
-  const dir = await mkdtemp(join(options.cacheDir, 'write-back-'));
+  await mkdir(cacheDir, { recursive: true });
+  const dir = await mkdtemp(join(cacheDir, 'write-back-'));
   try {
     await git.clone({ ...remote, dir, ref, singleBranch: true, depth: 1, noTags: true });
     for (let attempt = 1; ; attempt++) {

@@ -100,6 +100,11 @@ export class RemoteRepository {
   }
 
   /** Resolves `request` against the server's refs; a commit sha is verified by fetching it. */
+  /** The SSH transport of an SSH repository (write-back pushes through it), else undefined. */
+  sshTransport(): SshTransport | undefined {
+    return this.options.ssh;
+  }
+
   async resolve(request: RefRequest): Promise<ResolvedRevision> {
     if (request.kind === 'commit') {
       await this.ensureCommit(request.sha);

@@ -16,6 +16,7 @@
 import { globMatches } from '../../glob.ts';
 import { createHash, createHmac } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
+import type { GitHttpResponse, HttpClient } from 'isomorphic-git';
 import type { Client, ClientChannel } from 'ssh2';
 import type { SshLocation } from '../../config/repository-location.ts';
 import { GitAuthError, GitFetchError, type GitErrorContext } from './errors.ts';
@@ -212,8 +213,59 @@ export class SshTransport {
     }
   }
 
-  /** Connects, runs git-upload-pack and reads its advertisement (up to its flush). */
-  private async open(): Promise<Session> {
+  /**
+   * An isomorphic-git HTTP client whose two smart-HTTP requests travel over
+   * this SSH connection instead: `GET .../info/refs?service=<service>` runs
+   * the service and answers its advertisement, the `POST .../<service>` that
+   * follows writes the request to the same channel and answers all the
+   * server says until it closes it. isomorphic-git speaks HTTP only; this is
+   * how write-back clones and pushes an SSH repository with it (its URL's
+   * host is then ignored: the connection is this transport's).
+   */
+  httpClient(): HttpClient {
+    let session: Session | undefined;
+    const respond = (url: string, body: Buffer): GitHttpResponse => ({
+      url,
+      method: 'POST',
+      statusCode: 200,
+      statusMessage: 'OK',
+      headers: {},
+      body: (async function* () {
+        yield new Uint8Array(body);
+      })(),
+    });
+    return {
+      request: async ({ url, method, body }) => {
+        const service = /service=(git-(?:upload|receive)-pack)/.exec(url)?.[1];
+        if (method === 'GET' && service !== undefined) {
+          if (session !== undefined) endSession(session);
+          session = await this.open(service);
+          const announce = `# service=${service}\n`;
+          const head = `${(announce.length + 4).toString(16).padStart(4, '0')}${announce}0000`;
+          return {
+            ...respond(url, Buffer.concat([Buffer.from(head), session.advertisement])),
+            method,
+          };
+        }
+        const current = session;
+        if (method !== 'POST' || current === undefined) {
+          throw new GitFetchError(`${method} ${url} cannot be carried over SSH`, this.context);
+        }
+        session = undefined;
+        try {
+          for await (const chunk of body ?? []) current.channel.write(Buffer.from(chunk));
+          // The whole request is written: the server answers and closes the channel.
+          current.channel.end();
+          return respond(url, await current.reader.rest());
+        } finally {
+          endSession(current);
+        }
+      },
+    };
+  }
+
+  /** Connects, runs `service` (git-upload-pack) and reads its advertisement (up to its flush). */
+  private async open(service = 'git-upload-pack'): Promise<Session> {
     const { Client } = await import('ssh2');
     const client = new Client();
     const { location, credentials, context } = this;
@@ -268,7 +320,7 @@ export class SshTransport {
     }
     try {
       const channel = await new Promise<ClientChannel>((resolve, reject) => {
-        client.exec(`git-upload-pack '${location.path.replace(/'/g, "'\\''")}'`, (error, stream) =>
+        client.exec(`${service} '${location.path.replace(/'/g, "'\\''")}'`, (error, stream) =>
           error ? reject(error) : resolve(stream),
         );
       });
