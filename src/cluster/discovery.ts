@@ -45,6 +45,21 @@ export class ResourceCatalog {
     return resource.namespaced ? 'Namespaced' : 'Cluster';
   }
 
+  /**
+   * Resources named `plural` (in `groups`, when given), one per group: the
+   * version discovery listed first, the server's preferred one.
+   */
+  named(plural: string, groups?: readonly string[]): ApiResource[] {
+    const found = new Map<string, ApiResource>();
+    for (const resource of this.byKind.values()) {
+      if (resource.plural !== plural || found.has(resource.group)) continue;
+      if (groups === undefined || groups.includes('*') || groups.includes(resource.group)) {
+        found.set(resource.group, resource);
+      }
+    }
+    return [...found.values()];
+  }
+
   get size(): number {
     return this.byKind.size;
   }

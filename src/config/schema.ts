@@ -597,11 +597,23 @@ export const trackSchema = strictObject({
       });
     }
     if (value.writeBack?.include === true) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['writeBack', 'include'],
-        message:
-          'true is not supported yet: only objects that are in Git are written back (leave it false)',
+      // Objects added to Git from the cluster carry no Driftless label: the next sync adopts them.
+      if (!value.adopt) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['writeBack', 'include'],
+          message:
+            'needs adopt: true: objects added to Git from the cluster are taken over by the next sync',
+        });
+      }
+      value.rules.forEach((rule, index) => {
+        if (rule.syncTo === 'git' && rule.resources === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['rules', index, 'resources'],
+            message: 'is required with writeBack.include: the resources to look for new objects in',
+          });
+        }
       });
     }
     const writesBack = value.rules.some((rule) => rule.syncTo === 'git');

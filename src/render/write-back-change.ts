@@ -18,6 +18,11 @@ export interface WriteBackChange {
    * Fields by JSON pointer: the cluster's value (absent: the cluster removed
    * it) and Git's at the applied revision (absent: Git did not set it).
    */
+  /**
+   * A whole object to add (`writeBack.include`): it is not in Git yet, and
+   * `file` is where it goes; `fields` is then empty.
+   */
+  readonly add?: Readonly<Record<string, unknown>>;
   readonly fields: readonly {
     readonly path: string;
     readonly value?: unknown;

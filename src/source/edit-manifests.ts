@@ -10,7 +10,7 @@
  * left as Git has it and reported as a conflict: Git wins.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Composer, CST, isNode, Parser, type Document } from 'yaml';
+import { Composer, CST, Document, isNode, Parser } from 'yaml';
 import type { WriteBackChange } from '../render/write-back-change.ts';
 
 /** A field not written back, and why. */
@@ -44,16 +44,24 @@ export function editManifests(
     byFile.set(change.file, [...(byFile.get(change.file) ?? []), change]);
 
   for (const [file, fileChanges] of byFile) {
-    const text = read(file);
+    const adds = fileChanges.filter((change) => change.add !== undefined);
+    if (adds.length > 0) {
+      // Objects new to Git: appended to their file (made when missing) as documents of their own.
+      const added = addDocuments(read(file), adds, written, conflicts);
+      if (added !== undefined) files.set(file, added);
+    }
+    const edits = fileChanges.filter((change) => change.add === undefined);
+    if (edits.length === 0) continue;
+    const text = files.get(file) ?? read(file);
     if (text === undefined) {
-      for (const change of fileChanges) {
+      for (const change of edits) {
         refused.push({ subject: change.subject, error: `${file} is no longer in Git` });
       }
       continue;
     }
     const parsed = parseFile(text);
     const edited = new Set<number>();
-    for (const change of fileChanges) {
+    for (const change of edits) {
       const index = documentOf(parsed.documents, change);
       if (index === undefined) {
         refused.push({
@@ -77,6 +85,35 @@ export function editManifests(
     if (edited.size > 0) files.set(file, render(parsed, edited));
   }
   return { files, written, conflicts, refused };
+}
+
+/**
+ * `text` (undefined: a new file) with a document per object of `adds` that
+ * it does not hold yet; undefined when nothing was added.
+ */
+function addDocuments(
+  text: string | undefined,
+  adds: readonly WriteBackChange[],
+  written: string[],
+  conflicts: WriteBackConflict[],
+): string | undefined {
+  const documents = text === undefined ? [] : parseFile(text).documents;
+  let out = text ?? '';
+  for (const change of adds) {
+    if (documentOf(documents, change) !== undefined) {
+      // Someone added it to Git meanwhile: Git has it, Git wins.
+      conflicts.push({
+        subject: change.subject,
+        path: '',
+        message: `${change.file} already holds it`,
+      });
+      continue;
+    }
+    const document = new Document(change.add);
+    out = out === '' ? String(document) : `${out.replace(/\n*$/, '\n')}---\n${String(document)}`;
+    written.push(change.subject);
+  }
+  return out === (text ?? '') ? undefined : out;
 }
 
 interface ParsedFile {

@@ -14,6 +14,10 @@ import { redactDeep, redactError } from '../redact.ts';
 import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
 import { writeBackChanges } from '../drift/write-back-changes.ts';
+import { objectsNotInGit } from '../drift/objects-not-in-git.ts';
+import type { ResourceCatalog } from '../cluster/discovery.ts';
+import type { RenderedObject } from '../render/types.ts';
+import { syncToOf } from './sync-rules.ts';
 import type { WriteBackChange } from './jobs.ts';
 import { actingAs } from './track-cluster.ts';
 import {
@@ -73,7 +77,8 @@ export async function reconcileDrift(
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
   try {
     const bundle = await loadDesiredBundle(track, revision, deps);
-    const { selected, toGit } = selectObjects(track, bundle.objects, await deps.cluster.discover());
+    const catalog = await deps.cluster.discover();
+    const { selected, toGit } = selectObjects(track, bundle.objects, catalog);
     const report = await detectDrift(deps.cluster, track, selected);
     // syncTo: git objects changed in the cluster are written back, not put back (still
     // created from Git when missing).
@@ -85,6 +90,10 @@ export async function reconcileDrift(
           report.drifted.filter((d) => toGit.has(d.subject)),
           selected,
         );
+    const added =
+      track.writeBack?.include && !job.detectOnly
+        ? await addedInCluster(track, deps.cluster, catalog, bundle.objects)
+        : { changes: [], refused: [] };
     const found = toCorrect.drifted.length > 0 || toCorrect.missing.length > 0;
     const correct = found && track.drift === 'correct' && !job.detectOnly;
     const changeset = correct
@@ -102,8 +111,8 @@ export async function reconcileDrift(
       errors: report.errors,
       corrected: correct && !changeset.some((e) => e.action === 'failed'),
       changeset,
-      writeBack: toWrite.changes,
-      writeBackRefused: toWrite.refused,
+      writeBack: [...toWrite.changes, ...added.changes],
+      writeBackRefused: [...toWrite.refused, ...added.refused],
     });
     if (correct) {
       await deps.state.appendHistory(track.name, {
@@ -124,4 +133,59 @@ export async function reconcileDrift(
       releaseApplyLease(state, holder);
     });
   }
+}
+
+/**
+ * Objects made in the cluster that a `syncTo: git` rule claims and Git does
+ * not have (`writeBack.include`), as changes adding each under
+ * `writeBack.path` inside the track's subPath. Secrets are refused.
+ */
+async function addedInCluster(
+  track: Track,
+  cluster: ApplyDeps['cluster'],
+  catalog: ResourceCatalog,
+  inGit: readonly RenderedObject[],
+): Promise<{ changes: WriteBackChange[]; refused: { subject: string; error: string }[] }> {
+  const found = await objectsNotInGit(
+    cluster,
+    track,
+    catalog,
+    new Set(inGit.map((object) => object.subject)),
+    (object, resource) =>
+      syncToOf(track, {
+        group: object.apiVersion.includes('/') ? object.apiVersion.split('/')[0]! : '',
+        resource,
+        namespace: object.metadata.namespace,
+        name: object.metadata.name,
+        labels: object.metadata.labels ?? {},
+      }) === 'git',
+  );
+  const changes: WriteBackChange[] = [];
+  const refused: { subject: string; error: string }[] = [];
+  for (const object of found) {
+    if (object.kind === 'Secret') {
+      refused.push({
+        subject: object.subject,
+        error: `${object.subject}: Secrets are never written to Git in plain text; not added`,
+      });
+      continue;
+    }
+    const file = (track.writeBack?.path ?? '{namespace}/{kind}-{name}.yaml')
+      .replaceAll('{namespace}', object.namespace ?? 'cluster')
+      .replaceAll('{kind}', object.kind.toLowerCase())
+      .replaceAll('{name}', object.name);
+    changes.push({
+      subject: object.subject,
+      apiVersion: String(object.object['apiVersion']),
+      kind: object.kind,
+      name: object.name,
+      ...(object.namespace === undefined ? {} : { namespace: object.namespace }),
+      // Inside subPath, so the next sync reads it.
+      file: track.subPath ? `${track.subPath}/${file}` : file,
+      line: 0,
+      add: object.object,
+      fields: [],
+    });
+  }
+  return { changes, refused };
 }

@@ -228,6 +228,56 @@ describe('two-way sync', () => {
     assert.doesNotMatch(await show(repo, 'main:secret.yaml'), /from-cluster-secret/);
   });
 
+  it('adds an object made with kubectl to Git (include: true), and the next sync adopts it', async () => {
+    // Prepare: a track that includes new ops ConfigMaps of its namespace.
+    const made = await fixture.newTrack(
+      'ops-include',
+      [
+        'restrictNamespace: true',
+        'adopt: true',
+        'subPath: deploy',
+        'rules: [{apiGroups: [""], resources: [configmaps], labels: {team: ops}, syncTo: git}]',
+        'writeBack: {include: true}',
+      ].join('\n'),
+    );
+    const { track, repo, ns } = made;
+    await pushFiles(repo, { 'deploy/settings.yaml': SETTINGS });
+    await runAll({ type: 'fetch', track: 'ops-include', trigger: 'webhook' }, jobDeps([track]));
+    await kubectl('create', 'configmap', 'made-live', '-n', ns, '--from-literal=owner=ops');
+    await kubectl('label', 'configmap', 'made-live', '-n', ns, 'team=ops');
+    await kubectl('create', 'configmap', 'not-ops', '-n', ns, '--from-literal=x=1');
+
+    // Act
+    const results = await runAll(
+      { type: 'drift', track: 'ops-include', trigger: 'schedule' },
+      jobDeps([track]),
+    );
+
+    // Assess: written to deploy/<namespace>/configmap-made-live.yaml as a person wrote it.
+    const writeBack = results.find((r) => r.type === 'writeBack');
+    assert.ok(writeBack?.type === 'writeBack');
+    assert.equal(writeBack.result.result, 'written-back', writeBack.result.error);
+    assert.deepEqual(writeBack.result.writtenBack, [`ConfigMap/${ns}/made-live`]);
+    const file = await show(repo, `main:deploy/${ns}/configmap-made-live.yaml`);
+    assert.match(file, /^apiVersion: v1\nkind: ConfigMap\n/);
+    assert.match(file, /owner: ops/);
+    assert.match(file, /team: ops/);
+    assert.doesNotMatch(file, /uid|resourceVersion|creationTimestamp|managedFields/);
+    await assert.rejects(show(repo, `main:deploy/${ns}/configmap-not-ops.yaml`));
+
+    // The commit's webhook: the sync adopts it (labelled for the track), changing no value.
+    const loop = await runAll(
+      { type: 'fetch', track: 'ops-include', trigger: 'webhook' },
+      jobDeps([track]),
+    );
+    const sync = loop.find((r) => r.type === 'sync');
+    assert.ok(sync?.type === 'sync');
+    assert.equal(sync.result.result === 'failed', false, sync.result.error);
+    const live = JSON.parse(await kubectl('get', 'configmap', 'made-live', '-n', ns, '-o', 'json'));
+    assert.equal(live.metadata.labels['driftless.dev/track'], 'ops-include');
+    assert.equal(live.data.owner, 'ops');
+  });
+
   it('keeps a push made meanwhile, and lets Git win a field it changed itself', async () => {
     // Prepare
     const { track, repo, ns } = await syncedTrack('ops-race');

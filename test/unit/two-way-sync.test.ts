@@ -73,6 +73,13 @@ describe('sync rules', () => {
     );
   });
 
+  it('needs adopt and named resources to include objects new to Git', () => {
+    assert.deepEqual(problems('    rules: [{syncTo: git}]\n    writeBack: {include: true}\n'), [
+      'tracks[0].writeBack.include: needs adopt: true: objects added to Git from the cluster are taken over by the next sync',
+      'tracks[0].rules[0].resources: is required with writeBack.include: the resources to look for new objects in',
+    ]);
+  });
+
   it('refuses syncTo: git where there is no branch to commit to', () => {
     const git = '    rules: [{syncTo: git}]\n';
     assert.deepEqual(problems(`${git}    reference: v1.2.0\n`), [
@@ -177,6 +184,41 @@ describe('editManifests', () => {
     const text = edits.files.get('settings.yaml') ?? '';
     assert.match(text, /value: one/);
     assert.match(text, /other: new/);
+  });
+
+  it('adds objects new to Git as documents of their own, in new or existing files', () => {
+    const add = (name: string, file: string): WriteBackChange => ({
+      ...change([], name),
+      file,
+      line: 0,
+      add: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'apps' },
+        data: { a: '1' },
+      },
+    });
+    const edits = editManifests(read, [
+      add('fresh', 'apps/configmap-fresh.yaml'),
+      add('extra', 'settings.yaml'),
+      add('ops', 'settings.yaml'),
+    ]);
+    assert.equal(
+      edits.files.get('apps/configmap-fresh.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: apps\ndata:\n  a: "1"\n',
+    );
+    const settings = edits.files.get('settings.yaml') ?? '';
+    assert.ok(settings.startsWith(FILE), 'the file as it was, then the new document');
+    assert.match(
+      settings.slice(FILE.length),
+      /^---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n/,
+    );
+    // One that Git holds already is not added twice: Git has it.
+    assert.deepEqual(
+      edits.conflicts.map((c) => c.subject),
+      ['ConfigMap/apps/ops'],
+    );
+    assert.deepEqual(edits.written, ['ConfigMap/apps/fresh', 'ConfigMap/apps/extra']);
   });
 
   it('refuses objects whose file or document left Git', () => {
