@@ -211,7 +211,7 @@ describe('editManifests', () => {
     assert.ok(settings.startsWith(FILE), 'the file as it was, then the new document');
     assert.match(
       settings.slice(FILE.length),
-      /^---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n/,
+      /^---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n {2}name: extra\n/,
     );
     // One that Git holds already is not added twice: Git has it.
     assert.deepEqual(
