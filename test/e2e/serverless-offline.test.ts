@@ -35,6 +35,7 @@ import { deliveryKey } from '../../src/store/keys.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import {
   pushFiles,
+  runGit,
   startGitServer,
   type GitRepository,
   type GitServer,
@@ -97,6 +98,9 @@ async function clearOfTick(): Promise<void> {
 }
 
 const GITTRACK = 'gittrack-app';
+const OPS_TRACK = 'ops';
+const OPS_SETTINGS =
+  '# tuned by the ops team in the cluster\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ops-settings\ndata:\n  level: info # default\n';
 const GITTRACK_CRD = join(import.meta.dirname, '..', '..', 'infra', 'crds', 'gittrack.yaml');
 const run = promisify(execFile);
 
@@ -107,6 +111,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
   let kubectl = (..._args: string[]): Promise<string> =>
     Promise.reject(new Error('kubectl is set up in before()'));
   let gitTrackRepo: GitRepository;
+  let opsRepo: GitRepository;
   let minio: MinioServer;
   let s3: S3Client;
   let bucket: string;
@@ -177,6 +182,8 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     s3 = minio.client();
     bucket = await minio.createBucket();
     repo = await git.createRepository('manifests');
+    opsRepo = await git.createRepository('ops');
+    await pushFiles(opsRepo, { 'ops.yaml': OPS_SETTINGS });
     const storeConfig = {
       type: 's3',
       bucket,
@@ -208,6 +215,13 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
         // The shortest interval: every tick of the schedule checks the track.
         '    interval: 10s',
         '    auth: {type: basic, secret: env:E2E_GIT_CREDENTIALS}',
+        // Two-way sync: the cluster drives this one's ConfigMaps.
+        `  - name: ${OPS_TRACK}`,
+        `    repository: ${opsRepo.url}`,
+        `    namespace: ${ns}`,
+        '    interval: 10s',
+        '    auth: {type: basic, secret: env:E2E_GIT_CREDENTIALS}',
+        '    rules: [{apiGroups: [""], resources: [configmaps], syncTo: git}]',
         'tracksFrom:',
         '  - {cluster: test, gitTracks: true, deployKeySecrets: "env:E2E_GITTRACK_"}',
         '',
@@ -463,6 +477,38 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
       await eventually(async () => (await gitTrackValue()) === 'pushed', 30_000),
       recentLogs(),
     );
+  });
+
+  it('writes a cluster change back to Git: apply finds it, fetch commits it (syncTo: git)', async () => {
+    // Prepare: the schedule's polls deployed the ops track.
+    const opsLevel = async () => {
+      try {
+        return (await core.readNamespacedConfigMap({ name: 'ops-settings', namespace: ns })).data
+          ?.level;
+      } catch {
+        return undefined;
+      }
+    };
+    assert.ok(await eventually(async () => (await opsLevel()) === 'info', 90_000), recentLogs());
+
+    // Act: changed in the cluster; then nothing but the schedule.
+    await core.patchNamespacedConfigMap({
+      name: 'ops-settings',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/data/level', value: 'debug' }],
+    });
+
+    // Assess: committed to Git by the fetch function, the comments kept; the cluster keeps it.
+    const inGit = () => runGit(['--git-dir', opsRepo.bareDir, 'show', 'main:ops.yaml']);
+    assert.ok(
+      await eventually(async () => /level: debug # default/.test(await inGit()), 90_000),
+      `${await inGit()}${recentLogs()}`,
+    );
+    assert.match(await inGit(), /^# tuned by the ops team in the cluster\n/);
+    const writeBacks = offline.logs().filter((line) => line.msg === 'writeBack finished');
+    assert.equal(writeBacks[0]?.['function'], 'fetch');
+    assert.equal(writeBacks[0]?.['result'], 'written-back');
+    assert.equal(await opsLevel(), 'debug');
   });
 
   it('drops no job and logs no secret', () => {
