@@ -119,3 +119,109 @@ function explain(message: string, kms: readonly string[], options: SopsOptions):
   }
   return text;
 }
+
+/** Who a SOPS file is encrypted for, and which of its values, as its metadata says. */
+export interface SopsRecipients {
+  readonly age: readonly string[];
+  readonly kms: readonly string[];
+  /** sops's `encrypted_regex`, `unencrypted_regex`, `encrypted_suffix` or `unencrypted_suffix`. */
+  readonly selection?: { readonly flag: string; readonly value: string };
+}
+
+const SELECTIONS = [
+  ['encrypted_regex', '--encrypted-regex'],
+  ['unencrypted_regex', '--unencrypted-regex'],
+  ['encrypted_suffix', '--encrypted-suffix'],
+  ['unencrypted_suffix', '--unencrypted-suffix'],
+] as const;
+
+/** The recipients and value selection of an encrypted YAML or JSON file's `sops` metadata. */
+export function recipientsOf(metadata: Readonly<Record<string, unknown>>): SopsRecipients {
+  const list = (key: string, field: string): string[] => {
+    const entries = metadata[key];
+    return Array.isArray(entries)
+      ? entries.flatMap((entry) => {
+          const value = (entry as Record<string, unknown> | null)?.[field];
+          return typeof value === 'string' ? [value] : [];
+        })
+      : [];
+  };
+  const selection = SELECTIONS.find(([key]) => typeof metadata[key] === 'string');
+  return {
+    age: list('age', 'recipient'),
+    kms: list('kms', 'arn'),
+    ...(selection
+      ? { selection: { flag: selection[1], value: String(metadata[selection[0]]) } }
+      : {}),
+  };
+}
+
+/**
+ * `sops encrypt` of a plaintext for `recipients` (two-way sync writing a
+ * changed Secret back: encrypted for the same keys, the same values
+ * encrypted). Only public recipients are needed, plus AWS access for KMS
+ * ones.
+ */
+export async function sopsEncrypt(
+  path: string,
+  format: 'yaml' | 'json',
+  plaintext: Buffer,
+  recipients: SopsRecipients,
+  options: Pick<SopsOptions, 'binary' | 'timeoutMs' | 'env'>,
+): Promise<string> {
+  if (recipients.age.length === 0 && recipients.kms.length === 0) {
+    throw new DecryptionError(`${path}: its sops metadata names no age or AWS KMS recipient`);
+  }
+  const env = options.env ?? process.env;
+  const aws: Record<string, string> = {};
+  if (recipients.kms.length > 0) {
+    for (const name of AWS_VARIABLES) {
+      const value = env[name];
+      if (value) aws[name] = value;
+    }
+  }
+  // sops reads a file: the plaintext is in a private directory (0700, file 0600) for the
+  // length of the run, then removed. (Node's stdin pipes are sockets, which sops cannot open.)
+  const dir = await mkdtemp(join(tmpdir(), 'driftless-sops-'));
+  try {
+    const file = join(dir, 'plain');
+    await writeFile(file, plaintext, { mode: 0o600 });
+    const output = await runTool({
+      tool: `sops encrypt ${path}`,
+      binary: options.binary,
+      args: [
+        'encrypt',
+        '--input-type',
+        format,
+        '--output-type',
+        format,
+        ...(recipients.age.length > 0 ? ['--age', recipients.age.join(',')] : []),
+        ...(recipients.kms.length > 0 ? ['--kms', recipients.kms.join(',')] : []),
+        ...(recipients.selection ? [recipients.selection.flag, recipients.selection.value] : []),
+        '--filename-override',
+        path,
+        file,
+      ],
+      cwd: dir,
+      env: {
+        HOME: dir,
+        PATH: '',
+        ...aws,
+        ...(recipients.kms.length > 0 ? networkEnvironment(env) : NO_NETWORK),
+      },
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: Math.max(1024 * 1024, plaintext.length * 8),
+      describe: (text) => text.replaceAll(file, path).replaceAll(dir, '.'),
+    });
+    return output.toString('utf8');
+  } catch (error) {
+    if (error instanceof RendererFailedError || error instanceof RendererLimitError) {
+      throw new DecryptionError(`${path}: cannot encrypt it again: ${error.message}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

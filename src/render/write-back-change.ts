@@ -23,6 +23,12 @@ export interface WriteBackChange {
    * `file` is where it goes; `fields` is then empty.
    */
   readonly add?: Readonly<Record<string, unknown>>;
+  /**
+   * The whole file again (a SOPS-encrypted Secret, encrypted anew in the
+   * apply step), replacing `base`, the file as the compared revision had
+   * it; `fields` is then empty. Ciphertext only: never a plaintext.
+   */
+  readonly replace?: { readonly content: string; readonly base: string };
   readonly fields: readonly {
     readonly path: string;
     readonly value?: unknown;

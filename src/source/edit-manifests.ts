@@ -44,6 +44,23 @@ export function editManifests(
     byFile.set(change.file, [...(byFile.get(change.file) ?? []), change]);
 
   for (const [file, fileChanges] of byFile) {
+    const replaced = fileChanges.find((change) => change.replace !== undefined);
+    if (replaced?.replace !== undefined) {
+      // An encrypted file is replaced whole, and only if Git still has it as it was compared.
+      const current = read(file);
+      if (current === replaced.replace.content) written.push(replaced.subject);
+      else if (current === replaced.replace.base) {
+        files.set(file, replaced.replace.content);
+        written.push(replaced.subject);
+      } else {
+        conflicts.push({
+          subject: replaced.subject,
+          path: '',
+          message: `Git changed ${file} since the revision compared with: Git wins`,
+        });
+      }
+      continue;
+    }
     const adds = fileChanges.filter((change) => change.add !== undefined);
     if (adds.length > 0) {
       // Objects new to Git: appended to their file (made when missing) as documents of their own.

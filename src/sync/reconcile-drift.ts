@@ -13,7 +13,10 @@ import type { DriftJob } from './jobs.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
-import { writeBackChanges } from '../drift/write-back-changes.ts';
+import { writeBackChanges, type SecretChange } from '../drift/write-back-changes.ts';
+import { parseBundle } from '../render/parse-bundle.ts';
+import type { EncryptedSource } from '../render/types.ts';
+import { reencryptedSecret } from './reencrypt-secret.ts';
 import { objectsNotInGit } from '../drift/objects-not-in-git.ts';
 import type { ResourceCatalog } from '../cluster/discovery.ts';
 import type { RenderedObject } from '../render/types.ts';
@@ -83,12 +86,20 @@ export async function reconcileDrift(
     // syncTo: git objects changed in the cluster are written back, not put back (still
     // created from Git when missing).
     const toCorrect = { ...report, drifted: report.drifted.filter((d) => !toGit.has(d.subject)) };
+    // A Secret is written back only encrypted again, here where the decryption keys are.
+    let sources: readonly EncryptedSource[] | undefined;
+    const secretChange: SecretChange = async (object, live, paths) => {
+      sources ??=
+        parseBundle(await deps.artifacts.get(track.name, revision)).encryptedSources ?? [];
+      return reencryptedSecret(track, object, live, paths, sources, deps);
+    };
     const toWrite = job.detectOnly
       ? { changes: [], refused: [] }
       : await writeBackChanges(
           deps.cluster,
           report.drifted.filter((d) => toGit.has(d.subject)),
           selected,
+          secretChange,
         );
     const added =
       track.writeBack?.include && !job.detectOnly

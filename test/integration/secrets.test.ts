@@ -15,12 +15,14 @@ import { after, before, describe, it } from 'node:test';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import { SecretUnavailableError } from '../../src/config/read-secret.ts';
 import { parseBundle } from '../../src/render/index.ts';
+import { sopsDecrypt } from '../../src/render/sops.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
+import { writeBackTrack } from '../../src/sync/write-back.ts';
 import { rollbackTrack } from '../../src/sync/rollback.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
-import { pushFiles } from '../harness/git-server.ts';
+import { pushFiles, runGit } from '../harness/git-server.ts';
 import { startKms, type KmsServer } from '../harness/kms.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
 import { generateAgeKey, sopsEncrypt, type AgeKey } from '../harness/sops.ts';
@@ -445,6 +447,76 @@ describe('SOPS and variables, synced to the cluster', () => {
     assert.match(
       result.error ?? '',
       /db\.yaml: is encrypted with SOPS, but track "nodecrypt" has no decryption:/,
+    );
+  });
+
+  it('writes a Secret changed in the cluster back to Git encrypted again, never in plain text (syncTo: git)', async () => {
+    // Prepare: a SOPS-encrypted Secret under a syncTo: git rule, synced.
+    const { track, repo, ns } = await newTrack(
+      'sealed',
+      'rules: [{apiGroups: [""], resources: [secrets], syncTo: git}]',
+    );
+    await pushFiles(repo, {
+      'db.yaml': await sopsEncrypt(secretYaml('db', { password: 'from-git' }), {
+        format: 'yaml',
+        age: [key.recipient],
+        encryptedRegex: SECRET_REGEX,
+      }),
+    });
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, deps)).result, 'applied');
+    const changed = marker('rotated-in-cluster');
+    await fixture.core.patchNamespacedSecret({
+      name: 'db',
+      namespace: ns,
+      body: [
+        { op: 'replace', path: '/data/password', value: Buffer.from(changed).toString('base64') },
+      ],
+    });
+
+    // Act: the drift check (apply side) and the write-back (fetch side).
+    const drift = await reconcileDrift(track, { type: 'drift', track: track.name }, deps);
+    const written = await writeBackTrack(
+      track,
+      {
+        type: 'writeBack',
+        track: track.name,
+        revision: drift.revision!,
+        changes: drift.writeBack,
+        trigger: 'schedule',
+      },
+      { source: deps.source, state: deps.state },
+    );
+
+    // Assess: only ciphertext left the apply step and reached Git; it decrypts to the new value.
+    assert.deepEqual(drift.writeBackRefused, []);
+    for (const form of [changed, Buffer.from(changed).toString('base64')]) {
+      assert.ok(
+        !JSON.stringify(drift.writeBack).includes(form),
+        'the write-back job holds the value',
+      );
+    }
+    assert.equal(written.result, 'written-back', written.error);
+    const file = await runGit(['--git-dir', repo.bareDir, 'show', 'main:db.yaml']);
+    assert.ok(!file.includes(changed), 'Git holds the value in plain text');
+    assert.match(file, /password: ENC\[AES256_GCM/);
+    assert.match(file, new RegExp(key.recipient));
+    const plaintext = await sopsDecrypt(
+      { path: 'db.yaml', format: 'yaml', content: file },
+      {
+        binary: (await rendererBinaries()).sops,
+        ageKeys: [key.identity],
+        kmsKeys: [],
+        timeoutMs: 30_000,
+      },
+    );
+    assert.match(plaintext.toString('utf8'), new RegExp(`password: ${changed}`));
+    // The commit synced back: the Secret keeps the value, nothing changes.
+    const again = await syncTrack(track, { trigger: 'webhook' }, deps);
+    assert.equal(again.revision, written.commit);
+    assert.equal(await readSecretValue(ns, 'db', 'password'), changed);
+    assert.deepEqual(
+      again.changeset.filter((e) => e.action !== 'unchanged').map((e) => e.subject),
+      [],
     );
   });
 });

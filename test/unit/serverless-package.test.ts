@@ -461,6 +461,13 @@ describe('serverless package', () => {
         fn === 'apply' ? [[key]] : [],
         `${fn}: SOPS KMS keys`,
       );
+      // Encrypting again (a Secret written back) is allowed on the same keys only, and only to apply.
+      const encrypt = statementsOf(fn).filter((s) => actions(s).includes('kms:Encrypt'));
+      assert.deepEqual(
+        encrypt.map((s) => s.Resource),
+        fn === 'apply' ? [[key]] : [],
+        `${fn}: SOPS KMS encryption`,
+      );
     }
   });
 
