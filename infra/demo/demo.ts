@@ -14,11 +14,12 @@
  * signed with an SSH key made on the spot, and the first track deploys only
  * commits signed by it (`verify:`).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLUSTER_DIR, up } from '../../test/harness/cluster-cli.ts';
+import { pushFiles, runGit, startGitServer } from '../../test/harness/git-server.ts';
 import { rendererBinaries, rendererEnvironment } from '../../test/harness/renderers.ts';
 import { generateAgeKey, sopsEncrypt } from '../../test/harness/sops.ts';
 import { REPO_ROOT } from '../../test/harness/testbin.ts';
@@ -83,6 +84,32 @@ function driftless(...args: string[]): number {
     },
   );
   return result.status ?? 1;
+}
+
+/**
+ * The same, without blocking this process: for steps whose Git server runs
+ * in this process and must answer the CLI meanwhile.
+ */
+async function driftlessAsync(
+  extraEnv: Record<string, string>,
+  ...args: string[]
+): Promise<number> {
+  console.log(`$ driftless ${args.join(' ')}`);
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'src/cli/run.ts'), ...args],
+    {
+      stdio: 'inherit',
+      cwd: DEMO_DIR,
+      env: {
+        ...process.env,
+        ...rendererEnvironment(renderers),
+        DEMO_AGE_KEY: ageKey.identity,
+        ...extraEnv,
+      },
+    },
+  );
+  return new Promise((resolve) => child.once('close', (code) => resolve(code ?? 1)));
 }
 
 function kubectl(...args: string[]): void {
@@ -239,6 +266,59 @@ step('Deleting the GitTrack collects its objects first (finalizer driftless.dev/
 kubectl('delete', 'gittrack', 'demo-team', '-n', 'demo', '--wait=false');
 failed = driftless('sync') !== 0 || failed;
 kubectl('get', 'gittracks,configmaps', '-n', 'demo');
+
+step('Two-way sync: a change made with kubectl is committed back to Git (syncTo: git)');
+// Write-back pushes to a remote repository: a Git server over HTTP for this step.
+const gitServer = await startGitServer();
+try {
+  const opsRepo = await gitServer.createRepository('ops');
+  await pushFiles(opsRepo, {
+    'ops.yaml': [
+      '# The ops team tunes these in the cluster; Driftless commits their changes here.',
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata: {name: ops-settings, namespace: demo}',
+      'data:',
+      '  level: info # the default',
+      '',
+    ].join('\n'),
+  });
+  writeFileSync(
+    CONFIG,
+    readFileSync(CONFIG, 'utf8').replace(
+      'tracksFrom:',
+      [
+        '  # Two-way: the cluster drives the ConfigMaps of this track (syncTo: git, as gitops-controller).',
+        '  - name: demo-ops',
+        `    repository: ${opsRepo.url}`,
+        '    auth: {type: basic, secret: env:DEMO_GIT_CREDENTIALS}',
+        '    rules: [{apiGroups: [""], resources: [configmaps], syncTo: git}]',
+        '    writeBack: {author: {name: Driftless Demo, email: demo@driftless.local}}',
+        'tracksFrom:',
+      ].join('\n'),
+    ),
+  );
+  const credentials = { DEMO_GIT_CREDENTIALS: `${opsRepo.username}:${opsRepo.password}` };
+  failed = (await driftlessAsync(credentials, 'sync', '--track', 'demo-ops')) !== 0 || failed;
+  kubectl(
+    'patch',
+    'configmap',
+    'ops-settings',
+    '-n',
+    'demo',
+    '--type=merge',
+    '-p',
+    '{"data":{"level":"debug"}}',
+  );
+  failed = (await driftlessAsync(credentials, 'drift', '--track', 'demo-ops')) !== 0 || failed;
+  console.log('$ git show main:ops.yaml   # the change, in its own file, the comments kept');
+  process.stdout.write(await runGit(['--git-dir', opsRepo.bareDir, 'show', 'main:ops.yaml']));
+  console.log(
+    await runGit(['--git-dir', opsRepo.bareDir, 'log', '-1', '--format=%an: %s', 'main']),
+  );
+} finally {
+  await gitServer.stop();
+}
 
 step('Done');
 console.log(
