@@ -100,6 +100,10 @@ describe('two-way sync', () => {
     return results;
   }
 
+  /** `kubectl patch --type=merge`, as people change objects by hand. */
+  const patchLive = (kind: string, name: string, ns: string, patch: string) =>
+    kubectl('patch', kind, name, '-n', ns, '--type=merge', '-p', patch);
+
   const show = (repo: GitRepository, what: string) =>
     runGit(['--git-dir', repo.bareDir, 'show', what]);
 
@@ -132,14 +136,10 @@ describe('two-way sync', () => {
     const before = await show(repo, 'main');
 
     // Act: the ops team tunes the value with kubectl; then the schedule's drift check.
-    await kubectl(
-      'patch',
+    await patchLive(
       'configmap',
       'ops-settings',
-      '-n',
       ns,
-      '--type=merge',
-      '-p',
       '{"data":{"value":"from-cluster"},"metadata":{"labels":{"tuned":"yes"}}}',
     );
     const deps = jobDeps([track]);
@@ -206,16 +206,7 @@ describe('two-way sync', () => {
       [],
     );
     // The Secret under the same rule: changed in the cluster, refused, never in Git in plain text.
-    await kubectl(
-      'patch',
-      'secret',
-      'ops-token',
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      '{"stringData":{"token":"from-cluster-secret"}}',
-    );
+    await patchLive('secret', 'ops-token', ns, '{"stringData":{"token":"from-cluster-secret"}}');
     const secretRun = await runAll(
       { type: 'drift', track: 'ops', trigger: 'schedule' },
       jobDeps([track]),
@@ -281,16 +272,7 @@ describe('two-way sync', () => {
   it('keeps a push made meanwhile, and lets Git win a field it changed itself', async () => {
     // Prepare
     const { track, repo, ns } = await syncedTrack('ops-race');
-    await kubectl(
-      'patch',
-      'configmap',
-      'ops-settings',
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      '{"data":{"value":"tuned-live"}}',
-    );
+    await patchLive('configmap', 'ops-settings', ns, '{"data":{"value":"tuned-live"}}');
     // Someone pushes another file between Driftless' clone and its push.
     let raced = false;
     const source = fixture.deps.source;
@@ -329,16 +311,7 @@ describe('two-way sync', () => {
     await pushFiles(repo, {
       'settings.yaml': SETTINGS.replace('value: from-git', 'value: set-in-git'),
     });
-    await kubectl(
-      'patch',
-      'configmap',
-      'ops-settings',
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      '{"data":{"value":"tuned-again"}}',
-    );
+    await patchLive('configmap', 'ops-settings', ns, '{"data":{"value":"tuned-again"}}');
     const conflict = await runAll(
       { type: 'drift', track: 'ops-race', trigger: 'schedule' },
       jobDeps([track]),
