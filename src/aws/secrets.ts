@@ -55,39 +55,20 @@ function unavailable(ref: SecretRef, error: unknown): SecretUnavailableError {
   return new SecretUnavailableError(`secret ${formatSecretRef(ref)}: ${reason}`, { cause: error });
 }
 
-/** Secrets Manager through the AWS SDK, one client per container. */
+/** Secrets Manager through the AWS SDK, one client per container, loaded on first use. */
 function sdkSecretsManager(): (id: string) => Promise<string> {
   let client: Promise<(id: string) => Promise<string>> | undefined;
   return async (id) => {
-    client ??= import('@aws-sdk/client-secrets-manager').then((sdk) => {
-      const sm = new sdk.SecretsManagerClient({});
-      return async (secretId: string) => {
-        const answer = await sm.send(new sdk.GetSecretValueCommand({ SecretId: secretId }));
-        if (answer.SecretString !== undefined) return answer.SecretString;
-        if (answer.SecretBinary !== undefined)
-          return Buffer.from(answer.SecretBinary).toString('utf8');
-        throw new Error('the secret has no value');
-      };
-    });
+    client ??= import('./secrets-manager-secret.ts').then((m) => m.secretsManagerReader());
     return (await client)(id);
   };
 }
 
-/** SSM Parameter Store through the AWS SDK, one client per container. */
+/** SSM Parameter Store through the AWS SDK, one client per container, loaded on first use. */
 function sdkSsm(): (name: string) => Promise<string> {
   let client: Promise<(name: string) => Promise<string>> | undefined;
   return async (name) => {
-    client ??= import('@aws-sdk/client-ssm').then((sdk) => {
-      const ssm = new sdk.SSMClient({});
-      return async (parameter: string) => {
-        const answer = await ssm.send(
-          new sdk.GetParameterCommand({ Name: parameter, WithDecryption: true }),
-        );
-        const value = answer.Parameter?.Value;
-        if (value === undefined) throw new Error('the parameter has no value');
-        return value;
-      };
-    });
+    client ??= import('./ssm-parameter.ts').then((m) => m.ssmParameterReader());
     return (await client)(name);
   };
 }
