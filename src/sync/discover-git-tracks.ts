@@ -97,7 +97,7 @@ export async function discoverGitTracks(
       await writeGitTrackStatus(
         cluster,
         ref,
-        failedStatus('DeletionFailed', messageOf(error), now()),
+        failedStatus('DeletionFailed', messageOf(error), now(), object),
       ).catch(() => undefined);
     }
   }
@@ -108,7 +108,7 @@ export async function discoverGitTracks(
     const problem = problems.find((p) => p.origin.gitTrack && sameRef(p.origin.gitTrack, ref));
     const status = track
       ? statusOf(await readTrackState(deps.state, track.name))
-      : failedStatus('InvalidGitTrack', problem?.message ?? 'not read', now());
+      : failedStatus('InvalidGitTrack', problem?.message ?? 'not read', now(), object);
     await writeGitTrackStatus(cluster, ref, status).catch((error: unknown) =>
       errors.push(
         `GitTrack ${ref.namespace}/${ref.name}: .status not written: ${messageOf(error)}`,
@@ -229,8 +229,24 @@ export function statusOf(state: TrackState): GitTrackStatus {
   };
 }
 
-function failedStatus(reason: string, message: string, now: Date): GitTrackStatus {
-  const time = now.toISOString();
+/**
+ * The status of a GitTrack that failed. The time is kept from the status the
+ * GitTrack has when it says the same: each discovery then writes nothing new.
+ */
+function failedStatus(
+  reason: string,
+  message: string,
+  now: Date,
+  current?: KubeObject,
+): GitTrackStatus {
+  const conditions = (current?.['status'] as { conditions?: unknown } | undefined)?.conditions;
+  const same = Array.isArray(conditions)
+    ? (conditions as Record<string, unknown>[]).find(
+        (c) => c['type'] === 'Ready' && c['reason'] === reason && c['message'] === message,
+      )
+    : undefined;
+  const kept = same?.['lastTransitionTime'];
+  const time = typeof kept === 'string' ? kept : now.toISOString();
   return {
     objectsDiscovered: 0,
     objectsApplied: 0,

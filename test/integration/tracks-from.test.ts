@@ -254,6 +254,17 @@ describe('tracks read at run time (tracksFrom)', () => {
       /"prod" is not allowed: tracks of this source reach only cluster "default"/,
     );
     assert.match(await reason('local'), /is a local repository/);
+    // The next discovery finds the same problem: the GitTrack is not written again.
+    const version = () =>
+      kubectl('get', 'gittrack', 'local', '-n', ns, '-o', 'jsonpath={.metadata.resourceVersion}');
+    const before = await version();
+    await runJob(
+      discoverJob(clusterSource.tracksFrom[0]!, new Date().toISOString()),
+      await jobDeps(clusterSource, 'none'),
+      executeJob,
+      discoverAny,
+    );
+    assert.equal(await version(), before);
     await kubectl('delete', 'gittrack', 'elsewhere', 'local', '-n', ns, '--wait=false');
     // A GitTrack that never became a track is released at once: nothing of it to collect.
     await runJob(
