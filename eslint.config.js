@@ -7,18 +7,32 @@ import tseslint from 'typescript-eslint';
  * Which folders of src/ each folder may not import: the core (config, source, render, store,
  * cluster, apply, drift, sync and the files at src/ root) never imports the adapters (cli,
  * serve, aws); serve and aws never import cli; inside the core, lower layers never import
- * higher ones (config <- render, store, cluster <- source, apply <- drift <- sync).
+ * higher ones (config <- render, store, cluster <- source, apply <- drift <- sync; config <-
+ * notify <- sync).
  */
 const ADAPTERS = ['cli', 'serve', 'aws'];
 const FORBIDDEN = {
-  '': [...ADAPTERS, 'config', 'source', 'render', 'store', 'cluster', 'apply', 'drift', 'sync'],
-  config: [...ADAPTERS, 'source', 'render', 'store', 'cluster', 'apply', 'drift', 'sync'],
-  render: [...ADAPTERS, 'source', 'store', 'cluster', 'apply', 'drift', 'sync'],
-  store: [...ADAPTERS, 'source', 'render', 'cluster', 'apply', 'drift', 'sync'],
-  cluster: [...ADAPTERS, 'source', 'render', 'store', 'apply', 'drift', 'sync'],
-  source: [...ADAPTERS, 'store', 'cluster', 'apply', 'drift', 'sync'],
-  apply: [...ADAPTERS, 'source', 'store', 'drift', 'sync'],
-  drift: [...ADAPTERS, 'source', 'store', 'sync'],
+  '': [
+    ...ADAPTERS,
+    'config',
+    'source',
+    'render',
+    'store',
+    'cluster',
+    'apply',
+    'drift',
+    'notify',
+    'sync',
+  ],
+  config: [...ADAPTERS, 'source', 'render', 'store', 'cluster', 'apply', 'drift', 'notify', 'sync'],
+  render: [...ADAPTERS, 'source', 'store', 'cluster', 'apply', 'drift', 'notify', 'sync'],
+  store: [...ADAPTERS, 'source', 'render', 'cluster', 'apply', 'drift', 'notify', 'sync'],
+  cluster: [...ADAPTERS, 'source', 'render', 'store', 'apply', 'drift', 'notify', 'sync'],
+  source: [...ADAPTERS, 'store', 'cluster', 'apply', 'drift', 'notify', 'sync'],
+  apply: [...ADAPTERS, 'source', 'store', 'drift', 'notify', 'sync'],
+  drift: [...ADAPTERS, 'source', 'store', 'notify', 'sync'],
+  // Notifications: events in, receivers out; they know config and nothing of how jobs run.
+  notify: [...ADAPTERS, 'source', 'render', 'store', 'cluster', 'apply', 'drift', 'sync'],
   sync: ADAPTERS,
   serve: ['cli', 'aws'],
   aws: ['cli', 'serve'],

@@ -24,7 +24,9 @@ import { clusterOf } from '../sync/track-named.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import { createClusterConnector, type ClusterConnector } from './cluster-connector.ts';
+import { deliver } from '../notify/deliver.ts';
 import { functionConfig } from './function-config.ts';
+import { functionLogger } from './function-logger.ts';
 import { FUNCTION_ENV } from './function-env.ts';
 import { functionStore } from './function-store.ts';
 import { createAwsSecretReader, type SecretReader } from './secrets.ts';
@@ -108,7 +110,7 @@ export async function fetchDeps(
       readSecret: secretReader(env),
     });
   });
-  return { ...(await jobPorts(config, store, queue)), source };
+  return { ...(await jobPorts(config, store, queue)), source, ...notifier(config, env) };
 }
 
 /**
@@ -128,6 +130,30 @@ export async function applyDeps(
     cluster: (track) => connectTo(clusterOf(config.clusters, track)),
     // Decryption keys and substituteFrom secrets: readable by this function's role only.
     readSecret: secretReader(env),
+    ...notifier(config, env),
+  };
+}
+
+/**
+ * Sends the events of the jobs this function runs to the configured
+ * receivers (their URLs are secrets under driftless/notify/), when there are any.
+ */
+function notifier(config: Config, env: Environment | undefined): Pick<JobDeps, 'notify'> {
+  if (config.notifications.length === 0) return {};
+  const log = functionLogger('notify');
+  const readSecret = secretReader(env);
+  return {
+    notify: (events) =>
+      deliver(config.notifications, events, {
+        readSecret,
+        onFailure: (receiver, event, error) =>
+          log.warn('notification not delivered', {
+            receiver,
+            track: event.track,
+            event: event.event,
+            error,
+          }),
+      }),
   };
 }
 

@@ -91,6 +91,7 @@ export function parseConfig(text: string, fileName: string): Config {
       toTrack(entry.parsed as ParsedTrack, references.clusterOf.get(index) ?? IMPLICIT_CLUSTER),
     ),
     tracksFrom,
+    notifications: parsedTop.data.notifications.map((entry) => omitUndefined(entry)),
   };
 }
 
@@ -270,7 +271,15 @@ function isMapping(value: unknown): value is Record<string, unknown> {
 }
 
 /** Sections in the order DESIGN.md lists them, which is how config files are written. */
-const SECTIONS = ['store', 'clusters', 'webhooks', 'tracks', 'tracksFrom', 'documents'];
+const SECTIONS = [
+  'store',
+  'clusters',
+  'webhooks',
+  'tracks',
+  'tracksFrom',
+  'notifications',
+  'documents',
+];
 
 /**
  * Orders issues as the file reads: sections, then entries by index. Stable,

@@ -749,6 +749,47 @@ export const tracksFromSchema = strictObject({
 /** A `tracksFrom` entry after schema validation. */
 export type ParsedTracksFrom = z.output<typeof tracksFromSchema>;
 
+/** The events a notification can be sent for (DESIGN.md, "Notifications and metrics"). */
+export const NOTIFICATION_EVENTS = [
+  'fetched',
+  'applied',
+  'failed',
+  'degraded',
+  'healthy',
+  'drifted',
+  'corrected',
+  'rolledBack',
+  'writtenBack',
+  'suspended',
+] as const;
+
+/**
+ * One `notifications` entry. Slack, Microsoft Teams and the generic webhook
+ * are implemented; the other types DESIGN.md names (commitStatus, sns,
+ * eventbridge) are refused until they are, so a file never validates
+ * without working.
+ */
+const notificationSchema = strictObject({
+  name: dnsLabel,
+  type: z.enum(['slack', 'msteams', 'webhook']),
+  /** The incoming-webhook URL: a secret, since whoever has it can post. */
+  url: secretRef,
+  /** Generic webhook: signs each body with an HMAC (`X-Driftless-Signature: sha256=<hex>`). */
+  secret: z.optional(secretRef),
+  tracks: z._default(patternList, ['*']),
+  events: z.optional(z.array(z.enum(NOTIFICATION_EVENTS)).check(z.minLength(1))),
+}).check(
+  z.superRefine((value, ctx) => {
+    if (value.secret !== undefined && value.type !== 'webhook') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secret'],
+        message: 'signs generic webhook bodies only; Slack and Teams URLs carry their own secret',
+      });
+    }
+  }, ALWAYS),
+);
+
 /**
  * The top level of `driftless.yaml`. `tracks` and `tracksFrom` are only
  * checked to be lists here: each entry is parsed on its own (see the module
@@ -760,6 +801,7 @@ export const configSchema = strictObject({
   webhooks: z._default(webhooksSchema, {}),
   tracks: z._default(z.array(z.unknown()), []),
   tracksFrom: z._default(z.array(z.unknown()), []),
+  notifications: z._default(z.array(notificationSchema), []),
 });
 
 /** The top level after schema validation. */

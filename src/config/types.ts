@@ -309,6 +309,31 @@ export interface TracksFromRepository extends TracksFromCommon {
 /** One `tracksFrom` entry: tracks defined outside the deployed config, read at run time. */
 export type TracksFrom = GitTracksFromCluster | TracksFromRepository;
 
+/** One `notifications` entry: where events go, for which tracks and events. */
+export interface Notification {
+  readonly name: string;
+  readonly type: 'slack' | 'msteams' | 'webhook';
+  readonly url: SecretRef;
+  readonly secret?: SecretRef;
+  /** Track name globs. */
+  readonly tracks: string[];
+  /** Unset: every event. */
+  readonly events?: NotificationEventType[];
+}
+
+/** What happened to a track, as notifications name it. */
+export type NotificationEventType =
+  | 'fetched'
+  | 'applied'
+  | 'failed'
+  | 'degraded'
+  | 'healthy'
+  | 'drifted'
+  | 'corrected'
+  | 'rolledBack'
+  | 'writtenBack'
+  | 'suspended';
+
 /** A validated, defaulted `driftless.yaml`. */
 export interface Config {
   readonly store: StoreConfig;
@@ -319,4 +344,6 @@ export interface Config {
   readonly tracks: Track[];
   /** Sources of more tracks, read at run time (sync/published-tracks.ts). */
   readonly tracksFrom: TracksFrom[];
+  /** Where events are sent (notify/). */
+  readonly notifications: Notification[];
 }

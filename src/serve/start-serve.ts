@@ -12,6 +12,7 @@ import { messageOf } from '../errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { DEFAULT_MAX_BYTES } from '../source/webhooks/index.ts';
 import type { DeliveryLog } from '../store/ports.ts';
+import { deliver } from '../notify/deliver.ts';
 import { acceptWebhook } from '../sync/accept-webhook.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import type { ExecuteJob } from '../sync/run-job.ts';
@@ -108,6 +109,21 @@ export async function startServe(
         source: () => ctx.source(),
         cluster: (track) => ctx.cluster(track),
         ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
+        ...(ctx.config.notifications.length === 0
+          ? {}
+          : {
+              notify: (events) =>
+                deliver(ctx.config.notifications, events, {
+                  readSecret: ctx.readSecret ?? ((ref) => readSecret(ref, options.env)),
+                  onFailure: (receiver, event, error) =>
+                    logger.warn('notification not delivered', {
+                      receiver,
+                      track: event.track,
+                      event: event.event,
+                      error,
+                    }),
+                }),
+            }),
       },
       enqueue: (job, context) => queue.enqueue(job, context),
       onDiscovered: refreshTracks,

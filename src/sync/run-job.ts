@@ -29,7 +29,9 @@ import type {
   WriteBackJob,
 } from './jobs.ts';
 import type { WriteBackResult } from './write-back.ts';
+import type { NotificationEvent } from '../notify/events.ts';
 import type { DiscoverResult } from './discover-tracks.ts';
+import { eventsOf, newEvents } from './job-events.ts';
 import type { LifecycleResult } from './lifecycle.ts';
 import type { DriftResult } from './reconcile-drift.ts';
 import { trackNamed } from './track-named.ts';
@@ -80,6 +82,11 @@ export interface JobDeps {
   readonly cluster?: (track: Pick<Track, 'name' | 'cluster'>) => Promise<KubernetesPort>;
   /** Reads decryption keys and substituteFrom secrets (the apply function, a local process). */
   readonly readSecret?: (ref: SecretRef) => Promise<string>;
+  /**
+   * Sends the notification events of finished jobs (notify/deliver.ts):
+   * best effort, it never throws. Absent: no notifications configured.
+   */
+  readonly notify?: (events: readonly NotificationEvent[]) => Promise<void>;
   readonly now?: () => Date;
 }
 
@@ -147,6 +154,11 @@ export async function runJob<J extends Job>(
   }
   const result = await execute(track, job as Exclude<J, DiscoverJob>, deps);
   for (const next of result.next) await deps.queue.enqueue(next);
+  if (deps.notify !== undefined) {
+    const time = (deps.now?.() ?? new Date()).toISOString();
+    const events = await newEvents(deps.state, track.name, eventsOf(track.name, result, time));
+    if (events.length > 0) await deps.notify(events);
+  }
   return result;
 }
 

@@ -57,6 +57,8 @@ export interface TrackState {
   cluster?: string;
   /** Set by `driftless suspend` (or the `suspend` action): webhooks, polls and drift checks leave the track alone. */
   suspended?: boolean;
+  /** The last notification event told of each kind (job-events.ts): a repeat is not told again. */
+  notified?: Record<string, string>;
   /** Held while an apply job runs: at most one per track, across processes and functions. */
   applyLease?: { holder: string; until: string } | null;
 }

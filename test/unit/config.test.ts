@@ -176,6 +176,7 @@ describe('parseConfig defaults', () => {
       webhooks: {},
       tracks: [],
       tracksFrom: [],
+      notifications: [],
     };
 
     // Act

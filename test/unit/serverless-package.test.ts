@@ -480,6 +480,12 @@ describe('serverless package', () => {
       assert.equal(mentions(fn, 'sts:AssumeRole'), fn === 'apply', `${fn}: assume role`);
       assert.equal(mentions(fn, 'driftless/git/'), fn === 'fetch', `${fn}: Git secrets`);
       assert.equal(mentions(fn, 'driftless/webhook/'), fn === 'webhook', `${fn}: webhook secrets`);
+      // Receivers' URLs: where job events are seen (fetch, apply), nowhere else.
+      assert.equal(
+        mentions(fn, 'driftless/notify/'),
+        fn === 'fetch' || fn === 'apply',
+        `${fn}: notification secrets`,
+      );
       for (const prefix of ['driftless/decryption/', 'driftless/variables/']) {
         assert.equal(mentions(fn, prefix), fn === 'apply', `${fn}: ${prefix} secrets`);
       }
