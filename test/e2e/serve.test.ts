@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -117,6 +118,9 @@ function freePort(): Promise<number> {
 }
 
 describe('driftless serve against a real cluster and Git server', () => {
+  const HOOK_KEY = 'audit-signing-key';
+  let hook: Server;
+  const hooked: { body: string; signature: string }[] = [];
   let git: GitServer;
   const repos = new Map<string, GitRepository>();
   let dir: string;
@@ -154,8 +158,19 @@ describe('driftless serve against a real cluster and Git server', () => {
     for (const host of [GITHUB, GITLAB])
       repos.set(host.name, await git.createRepository(host.track));
     dir = await mkdtemp(join(tmpdir(), 'driftless-serve-e2e-'));
+    hook = createHttpServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      request.on('end', () => {
+        hooked.push({ body, signature: String(request.headers['x-driftless-signature']) });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     env = {
       ...process.env,
+      E2E_HOOK_URL: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/events`,
+      E2E_HOOK_KEY: HOOK_KEY,
       E2E_GIT_CREDENTIALS: `${git.username}:${git.password}`,
       E2E_GITHUB_SECRET: GITHUB_SECRET,
       E2E_GITLAB_SECRET: GITLAB_SECRET,
@@ -184,6 +199,8 @@ describe('driftless serve against a real cluster and Git server', () => {
         'tracks:',
         ...track(GITHUB),
         ...track(GITLAB),
+        'notifications:',
+        '  - {name: audit, type: webhook, url: env:E2E_HOOK_URL, secret: env:E2E_HOOK_KEY, events: [applied, failed]}',
         '',
       ].join('\n'),
     );
@@ -199,6 +216,7 @@ describe('driftless serve against a real cluster and Git server', () => {
   });
 
   after(async () => {
+    hook?.close();
     await serve?.close();
     ctx?.close();
     await core?.deleteNamespace({ name: ns }).catch(() => undefined);
@@ -293,6 +311,20 @@ describe('driftless serve against a real cluster and Git server', () => {
       });
     });
   }
+
+  it('told the audit receiver of each applied revision once, signed', async () => {
+    const events = hooked.map((h) => {
+      const expected = `sha256=${createHmac('sha256', HOOK_KEY).update(h.body).digest('hex')}`;
+      assert.equal(h.signature, expected);
+      return JSON.parse(h.body) as { track: string; event: string; revision: string };
+    });
+    for (const host of [GITHUB, GITLAB]) {
+      const applied = events.filter((e) => e.track === host.track && e.event === 'applied');
+      const revisions = applied.map((e) => e.revision);
+      assert.ok(applied.length >= 1, `${host.track}: ${JSON.stringify(events)}`);
+      assert.equal(new Set(revisions).size, revisions.length, 'each revision told once');
+    }
+  });
 
   it('reports health, and metrics for every track', async () => {
     // Act
