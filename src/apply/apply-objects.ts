@@ -48,6 +48,12 @@ export interface ApplyObjectsOptions {
   readonly timeoutMs?: number;
   /** Called after each object, for progress displays. */
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Subjects the cluster drives (two-way sync's `syncTo: git`): created when
+   * missing and applied until the track owns them, then never updated —
+   * their changes go to Git, not the other way.
+   */
+  readonly createOnly?: ReadonlySet<string>;
 }
 
 export interface ApplyObjectsResult {
@@ -140,7 +146,7 @@ async function applyOne(
   item: Item,
   existing: Existing,
   options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>> &
-    Pick<ApplyObjectsOptions, 'owned' | 'adopt' | 'force'>,
+    Pick<ApplyObjectsOptions, 'owned' | 'adopt' | 'force' | 'createOnly'>,
 ): Promise<ChangeSetEntry> {
   const { object, subject } = item;
   const live = existing.get(objectKey(refOf(object)));
@@ -153,6 +159,18 @@ async function applyOne(
   }
   if (exists && isReconcileDisabled(object)) {
     return { subject, action: 'skipped', reason: 'driftless.dev/reconcile: disabled' };
+  }
+  // Once the track owns it (its first sync labelled it), the cluster drives it.
+  if (
+    exists &&
+    options.createOnly?.has(subject) &&
+    live.metadata.labels?.[TRACK_LABEL] === options.track
+  ) {
+    return {
+      subject,
+      action: 'skipped',
+      reason: 'syncTo: git: the cluster drives it; its changes are written back to Git',
+    };
   }
   if (exists && strategy === 'never') {
     return {
@@ -266,6 +284,7 @@ export async function applyObjects(
         ...(options.owned ? { owned: options.owned } : {}),
         ...(options.adopt ? { adopt: true } : {}),
         ...(options.force ? { force: true } : {}),
+        ...(options.createOnly ? { createOnly: options.createOnly } : {}),
       });
       options.onProgress?.(++done, items.length);
     });

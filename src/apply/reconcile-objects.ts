@@ -52,6 +52,8 @@ export interface ReconcileOptions {
    * a `syncTo: ignore` rule leaves alone. They stay in the inventory.
    */
   readonly keep?: ReadonlySet<string>;
+  /** Subjects created when missing but never updated (`syncTo: git`; apply-objects.ts). */
+  readonly createOnly?: ReadonlySet<string>;
 }
 
 type Reconciled = Pick<
@@ -90,6 +92,7 @@ export async function reconcileObjects(
     force: track.force,
     timeoutMs: track.timeout,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(options.createOnly ? { createOnly: options.createOnly } : {}),
   });
   const changeset = [...applied.changeset];
   if (hasFailures(changeset)) {

@@ -9,14 +9,16 @@
  * credentials are.
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
 import { redactDeep, redactError } from '../redact.ts';
+import { refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
-import { capabilitiesDigest } from '../render/index.ts';
+import { capabilitiesDigest, type RenderedBundle } from '../render/index.ts';
 import type { Track } from '../config/types.ts';
 import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncJob } from './jobs.ts';
-import { loadStoredRevision } from './load-stored-revision.ts';
+import { loadDesiredBundle, loadStoredRevision } from './load-stored-revision.ts';
 import { actingAs } from './track-cluster.ts';
 import { recordSync, type SyncAttempt } from './record-sync.ts';
 import type { SecretDeps } from './resolve-secrets.ts';
@@ -64,6 +66,39 @@ async function unreadyDependency(track: Track, state: StateStore): Promise<strin
   return undefined;
 }
 
+/**
+ * The `syncTo: git` objects Git has not changed since the revision applied
+ * last: the cluster drives those, so the sync creates them when missing and
+ * leaves them alone otherwise (their cluster changes go to Git). An object
+ * Git did change is applied, so both directions meet: Git's change reaches
+ * the cluster, and a change made in the cluster is written back.
+ */
+async function unchangedInGit(
+  track: Track,
+  stored: { readonly objects: readonly KubeObject[]; readonly toGit: ReadonlySet<string> },
+  appliedRevision: string | null,
+  deps: ApplyDeps,
+): Promise<ReadonlySet<string>> {
+  if (stored.toGit.size === 0) return stored.toGit;
+  if (appliedRevision === null) return new Set();
+  let previous: RenderedBundle;
+  try {
+    previous = await loadDesiredBundle(track, appliedRevision, deps);
+  } catch {
+    // The revision applied last cannot be read: every such object is applied, as Git has it.
+    return new Set();
+  }
+  const before = new Map(previous.objects.map((object) => [object.subject, object.manifest]));
+  const unchanged = new Set<string>();
+  for (const object of stored.objects) {
+    const subject = subjectOf(refOf(object));
+    if (stored.toGit.has(subject) && isDeepStrictEqual(before.get(subject), object)) {
+      unchanged.add(subject);
+    }
+  }
+  return unchanged;
+}
+
 async function attemptSync(
   track: Track,
   revision: string,
@@ -101,6 +136,7 @@ async function attemptSync(
   }
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {
     keep: stored.ruledOut,
+    createOnly: await unchangedInGit(track, stored, before.appliedRevision, deps),
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
     // A sync job stops waiting for health once a newer revision is queued (newest wins).
     ...(precheck

@@ -24,6 +24,8 @@ export interface StoredRevision {
   readonly ignored: Record<string, string>;
   /** Those left out by a `syncTo: ignore` rule, which are never pruned either. */
   readonly ruledOut: ReadonlySet<string>;
+  /** Objects a `syncTo: git` rule gives to the cluster: created when missing, not updated. */
+  readonly toGit: ReadonlySet<string>;
   /** Objects the revision holds, ignored ones included. */
   readonly discovered: number;
   /** The capabilities digest a chart was rendered for (RenderedBundle.capabilities). */
@@ -87,7 +89,7 @@ export async function loadStoredRevision(
 ): Promise<StoredRevision | Refusal> {
   const bundle = await placedBundle(track, revision, deps);
   if ('type' in bundle) return bundle;
-  const { selected, ignored, ruledOut } = selectObjects(
+  const { selected, ignored, ruledOut, toGit } = selectObjects(
     track,
     bundle.objects,
     await deps.cluster.discover(),
@@ -105,6 +107,7 @@ export async function loadStoredRevision(
     objects: selected.map((object) => object.manifest as unknown as KubeObject),
     ignored,
     ruledOut,
+    toGit,
     discovered: bundle.objects.length,
     ...(bundle.capabilities === undefined ? {} : { capabilities: bundle.capabilities }),
   };

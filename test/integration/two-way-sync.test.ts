@@ -142,6 +142,17 @@ describe('two-way sync', () => {
       ns,
       '{"data":{"value":"from-cluster"},"metadata":{"labels":{"tuned":"yes"}}}',
     );
+    // A poll's sync before the drift check (as a schedule tick queues both) leaves it alone.
+    const poll = await runAll(
+      { type: 'fetch', track: 'ops', trigger: 'schedule' },
+      jobDeps([track]),
+    );
+    const polled = poll.find((r) => r.type === 'sync');
+    assert.ok(polled?.type === 'sync');
+    assert.equal(
+      polled.result.changeset.find((e) => e.subject === `ConfigMap/${ns}/ops-settings`)?.action,
+      'skipped',
+    );
     const deps = jobDeps([track]);
     const results = await runAll({ type: 'drift', track: 'ops', trigger: 'schedule' }, deps);
 
@@ -201,7 +212,7 @@ describe('two-way sync', () => {
     assert.equal(sync.result.revision, writeBack.result.commit);
     assert.deepEqual(
       sync.result.changeset
-        .filter((e) => e.action !== 'unchanged')
+        .filter((e) => e.action !== 'unchanged' && e.action !== 'skipped')
         .map((e) => `${e.action} ${e.subject}`),
       [],
     );
@@ -324,5 +335,11 @@ describe('two-way sync', () => {
       /\/data\/value: Git changed it .* Git wins/,
     );
     assert.match(await show(repo, 'main:settings.yaml'), /value: set-in-git/);
+    // And Git's change reaches the cluster when its revision is synced: both directions meet.
+    await runAll({ type: 'fetch', track: 'ops-race', trigger: 'webhook' }, jobDeps([track]));
+    const live = JSON.parse(
+      await kubectl('get', 'configmap', 'ops-settings', '-n', ns, '-o', 'json'),
+    );
+    assert.equal(live.data.value, 'set-in-git');
   });
 });
