@@ -71,19 +71,28 @@ function commitManifests(version: 'v1' | 'v2', message: string): string {
   return git('rev-parse', 'HEAD');
 }
 
-/** Runs the driftless CLI from source, as a user would run `driftless`. */
-function driftless(...args: string[]): number {
+/** How the demo runs the driftless CLI: from source, as a user would run `driftless`. */
+function cliProcess(args: readonly string[], extraEnv: Record<string, string> = {}) {
   console.log(`$ driftless ${args.join(' ')}`);
-  const result = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'src/cli/run.ts'), ...args],
-    {
-      stdio: 'inherit',
+  return {
+    args: ['--import', 'tsx', join(REPO_ROOT, 'src/cli/run.ts'), ...args],
+    options: {
+      stdio: 'inherit' as const,
       cwd: DEMO_DIR,
-      env: { ...process.env, ...rendererEnvironment(renderers), DEMO_AGE_KEY: ageKey.identity },
+      env: {
+        ...process.env,
+        ...rendererEnvironment(renderers),
+        DEMO_AGE_KEY: ageKey.identity,
+        ...extraEnv,
+      },
     },
-  );
-  return result.status ?? 1;
+  };
+}
+
+/** Runs the CLI and returns its exit code. */
+function driftless(...args: string[]): number {
+  const run = cliProcess(args);
+  return spawnSync(process.execPath, run.args, run.options).status ?? 1;
 }
 
 /**
@@ -94,21 +103,8 @@ async function driftlessAsync(
   extraEnv: Record<string, string>,
   ...args: string[]
 ): Promise<number> {
-  console.log(`$ driftless ${args.join(' ')}`);
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'src/cli/run.ts'), ...args],
-    {
-      stdio: 'inherit',
-      cwd: DEMO_DIR,
-      env: {
-        ...process.env,
-        ...rendererEnvironment(renderers),
-        DEMO_AGE_KEY: ageKey.identity,
-        ...extraEnv,
-      },
-    },
-  );
+  const run = cliProcess(args, extraEnv);
+  const child = spawn(process.execPath, run.args, run.options);
   return new Promise((resolve) => child.once('close', (code) => resolve(code ?? 1)));
 }
 

@@ -17,11 +17,11 @@ import { SecretUnavailableError } from '../../src/config/read-secret.ts';
 import { parseBundle } from '../../src/render/index.ts';
 import { sopsDecrypt } from '../../src/render/sops.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
-import { writeBackTrack } from '../../src/sync/write-back.ts';
 import { rollbackTrack } from '../../src/sync/rollback.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
+import { driftAndWriteBack } from '../harness/write-back.ts';
 import { pushFiles, runGit } from '../harness/git-server.ts';
 import { startKms, type KmsServer } from '../harness/kms.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
@@ -474,18 +474,7 @@ describe('SOPS and variables, synced to the cluster', () => {
     });
 
     // Act: the drift check (apply side) and the write-back (fetch side).
-    const drift = await reconcileDrift(track, { type: 'drift', track: track.name }, deps);
-    const written = await writeBackTrack(
-      track,
-      {
-        type: 'writeBack',
-        track: track.name,
-        revision: drift.revision!,
-        changes: drift.writeBack,
-        trigger: 'schedule',
-      },
-      { source: deps.source, state: deps.state },
-    );
+    const { drift, written } = await driftAndWriteBack(track, deps);
 
     // Assess: only ciphertext left the apply step and reached Git; it decrypts to the new value.
     assert.deepEqual(drift.writeBackRefused, []);

@@ -13,12 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import { createTrackSource } from '../../src/source/track-source.ts';
-import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
-import { writeBackTrack } from '../../src/sync/write-back.ts';
 import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
 import { sshKey, startSshd, type SshKey, type SshServer } from '../harness/sshd.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
+import { driftAndWriteBack } from '../harness/write-back.ts';
 
 const configMap = (value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: "${value}"}\n`;
@@ -182,18 +181,7 @@ describe('Git over SSH', () => {
     });
 
     // Act
-    const drift = await reconcileDrift(over, { type: 'drift', track: over.name }, deps);
-    const written = await writeBackTrack(
-      over,
-      {
-        type: 'writeBack',
-        track: over.name,
-        revision: drift.revision!,
-        changes: drift.writeBack,
-        trigger: 'manual',
-      },
-      { source: deps.source, state: deps.state },
-    );
+    const { written } = await driftAndWriteBack(over, deps);
 
     // Assess: pushed through sshd's git-receive-pack; the file keeps its comment.
     assert.equal(written.result, 'written-back', written.error);

@@ -1,0 +1,28 @@
+/**
+ * A drift check and the write-back it asks for, run one after the other in
+ * this process, as `driftless drift` does (and as the apply and fetch
+ * functions do through the queue).
+ */
+import type { Track } from '../../src/config/types.ts';
+import { reconcileDrift, type DriftResult } from '../../src/sync/reconcile-drift.ts';
+import type { SyncDeps } from '../../src/sync/sync-track.ts';
+import { writeBackTrack, type WriteBackResult } from '../../src/sync/write-back.ts';
+
+export async function driftAndWriteBack(
+  track: Track,
+  deps: SyncDeps,
+): Promise<{ drift: DriftResult; written: WriteBackResult }> {
+  const drift = await reconcileDrift(track, { type: 'drift', track: track.name }, deps);
+  const written = await writeBackTrack(
+    track,
+    {
+      type: 'writeBack',
+      track: track.name,
+      revision: drift.revision!,
+      changes: drift.writeBack,
+      trigger: 'manual',
+    },
+    { source: deps.source, state: deps.state },
+  );
+  return { drift, written };
+}
