@@ -480,6 +480,51 @@ const writeBackSchema = strictObject({
   include: z._default(z.boolean(), false),
 });
 
+/**
+ * Whether `auth` fits the source, for tracks and `tracksFrom` repositories
+ * alike: SSH repositories take (and need) `ssh`, buckets take `s3`, other
+ * Git repositories `basic`, `token` or `githubApp`.
+ */
+function checkAuthFits(
+  value: { readonly auth?: unknown; readonly repository?: unknown; readonly bucket?: unknown },
+  ctx: { addIssue: (issue: { code: 'custom'; path: string[]; message: string }) => void },
+): void {
+  const authType = (value.auth as { type?: string } | undefined)?.type;
+  const repositoryKind =
+    typeof value.repository === 'string'
+      ? (classifyRepository(value.repository) as { kind?: string }).kind
+      : undefined;
+  const sshRepository = repositoryKind === 'ssh';
+  if (sshRepository && authType !== 'ssh') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['auth'],
+      message:
+        'an SSH repository needs auth: {type: ssh, secret: <private key>, knownHosts: <known_hosts lines>}',
+    });
+  } else if (authType === 'ssh' && repositoryKind !== undefined && !sshRepository) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['auth', 'type'],
+      message: 'ssh is for ssh:// and user@host:path repositories',
+    });
+  }
+  if (
+    authType !== undefined &&
+    authType !== 'ssh' &&
+    (authType === 's3') !== (value.bucket !== undefined)
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['auth', 'type'],
+      message:
+        authType === 's3'
+          ? 's3 is for bucket tracks; a Git repository takes basic, token or githubApp'
+          : `${authType} is for Git repositories; a bucket takes s3 (or no auth: the AWS default credentials)`,
+    });
+  }
+}
+
 /** One track as written in `tracks:`; cluster resolution happens once all tracks are known. */
 export const trackSchema = strictObject({
   name: dnsLabel,
@@ -554,40 +599,7 @@ export const trackSchema = strictObject({
         message: 'needs namespace (or targetNamespace): the service account lives there',
       });
     }
-    const authType = (value.auth as { type?: string } | undefined)?.type;
-    const repositoryKind =
-      typeof value.repository === 'string'
-        ? (classifyRepository(value.repository) as { kind?: string }).kind
-        : undefined;
-    const sshRepository = repositoryKind === 'ssh';
-    if (sshRepository && authType !== 'ssh') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['auth'],
-        message:
-          'an SSH repository needs auth: {type: ssh, secret: <private key>, knownHosts: <known_hosts lines>}',
-      });
-    } else if (authType === 'ssh' && repositoryKind !== undefined && !sshRepository) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['auth', 'type'],
-        message: 'ssh is for ssh:// and user@host:path repositories',
-      });
-    }
-    if (
-      authType !== undefined &&
-      authType !== 'ssh' &&
-      (authType === 's3') !== (value.bucket !== undefined)
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['auth', 'type'],
-        message:
-          authType === 's3'
-            ? 's3 is for bucket tracks; a Git repository takes basic, token or githubApp'
-            : `${authType} is for Git repositories; a bucket takes s3 (or no auth: the AWS default credentials)`,
-      });
-    }
+    checkAuthFits(value, ctx);
     if (value.helm !== undefined && value.kustomize === true) {
       ctx.addIssue({
         code: 'custom',
@@ -723,26 +735,7 @@ export const tracksFromSchema = strictObject({
         message: 'cannot be used with repository; use one entry per source',
       });
     }
-    const authType = (value.auth as { type?: string } | undefined)?.type;
-    const sshRepository =
-      typeof value.repository === 'string' &&
-      (classifyRepository(value.repository) as { kind?: string }).kind === 'ssh';
-    if (authType === 's3' || (sshRepository !== (authType === 'ssh') && authType !== undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['auth', 'type'],
-        message: sshRepository
-          ? 'an SSH repository takes ssh'
-          : `${describeValue(authType)} does not fit this repository; use basic, token or githubApp`,
-      });
-    } else if (sshRepository && authType === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['auth'],
-        message:
-          'an SSH repository needs auth: {type: ssh, secret: <private key>, knownHosts: <known_hosts lines>}',
-      });
-    }
+    checkAuthFits(value, ctx);
   }, ALWAYS),
 );
 

@@ -11,7 +11,7 @@ import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { messageOf } from '../errors.ts';
 import { parsePointer, valueAt } from '../apply/json-pointer.ts';
 import type { RenderedObject } from '../render/types.ts';
-import type { WriteBackChange } from '../render/write-back-change.ts';
+import { changeOf, type WriteBackChange } from '../render/write-back-change.ts';
 import type { DriftedObject } from './detect-drift.ts';
 
 /** Fields that are the server's or Driftless' own, never a person's: not written to Git. */
@@ -82,16 +82,7 @@ export async function writeBackChanges(
       };
     });
     if (fields.length === 0) continue;
-    changes.push({
-      subject: entry.subject,
-      apiVersion: String(object.manifest['apiVersion']),
-      kind: object.kind,
-      name: object.name,
-      ...(object.namespace === undefined ? {} : { namespace: object.namespace }),
-      file: object.source.file,
-      line: object.source.line,
-      fields,
-    });
+    changes.push({ ...changeOf(object), fields });
   }
   return { changes, refused };
 }

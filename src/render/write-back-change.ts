@@ -4,6 +4,8 @@
  * as Git had them, and where in Git the object is written.
  */
 
+import type { RenderedObject } from './types.ts';
+
 /** One object's changes made in the cluster, to commit to Git (`syncTo: git`). */
 export interface WriteBackChange {
   readonly subject: string;
@@ -34,4 +36,22 @@ export interface WriteBackChange {
     readonly value?: unknown;
     readonly base?: unknown;
   }[];
+}
+
+/** Which object a change is of, and where Git has it: the part every change of a rendered object shares. */
+export function changeOf(
+  object: RenderedObject,
+): Pick<
+  WriteBackChange,
+  'subject' | 'apiVersion' | 'kind' | 'name' | 'namespace' | 'file' | 'line'
+> {
+  return {
+    subject: object.subject,
+    apiVersion: String(object.manifest['apiVersion']),
+    kind: object.kind,
+    name: object.name,
+    ...(object.namespace === undefined ? {} : { namespace: object.namespace }),
+    file: object.source.file,
+    line: object.source.line,
+  };
 }

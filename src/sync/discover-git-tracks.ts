@@ -14,13 +14,7 @@ import { DELETION_POLICY_ANNOTATION, GIT_TRACK_API_VERSION } from '../config/git
 import { runTimeTracks, type RunTimeDocument } from '../config/run-time-tracks.ts';
 import type { GitTracksFromCluster, Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
-import {
-  configNames,
-  publish,
-  requireSourcePort,
-  type DiscoverDeps,
-  type DiscoverResult,
-} from './discover-tracks.ts';
+import { configNames, publish, type DiscoverDeps, type DiscoverResult } from './discover-tracks.ts';
 import { deleteTrack } from './lifecycle.ts';
 import type { PublishedTracks } from './published-tracks.ts';
 import { readTrackState, type TrackState } from './track-state.ts';
@@ -52,9 +46,9 @@ function finalizersOf(object: KubeObject): string[] {
 
 export async function discoverGitTracks(
   source: GitTracksFromCluster,
-  deps: DiscoverDeps,
+  deps: DiscoverDeps & { readonly cluster: KubernetesPort },
 ): Promise<DiscoverResult> {
-  const cluster = requireSourcePort(deps.cluster, source, 'cluster credentials');
+  const { cluster } = deps;
   const now = deps.now ?? (() => new Date());
   const objects = await cluster.list({ apiVersion: GIT_TRACK_API_VERSION, kind: 'GitTrack' });
   const previous = await deps.published.readPublished<PublishedTracks>(source.id);
@@ -83,7 +77,7 @@ export async function discoverGitTracks(
   });
   const { tracks, problems } = runTimeTracks(source, documents, configNames(deps.config));
   // Published before collecting: a deleted GitTrack's track is off the list, so nothing starts it again.
-  const added = await publish(deps, source, tracks, problems);
+  const added = await publish(deps, source, previous, tracks, problems);
 
   const collected: string[] = [];
   for (const object of deleting) {

@@ -11,7 +11,6 @@
  * Validation and the rules that keep a GitTrack inside its source are in
  * config/run-time-tracks.ts; the published lists are read by published-tracks.ts.
  */
-import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { readYamlDocuments } from '../config/read-yaml.ts';
 import {
   runTimeTracks,
@@ -19,15 +18,10 @@ import {
   type RunTimeProblem,
 } from '../config/run-time-tracks.ts';
 import type { Config, Track, TracksFrom, TracksFromRepository } from '../config/types.ts';
-import { DriftlessError, messageOf } from '../errors.ts';
+import { messageOf } from '../errors.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { PublishedTrackStore, StateStore } from '../store/ports.ts';
 import { configTracks, type PublishedTracks } from './published-tracks.ts';
-
-/** This process cannot read the source: a cluster source where there are no cluster credentials, or the like. */
-export class SourceNotReadableError extends DriftlessError {
-  readonly code = 'TRACKS_FROM_NOT_READABLE';
-}
 
 /** What a discovery found and did. */
 export interface DiscoverResult {
@@ -45,14 +39,11 @@ export interface DiscoverResult {
   readonly errors: readonly string[];
 }
 
+/** What every discovery needs; each kind of source adds the port that reads it. */
 export interface DiscoverDeps {
   readonly config: Pick<Config, 'tracks' | 'tracksFrom'>;
   readonly published: PublishedTrackStore;
   readonly state: StateStore;
-  /** Cluster sources: the source's cluster. */
-  readonly cluster?: KubernetesPort;
-  /** Repository sources: the Git source. */
-  readonly source?: GitSource;
   readonly now?: () => Date;
 }
 
@@ -61,15 +52,18 @@ export function configNames(config: DiscoverDeps['config']): Set<string> {
   return new Set(configTracks(config.tracks).map((track) => track.name));
 }
 
-/** Publishes the source's tracks; returns the names the previous list did not have. */
+/**
+ * Publishes the source's tracks in place of `previous` (what the last
+ * discovery published); returns the names `previous` did not have.
+ */
 export async function publish(
   deps: DiscoverDeps,
   source: TracksFrom,
+  previous: PublishedTracks | undefined,
   tracks: readonly Track[],
   problems: readonly RunTimeProblem[],
   revision?: string,
 ): Promise<string[]> {
-  const previous = await deps.published.readPublished<PublishedTracks>(source.id);
   const known = new Set(previous?.tracks.map((track) => track.name));
   const document: PublishedTracks = {
     source: source.id,
@@ -84,9 +78,9 @@ export async function publish(
 
 export async function discoverTrackDocuments(
   source: TracksFromRepository,
-  deps: DiscoverDeps,
+  deps: DiscoverDeps & { readonly source: GitSource },
 ): Promise<DiscoverResult> {
-  const git = requireSourcePort(deps.source, source, 'Git source');
+  const git = deps.source;
   // The source is fetched as a track of its own, under its id: same cache, credentials, checks.
   const asTrack = {
     name: source.id,
@@ -116,7 +110,8 @@ export async function discoverTrackDocuments(
   }
   const { tracks, problems } = runTimeTracks(source, documents, configNames(deps.config));
   const allProblems = [...unreadable, ...problems];
-  const added = await publish(deps, source, tracks, allProblems, revision);
+  const previous = await deps.published.readPublished<PublishedTracks>(source.id);
+  const added = await publish(deps, source, previous, tracks, allProblems, revision);
   return {
     source: source.id,
     tracks: tracks.map((track) => track.name),
@@ -126,14 +121,4 @@ export async function discoverTrackDocuments(
     revision,
     errors: [],
   };
-}
-
-/** The port a source needs, or why this process cannot read the source. */
-export function requireSourcePort<T>(port: T | undefined, source: TracksFrom, what: string): T {
-  if (port === undefined) {
-    throw new SourceNotReadableError(
-      `tracksFrom source "${source.id}": this process has no ${what}`,
-    );
-  }
-  return port;
 }

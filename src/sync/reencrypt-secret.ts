@@ -14,7 +14,7 @@ import { DEFAULT_RENDER_LIMITS } from '../render/index.ts';
 import { rendererBinary } from '../render/renderer-binaries.ts';
 import { recipientsOf, sopsDecrypt, sopsEncrypt } from '../render/sops.ts';
 import type { EncryptedSource, RenderedObject } from '../render/types.ts';
-import type { WriteBackChange } from '../render/write-back-change.ts';
+import { changeOf, type WriteBackChange } from '../render/write-back-change.ts';
 import type { SecretDeps } from './resolve-secrets.ts';
 
 /** A Secret whose change cannot be written back encrypted. */
@@ -100,13 +100,8 @@ export async function reencryptedSecret(
     tool,
   );
   return {
-    subject: object.subject,
-    apiVersion: String(object.manifest['apiVersion']),
-    kind: object.kind,
-    name: object.name,
-    ...(object.namespace === undefined ? {} : { namespace: object.namespace }),
-    file: source.path,
-    line: object.source.line,
+    // The encrypted file is the object's own file (found by that path above).
+    ...changeOf(object),
     fields: [],
     replace: { content, base: source.content },
   };
