@@ -9,6 +9,10 @@
  *   ${file(infra/serverless/config-facts.js):readsBuckets}    'true' or 'false'
  *   ${file(infra/serverless/config-facts.js):bucketEventResources}  EventBridge rules queueing
  *                                                             a fetch when a bucket changes
+ *   ${file(infra/serverless/config-facts.js):snsTopics}       notifications[] SNS topics (fetch, apply)
+ *   ${file(infra/serverless/config-facts.js):publishesToSns}  'true' or 'false'
+ *   ${file(infra/serverless/config-facts.js):eventBuses}      notifications[] EventBridge buses
+ *   ${file(infra/serverless/config-facts.js):putsEvents}      'true' or 'false'
  *
  * It reads the same file the functions bundle (`--param config=...`), only for
  * these lists; the functions validate the whole config when they load it.
@@ -131,4 +135,45 @@ export async function bucketEventResources(context) {
     },
   };
   return { Resources };
+}
+
+async function receivers({ resolveVariable }) {
+  const path = await resolveVariable('param:config');
+  const config = load(await readFile(resolve(path), 'utf8')) ?? {};
+  return Array.isArray(config.notifications)
+    ? config.notifications.filter((n) => n && typeof n === 'object')
+    : [];
+}
+
+/** SNS topics of notifications[] (type sns): fetch and apply publish the events they see. */
+export async function snsTopics(context) {
+  return unique(
+    (await receivers(context))
+      .filter((n) => n.type === 'sns' && typeof n.topicArn === 'string')
+      .map((n) => n.topicArn),
+  );
+}
+
+export async function publishesToSns(context) {
+  return (await snsTopics(context)).length > 0 ? 'true' : 'false';
+}
+
+/** EventBridge buses of notifications[] (type eventbridge): an ARN, or a name in this account. */
+export async function eventBuses(context) {
+  const buses = unique(
+    (await receivers(context))
+      .filter((n) => n.type === 'eventbridge')
+      .map((n) => (typeof n.eventBus === 'string' ? n.eventBus : 'default')),
+  );
+  return buses.map((bus) =>
+    bus.startsWith('arn:')
+      ? bus
+      : {
+          'Fn::Sub': `arn:\${AWS::Partition}:events:\${AWS::Region}:\${AWS::AccountId}:event-bus/${bus}`,
+        },
+  );
+}
+
+export async function putsEvents(context) {
+  return (await eventBuses(context)).length > 0 ? 'true' : 'false';
 }

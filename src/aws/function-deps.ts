@@ -24,7 +24,7 @@ import { clusterOf } from '../sync/track-named.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import { createClusterConnector, type ClusterConnector } from './cluster-connector.ts';
-import { deliver } from '../notify/deliver.ts';
+import { logUndelivered, notifier, type NotifierOptions } from '../notify/deliver.ts';
 import { functionConfig } from './function-config.ts';
 import { functionLogger } from './function-logger.ts';
 import { FUNCTION_ENV } from './function-env.ts';
@@ -110,7 +110,7 @@ export async function fetchDeps(
       readSecret: secretReader(env),
     });
   });
-  return { ...(await jobPorts(config, store, queue)), source, ...notifier(config, env) };
+  return { ...(await jobPorts(config, store, queue)), source, ...notifierOf(config, env) };
 }
 
 /**
@@ -130,30 +130,33 @@ export async function applyDeps(
     cluster: (track) => connectTo(clusterOf(config.clusters, track)),
     // Decryption keys and substituteFrom secrets: readable by this function's role only.
     readSecret: secretReader(env),
-    ...notifier(config, env),
+    // No Git token here: commit statuses of this function's jobs are set by fetch.
+    ...notifierOf(config, env, {
+      forward: (track, events, receivers) =>
+        queue.enqueue({ type: 'notify', track: track.name, events, receivers }),
+    }),
   };
 }
 
 /**
  * Sends the events of the jobs this function runs to the configured
- * receivers (their URLs are secrets under driftless/notify/), when there are any.
+ * receivers, when there are any: URLs and signing secrets are secrets under
+ * driftless/notify/ (fetch and apply), commit status tokens under
+ * driftless/git/ (fetch only).
  */
-function notifier(config: Config, env: Environment | undefined): Pick<JobDeps, 'notify'> {
+function notifierOf(
+  config: Config,
+  env: Environment | undefined,
+  options: Pick<NotifierOptions, 'forward'> = {},
+): Pick<JobDeps, 'notify'> {
   if (config.notifications.length === 0) return {};
-  const log = functionLogger('notify');
-  const readSecret = secretReader(env);
   return {
-    notify: (events) =>
-      deliver(config.notifications, events, {
-        readSecret,
-        onFailure: (receiver, event, error) =>
-          log.warn('notification not delivered', {
-            receiver,
-            track: event.track,
-            event: event.event,
-            error,
-          }),
-      }),
+    notify: notifier(config.notifications, {
+      ...options,
+      readSecret: secretReader(env),
+      ...(config.dashboard === undefined ? {} : { dashboardUrl: config.dashboard.url }),
+      onFailure: logUndelivered(functionLogger('notify')),
+    }),
   };
 }
 

@@ -3,11 +3,14 @@ import { checkReferences, type ClusterNames, type TrackEntry } from './check-ref
 import { ConfigError } from './config-error.ts';
 import { describeValue } from './describe-value.ts';
 import { isDnsLabel } from './dns-label.ts';
+import { gitHostRepository, providerOfHost } from './git-host.ts';
+import { globMatches } from '../glob.ts';
 import { gitTrackPathMapper, gitTrackSchema, mapGitTrack } from './git-track.ts';
 import { omitUndefined } from './omit-undefined.ts';
 import { formatPath, type LocatedIssue, type PathSegment } from './path.ts';
 import { readYamlDocuments } from './read-yaml.ts';
 import {
+  COMMIT_STATUS_PROVIDERS,
   configSchema,
   trackSchema,
   type ParsedConfig,
@@ -73,6 +76,12 @@ export function parseConfig(text: string, fileName: string): Config {
   issues.push(...references.issues);
   const rawSources: unknown[] = Array.isArray(top['tracksFrom']) ? top['tracksFrom'] : [];
   const tracksFrom = tracksFromOf(rawSources, clusterNames, issues);
+  if (parsedTop.success) {
+    const parsedTracks = entries.flatMap((entry) =>
+      entry.parsed === undefined ? [] : [entry.parsed],
+    );
+    issues.push(...commitStatusIssues(parsedTop.data.notifications, parsedTracks));
+  }
 
   if (issues.length > 0 || !parsedTop.success) {
     throw new ConfigError(
@@ -92,7 +101,54 @@ export function parseConfig(text: string, fileName: string): Config {
     ),
     tracksFrom,
     notifications: parsedTop.data.notifications.map((entry) => omitUndefined(entry)),
+    ...(parsedTop.data.dashboard === undefined ? {} : { dashboard: parsedTop.data.dashboard }),
   };
+}
+
+type ParsedNotification = ParsedConfig['notifications'][number];
+
+/**
+ * Commit status receivers that cannot work: a token where the apply
+ * function could read it, or a track of the config on a host whose kind
+ * nobody said (tracks read at run time are told in the delivery's log).
+ */
+function commitStatusIssues(
+  receivers: readonly ParsedNotification[],
+  tracks: readonly Pick<ParsedTrack, 'name' | 'repository' | 'bucket'>[],
+): LocatedIssue[] {
+  return receivers.flatMap((receiver, index): LocatedIssue[] => {
+    if (receiver.type !== 'commitStatus') return [];
+    const out: LocatedIssue[] = [];
+    const token = receiver.token;
+    const name =
+      token.scheme === 'aws-secretsmanager'
+        ? token.id
+        : token.scheme === 'aws-ssm'
+          ? token.name
+          : '';
+    if (/(^|[:/])driftless\/notify\//.test(name)) {
+      out.push({
+        path: ['notifications', index, 'token'],
+        message:
+          'a Git token under driftless/notify/ is readable by the apply function; keep it under driftless/git/, which only fetch reads',
+      });
+    }
+    if (receiver.provider === undefined) {
+      for (const track of tracks) {
+        if (track.bucket !== undefined || track.repository === undefined) continue;
+        if (!receiver.tracks.some((pattern) => globMatches(pattern, track.name))) continue;
+        const where = gitHostRepository(track.repository);
+        if (where !== undefined && providerOfHost(where.host) === undefined) {
+          out.push({
+            path: ['notifications', index, 'provider'],
+            message: `track "${track.name}" is on ${where.host}, which is not github.com, gitlab.com or bitbucket.org: say which host it is (${COMMIT_STATUS_PROVIDERS.join(', ')})`,
+          });
+          break;
+        }
+      }
+    }
+    return out;
+  });
 }
 
 /**
@@ -278,6 +334,7 @@ const SECTIONS = [
   'tracks',
   'tracksFrom',
   'notifications',
+  'dashboard',
   'documents',
 ];
 

@@ -756,32 +756,69 @@ export const NOTIFICATION_EVENTS = [
   'suspended',
 ] as const;
 
-/**
- * One `notifications` entry. Slack, Microsoft Teams and the generic webhook
- * are implemented; the other types DESIGN.md names (commitStatus, sns,
- * eventbridge) are refused until they are, so a file never validates
- * without working.
- */
-const notificationSchema = strictObject({
+/** The hosts a `commitStatus` receiver posts to (notify/commit-status.ts). */
+export const COMMIT_STATUS_PROVIDERS = ['github', 'gitlab', 'gitea', 'bitbucket'] as const;
+
+/** What every `notifications` entry has: its name and what it is sent. */
+const receiverCommon = {
   name: dnsLabel,
-  type: z.enum(['slack', 'msteams', 'webhook']),
-  /** The incoming-webhook URL: a secret, since whoever has it can post. */
-  url: secretRef,
-  /** Generic webhook: signs each body with an HMAC (`X-Driftless-Signature: sha256=<hex>`). */
-  secret: z.optional(secretRef),
   tracks: z._default(patternList, ['*']),
   events: z.optional(z.array(z.enum(NOTIFICATION_EVENTS)).check(z.minLength(1))),
-}).check(
-  z.superRefine((value, ctx) => {
-    if (value.secret !== undefined && value.type !== 'webhook') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['secret'],
-        message: 'signs generic webhook bodies only; Slack and Teams URLs carry their own secret',
-      });
-    }
-  }, ALWAYS),
+};
+
+/** An SNS topic ARN (any partition); the topic may be in another region or account. */
+const snsTopicArn = stringMatching(
+  (t) => /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/.test(t),
+  (quoted) => `${quoted} is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic>)`,
 );
+
+/** An EventBridge bus: `default`, a bus name or a bus ARN. */
+const eventBus = stringMatching(
+  (t) =>
+    /^[A-Za-z0-9._-]{1,256}$/.test(t) ||
+    /^arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus\/[A-Za-z0-9._-]{1,256}$/.test(t),
+  (quoted) => `${quoted} is not an EventBridge bus name or ARN`,
+);
+
+/**
+ * One `notifications` entry, by `type`: incoming webhooks of Slack and
+ * Microsoft Teams, a generic (optionally signed) webhook, commit statuses
+ * on the track's Git host, and in AWS an SNS topic or an EventBridge bus.
+ */
+const notificationSchema = z.discriminatedUnion('type', [
+  strictObject({
+    ...receiverCommon,
+    type: z.enum(['slack', 'msteams']),
+    /** The incoming-webhook URL: a secret, since whoever has it can post. */
+    url: secretRef,
+  }),
+  strictObject({
+    ...receiverCommon,
+    type: z.literal('webhook'),
+    url: secretRef,
+    /** Signs each body with an HMAC (`X-Driftless-Signature: sha256=<hex>`). */
+    secret: z.optional(secretRef),
+  }),
+  strictObject({
+    ...receiverCommon,
+    type: z.literal('commitStatus'),
+    /** Unset: read from the repository URL's host (github.com, gitlab.com, bitbucket.org). */
+    provider: z.optional(z.enum(COMMIT_STATUS_PROVIDERS)),
+    /** An API token allowed to set commit statuses; read by the step holding Git credentials. */
+    token: secretRef,
+    /** The host's API root, for self-hosted hosts; unset: derived from the repository URL. */
+    apiUrl: z.optional(httpUrl),
+  }),
+  strictObject({ ...receiverCommon, type: z.literal('sns'), topicArn: snsTopicArn }),
+  strictObject({
+    ...receiverCommon,
+    type: z.literal('eventbridge'),
+    eventBus: z._default(eventBus, 'default'),
+  }),
+]);
+
+/** `dashboard`: where people open it, for the links commit statuses carry. */
+const dashboardSchema = strictObject({ url: httpUrl });
 
 /**
  * The top level of `driftless.yaml`. `tracks` and `tracksFrom` are only
@@ -795,6 +832,7 @@ export const configSchema = strictObject({
   tracks: z._default(z.array(z.unknown()), []),
   tracksFrom: z._default(z.array(z.unknown()), []),
   notifications: z._default(z.array(notificationSchema), []),
+  dashboard: z.optional(dashboardSchema),
 });
 
 /** The top level after schema validation. */

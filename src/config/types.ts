@@ -309,17 +309,54 @@ export interface TracksFromRepository extends TracksFromCommon {
 /** One `tracksFrom` entry: tracks defined outside the deployed config, read at run time. */
 export type TracksFrom = GitTracksFromCluster | TracksFromRepository;
 
-/** One `notifications` entry: where events go, for which tracks and events. */
-export interface Notification {
+/** What every `notifications` entry has: its name and what it is sent. */
+interface ReceiverCommon {
   readonly name: string;
-  readonly type: 'slack' | 'msteams' | 'webhook';
-  readonly url: SecretRef;
-  readonly secret?: SecretRef;
   /** Track name globs. */
   readonly tracks: string[];
   /** Unset: every event. */
   readonly events?: NotificationEventType[];
 }
+
+/** Slack or Microsoft Teams incoming webhook, in its own message format. */
+export interface ChatReceiver extends ReceiverCommon {
+  readonly type: 'slack' | 'msteams';
+  readonly url: SecretRef;
+}
+
+/** The event as JSON, signed with an HMAC when `secret` is set. */
+export interface WebhookReceiver extends ReceiverCommon {
+  readonly type: 'webhook';
+  readonly url: SecretRef;
+  readonly secret?: SecretRef;
+}
+
+export type CommitStatusProvider = 'github' | 'gitlab' | 'gitea' | 'bitbucket';
+
+/** Commit statuses `driftless/<track>` on the track's Git host. */
+export interface CommitStatusReceiver extends ReceiverCommon {
+  readonly type: 'commitStatus';
+  /** Unset: read from the repository URL's host. */
+  readonly provider?: CommitStatusProvider;
+  readonly token: SecretRef;
+  readonly apiUrl?: string;
+}
+
+/** An AWS SNS topic (in AWS, or wherever AWS credentials are). */
+export interface SnsReceiver extends ReceiverCommon {
+  readonly type: 'sns';
+  readonly topicArn: string;
+}
+
+/** An AWS EventBridge bus: `default`, a name or an ARN. */
+export interface EventBridgeReceiver extends ReceiverCommon {
+  readonly type: 'eventbridge';
+  readonly eventBus: string;
+}
+
+/** One `notifications` entry: where events go, for which tracks and events. */
+export type Notification =
+  ChatReceiver | WebhookReceiver | CommitStatusReceiver | SnsReceiver | EventBridgeReceiver;
 
 /** What happened to a track, as notifications name it. */
 export type NotificationEventType =
@@ -346,4 +383,6 @@ export interface Config {
   readonly tracksFrom: TracksFrom[];
   /** Where events are sent (notify/). */
   readonly notifications: Notification[];
+  /** Where people open the dashboard; commit statuses link to it. */
+  readonly dashboard?: { readonly url: string };
 }

@@ -1,22 +1,34 @@
 /**
  * Sending events to the `notifications` receivers: Slack and Microsoft Teams
- * incoming webhooks in their own message formats, and a generic webhook
- * (the event as JSON, signed `X-Driftless-Signature: sha256=<hex HMAC>` when
- * a secret is given, as the webhooks we receive are). Best effort and
- * bounded: a receiver gets two tries of at most {@link ATTEMPT_TIMEOUT_MS}
- * each, and a failure is reported, never thrown — a receiver that is down
- * must not fail or hold up a sync.
+ * incoming webhooks in their own message formats, a generic webhook (the
+ * event as JSON, signed `X-Driftless-Signature: sha256=<hex HMAC>` when a
+ * secret is given, as the webhooks we receive are), commit statuses on the
+ * track's Git host (commit-status.ts), an SNS topic and an EventBridge bus
+ * (aws-receivers.ts). Best effort and bounded: a receiver gets two tries of
+ * at most {@link ATTEMPT_TIMEOUT_MS} each, and a failure is reported, never
+ * thrown — a receiver that is down must not fail or hold up a sync.
  */
 import { createHmac } from 'node:crypto';
-import type { Notification } from '../config/types.ts';
+import type { Notification, Track } from '../config/types.ts';
 import type { SecretRef } from '../config/secret-ref.ts';
 import { globMatches } from '../glob.ts';
+import type { Logger } from '../logger.ts';
+import { awsReceivers, type AwsReceivers } from './aws-receivers.ts';
+import {
+  commitStatusOf,
+  commitStatusRequest,
+  commitStatusTarget,
+  type HttpRequest,
+} from './commit-status.ts';
 import type { NotificationEvent } from './events.ts';
 
 /** One try's limit. */
 export const ATTEMPT_TIMEOUT_MS = 3_000;
 const ATTEMPTS = 2;
 const RETRY_DELAY_MS = 250;
+
+/** The track fields receivers use: its name, where its repository is, whether it waits for health. */
+export type NotifiedTrack = Pick<Track, 'name' | 'repository' | 'bucket' | 'wait'>;
 
 export interface DeliverDeps {
   readonly readSecret: (ref: SecretRef) => Promise<string>;
@@ -26,6 +38,21 @@ export interface DeliverDeps {
   readonly attemptTimeoutMs?: number;
   /** Told about each delivery that failed after its tries (for the log). */
   readonly onFailure?: (receiver: string, event: NotificationEvent, error: string) => void;
+  /** The dashboard's address (`dashboard.url`): commit statuses link to the track there. */
+  readonly dashboardUrl?: string;
+  /** SNS and EventBridge; default: the AWS SDK with this process's credentials. */
+  readonly aws?: AwsReceivers;
+}
+
+/** An `onFailure` that logs each undelivered event as a warning (what, never the URL). */
+export function logUndelivered(log: Logger): NonNullable<DeliverDeps['onFailure']> {
+  return (receiver, event, error) =>
+    log.warn('notification not delivered', {
+      receiver,
+      track: event.track,
+      event: event.event,
+      error,
+    });
 }
 
 /** Whether `receiver` wants `event`: its track globs and event list. */
@@ -36,9 +63,78 @@ export function wants(receiver: Notification, event: NotificationEvent): boolean
   );
 }
 
+/** Whether the receiver needs Git credentials: only the step that holds them may send to it. */
+export function needsGitCredentials(receiver: Notification): boolean {
+  return receiver.type === 'commitStatus';
+}
+
+/**
+ * Sends the events of a job to the receivers that want them. `forward`, when
+ * given, takes the events meant for receivers that need Git credentials,
+ * which this process does not hold (the apply function queues them to fetch).
+ */
+export type Notify = (
+  track: NotifiedTrack,
+  events: readonly NotificationEvent[],
+  /** Only these receivers (by name): a forwarded delivery. */
+  only?: readonly string[],
+) => Promise<void>;
+
+export interface NotifierOptions extends DeliverDeps {
+  readonly forward?: (
+    track: NotifiedTrack,
+    events: readonly NotificationEvent[],
+    receivers: readonly string[],
+  ) => Promise<void>;
+}
+
+/** A {@link Notify} over the configured receivers. */
+export function notifier(receivers: readonly Notification[], options: NotifierOptions): Notify {
+  let aws = options.aws;
+  const deps: DeliverDeps = {
+    ...options,
+    // Made on first use: most configs have no AWS receiver.
+    get aws() {
+      aws ??= awsReceivers(options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS);
+      return aws;
+    },
+  };
+  return async (track, events, only) => {
+    const chosen = only === undefined ? receivers : receivers.filter((r) => only.includes(r.name));
+    const { forward } = options;
+    if (forward === undefined) return deliver(chosen, track, events, deps);
+    const elsewhere = chosen.filter(
+      (receiver) => needsGitCredentials(receiver) && events.some((e) => wants(receiver, e)),
+    );
+    const forwarded = events.filter((event) => elsewhere.some((r) => wants(r, event)));
+    await Promise.all([
+      deliver(
+        chosen.filter((receiver) => !needsGitCredentials(receiver)),
+        track,
+        events,
+        deps,
+      ),
+      forwarded.length === 0
+        ? undefined
+        : forward(
+            track,
+            forwarded,
+            elsewhere.map((r) => r.name),
+          ).catch((error: unknown) => {
+            for (const receiver of elsewhere) {
+              for (const event of forwarded.filter((e) => wants(receiver, e))) {
+                options.onFailure?.(receiver.name, event, `not forwarded: ${messageOf(error)}`);
+              }
+            }
+          }),
+    ]);
+  };
+}
+
 /** Sends each event to every receiver that wants it; resolves when all are done. */
 export async function deliver(
   receivers: readonly Notification[],
+  track: NotifiedTrack,
   events: readonly NotificationEvent[],
   deps: DeliverDeps,
 ): Promise<void> {
@@ -46,54 +142,94 @@ export async function deliver(
     receivers.flatMap((receiver) =>
       events
         .filter((event) => wants(receiver, event))
-        .map((event) => deliverOne(receiver, event, deps)),
+        .map((event) => deliverOne(receiver, track, event, deps)),
     ),
   );
 }
 
 async function deliverOne(
   receiver: Notification,
+  track: NotifiedTrack,
   event: NotificationEvent,
   deps: DeliverDeps,
 ): Promise<void> {
-  const send = deps.fetch ?? fetch;
-  let problem = '';
   try {
-    const url = (await deps.readSecret(receiver.url)).trim();
-    const body = JSON.stringify(payloadFor(receiver.type, event));
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (receiver.secret !== undefined) {
-      const key = await deps.readSecret(receiver.secret);
-      headers['x-driftless-signature'] =
-        `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
-    }
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      try {
-        const response = await send(url, {
-          method: 'POST',
-          headers,
-          body,
-          signal: AbortSignal.timeout(deps.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS),
-        });
-        await response.arrayBuffer().catch(() => undefined);
-        if (response.ok) return;
-        problem = `HTTP ${response.status}`;
-        // A refusal (4xx but 429) will not change on a retry.
-        if (response.status < 500 && response.status !== 429) break;
-      } catch (error) {
-        // The message of fetch's errors never holds the URL, which is a secret.
-        problem = error instanceof Error ? error.name : 'the request failed';
+    switch (receiver.type) {
+      case 'slack':
+      case 'msteams':
+      case 'webhook': {
+        const url = (await deps.readSecret(receiver.url)).trim();
+        const body = JSON.stringify(payloadFor(receiver.type, event));
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (receiver.type === 'webhook' && receiver.secret !== undefined) {
+          const key = await deps.readSecret(receiver.secret);
+          headers['x-driftless-signature'] =
+            `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
+        }
+        return await post({ url, headers, body }, deps);
       }
-      if (attempt < ATTEMPTS) await new Promise((r) => setTimeout(r, RETRY_DELAY_MS));
+      case 'commitStatus': {
+        const status = commitStatusOf(event, track);
+        if (status === undefined) return;
+        const target = commitStatusTarget(receiver, track);
+        const token = (await deps.readSecret(receiver.token)).trim();
+        return await post(
+          commitStatusRequest(target, track, status, token, deps.dashboardUrl),
+          deps,
+        );
+      }
+      case 'sns':
+        return await awsOf(deps).publishToSns(receiver.topicArn, event);
+      case 'eventbridge':
+        return await awsOf(deps).putEvent(receiver.eventBus, event);
     }
   } catch (error) {
-    problem = error instanceof Error ? error.message : String(error);
+    deps.onFailure?.(receiver.name, event, messageOf(error));
   }
-  deps.onFailure?.(receiver.name, event, problem);
 }
 
-/** The body each receiver type expects. */
-export function payloadFor(type: Notification['type'], event: NotificationEvent): unknown {
+function awsOf(deps: DeliverDeps): AwsReceivers {
+  return deps.aws ?? awsReceivers(deps.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS);
+}
+
+/** A delivery that failed after its tries; the message never holds the URL (a secret). */
+class DeliveryFailed extends Error {}
+
+/** POSTs `request`, a second time after a 5xx, a 429 or no answer. */
+async function post(request: HttpRequest, deps: DeliverDeps): Promise<void> {
+  const send = deps.fetch ?? fetch;
+  let problem = '';
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    try {
+      const response = await send(request.url, {
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+        signal: AbortSignal.timeout(deps.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS),
+      });
+      await response.arrayBuffer().catch(() => undefined);
+      if (response.ok) return;
+      problem = `HTTP ${response.status}`;
+      // A refusal (4xx but 429) will not change on a retry.
+      if (response.status < 500 && response.status !== 429) break;
+    } catch (error) {
+      // The message of fetch's errors never holds the URL, but its cause may: only the name.
+      problem = error instanceof Error ? error.name : 'the request failed';
+    }
+    if (attempt < ATTEMPTS) await new Promise((r) => setTimeout(r, RETRY_DELAY_MS));
+  }
+  throw new DeliveryFailed(problem);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The body each chat or webhook receiver expects. */
+export function payloadFor(
+  type: 'slack' | 'msteams' | 'webhook',
+  event: NotificationEvent,
+): unknown {
   const revision = event.revision === null ? '' : ` at ${event.revision.slice(0, 12)}`;
   const subjects =
     event.subjects.length === 0 ? '' : `\n${event.subjects.map((s) => `• ${s}`).join('\n')}`;

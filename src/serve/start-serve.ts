@@ -12,7 +12,7 @@ import { messageOf } from '../errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { DEFAULT_MAX_BYTES } from '../source/webhooks/index.ts';
 import type { DeliveryLog } from '../store/ports.ts';
-import { deliver } from '../notify/deliver.ts';
+import { logUndelivered, notifier } from '../notify/deliver.ts';
 import { acceptWebhook } from '../sync/accept-webhook.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import type { ExecuteJob } from '../sync/run-job.ts';
@@ -112,17 +112,13 @@ export async function startServe(
         ...(ctx.config.notifications.length === 0
           ? {}
           : {
-              notify: (events) =>
-                deliver(ctx.config.notifications, events, {
-                  readSecret: ctx.readSecret ?? ((ref) => readSecret(ref, options.env)),
-                  onFailure: (receiver, event, error) =>
-                    logger.warn('notification not delivered', {
-                      receiver,
-                      track: event.track,
-                      event: event.event,
-                      error,
-                    }),
-                }),
+              notify: notifier(ctx.config.notifications, {
+                readSecret: ctx.readSecret ?? ((ref) => readSecret(ref, options.env)),
+                ...(ctx.config.dashboard === undefined
+                  ? {}
+                  : { dashboardUrl: ctx.config.dashboard.url }),
+                onFailure: logUndelivered(logger),
+              }),
             }),
       },
       enqueue: (job, context) => queue.enqueue(job, context),

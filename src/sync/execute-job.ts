@@ -18,7 +18,15 @@ import { tracksFromNamed } from './published-tracks.ts';
 import { readTrackState } from './track-state.ts';
 import { applyRevision, type SyncResult } from './apply-revision.ts';
 import { fetchTrack } from './fetch-track.ts';
-import type { ApplyJob, DiscoverJob, FetchJob, Job, SyncJob, WriteBackJob } from './jobs.ts';
+import type {
+  ApplyJob,
+  DiscoverJob,
+  FetchJob,
+  Job,
+  NotifyJob,
+  SyncJob,
+  WriteBackJob,
+} from './jobs.ts';
 import { writeBackTrack } from './write-back.ts';
 import { reconcileDrift } from './reconcile-drift.ts';
 import { runLifecycleAction } from './lifecycle.ts';
@@ -34,14 +42,20 @@ import {
 
 /**
  * A job where the Git credentials are: a fetch (resolve, render and store
- * the revision; next, its sync) or a write-back (commit what the cluster
- * changed in `syncTo: git` objects).
+ * the revision; next, its sync), a write-back (commit what the cluster
+ * changed in `syncTo: git` objects) or the commit statuses of apply's events.
  */
 export async function executeFetchJob(
   track: Track,
-  job: FetchJob | WriteBackJob,
+  job: FetchJob | WriteBackJob | NotifyJob,
   deps: JobDeps,
 ): Promise<JobResult> {
+  if (job.type === 'notify') {
+    // Receivers that left the config since are skipped; no receivers at all is the same.
+    if (deps.notify !== undefined) await deps.notify(track, job.events, job.receivers);
+    const revision = job.events.at(-1)?.revision ?? null;
+    return { type: 'notify', job, result: { revision, events: job.events.length }, next: [] };
+  }
   const source = await requiredPort(deps.source, job, 'Git source')();
   if (job.type === 'writeBack') {
     const result = await writeBackTrack(track, job, {
@@ -152,7 +166,7 @@ export function executeJob(
   job: Exclude<Job, DiscoverJob>,
   deps: JobDeps,
 ): Promise<JobResult> {
-  return job.type === 'fetch' || job.type === 'writeBack'
+  return job.type === 'fetch' || job.type === 'writeBack' || job.type === 'notify'
     ? executeFetchJob(track, job, deps)
     : executeApplyJob(track, job, deps);
 }

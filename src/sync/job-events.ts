@@ -74,6 +74,7 @@ function drafts(done: JobResult): Draft[] {
         ? [event('suspended', 'suspended', done.result.revision, 'suspended')]
         : [];
     case 'discover':
+    case 'notify':
     case 'suspended':
       return [];
   }

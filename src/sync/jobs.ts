@@ -4,6 +4,7 @@
  * an in-process per-track queue locally) and carries no secret.
  */
 import type { DeletionPolicy } from '../config/types.ts';
+import type { NotificationEvent } from '../notify/events.ts';
 import type { WriteBackChange } from '../render/write-back-change.ts';
 import type { HistoryTrigger } from '../store/ports.ts';
 
@@ -103,20 +104,41 @@ export interface WriteBackJob {
   readonly tick?: string;
 }
 
+/**
+ * Deliver events to receivers that need Git credentials (commit statuses).
+ * Queued by apply for the events of its jobs — it holds no Git token — and
+ * run in fetch, which holds them (notify/deliver.ts).
+ */
+export interface NotifyJob {
+  readonly type: 'notify';
+  readonly track: string;
+  readonly events: readonly NotificationEvent[];
+  /** The receivers (by name) to send them to. */
+  readonly receivers: readonly string[];
+}
+
 export type Job =
-  FetchJob | SyncJob | DriftJob | RollbackJob | LifecycleJob | DiscoverJob | WriteBackJob;
+  | FetchJob
+  | SyncJob
+  | DriftJob
+  | RollbackJob
+  | LifecycleJob
+  | DiscoverJob
+  | WriteBackJob
+  | NotifyJob;
 
 /** Jobs for the apply function: everything that touches the cluster. */
 export type ApplyJob = SyncJob | DriftJob | RollbackJob | LifecycleJob | DiscoverJob;
 
 /** Jobs for the fetch function: everything that reads or writes Git. */
-export type FetchStepJob = FetchJob | DiscoverJob | WriteBackJob;
+export type FetchStepJob = FetchJob | DiscoverJob | WriteBackJob | NotifyJob;
 
 /** Whether `job` goes to the fetch queue (else to the apply queue). */
 export function runsInFetch(job: Job): boolean {
   return (
     job.type === 'fetch' ||
     job.type === 'writeBack' ||
+    job.type === 'notify' ||
     (job.type === 'discover' && job.runsIn === 'fetch')
   );
 }

@@ -24,12 +24,13 @@ import type {
   Job,
   JobQueue,
   LifecycleJob,
+  NotifyJob,
   RollbackJob,
   SyncJob,
   WriteBackJob,
 } from './jobs.ts';
 import type { WriteBackResult } from './write-back.ts';
-import type { NotificationEvent } from '../notify/events.ts';
+import type { Notify } from '../notify/deliver.ts';
 import type { DiscoverResult } from './discover-tracks.ts';
 import { eventsOf, newEvents } from './job-events.ts';
 import type { LifecycleResult } from './lifecycle.ts';
@@ -46,6 +47,8 @@ export type JobResult =
   | JobResultOf<'lifecycle', LifecycleJob, LifecycleResult>
   | JobResultOf<'discover', DiscoverJob, DiscoverResult>
   | JobResultOf<'writeBack', WriteBackJob, WriteBackResult>
+  /** Events delivered for another step (notify/deliver.ts); failures are logged there. */
+  | JobResultOf<'notify', NotifyJob, { readonly revision: string | null; readonly events: number }>
   /** The track is suspended: the fetch, sync or drift job did nothing. */
   | JobResultOf<
       'suspended',
@@ -86,7 +89,7 @@ export interface JobDeps {
    * Sends the notification events of finished jobs (notify/deliver.ts):
    * best effort, it never throws. Absent: no notifications configured.
    */
-  readonly notify?: (events: readonly NotificationEvent[]) => Promise<void>;
+  readonly notify?: Notify;
   readonly now?: () => Date;
 }
 
@@ -157,7 +160,7 @@ export async function runJob<J extends Job>(
   if (deps.notify !== undefined) {
     const time = (deps.now?.() ?? new Date()).toISOString();
     const events = await newEvents(deps.state, track.name, eventsOf(track.name, result, time));
-    if (events.length > 0) await deps.notify(events);
+    if (events.length > 0) await deps.notify(track, events);
   }
   return result;
 }
@@ -176,7 +179,7 @@ export function requiredPort<T>(port: T | undefined, job: Job, what: string): T 
 export interface JobSummary {
   /**
    * `fetched`, `stale`, `applied`, `unchanged`, `pinned`, `superseded`, `clean`, `drifted`,
-   * `corrected`, `suspended`, `resumed`, `unpinned`, `deleted`, `discovered` or `failed`.
+   * `corrected`, `suspended`, `resumed`, `unpinned`, `deleted`, `discovered`, `notified` or `failed`.
    */
   readonly result: string;
   readonly revision: string | null;
@@ -213,6 +216,8 @@ export function summarizeJob(done: JobResult): JobSummary {
     }
     case 'suspended':
       return { result: 'suspended', revision };
+    case 'notify':
+      return { result: 'notified', revision };
     case 'writeBack': {
       const { result, commit, error } = done.result;
       return {

@@ -8,11 +8,7 @@
  * {@link KmsServer.env}. Keys are created with KMS's JSON API; moto accepts
  * any credentials, so requests are not signed.
  */
-import { join } from 'node:path';
-import { freePort, startProcess, waitUntilReady } from './processes.ts';
-import { REPO_ROOT, runBuildScript } from './testbin.ts';
-
-const START_TIMEOUT_MS = 60_000;
+import { startMoto } from './moto.ts';
 
 export interface KmsServer {
   /** `http://127.0.0.1:<port>` */
@@ -24,45 +20,10 @@ export interface KmsServer {
   stop(): Promise<void>;
 }
 
-/** The venv with moto's server, installed once per pin. */
-async function pythonTools(): Promise<string> {
-  const printed = await runBuildScript(join(REPO_ROOT, 'test/testbin/python/install.sh'), []);
-  const dir = printed.get('python');
-  if (dir === undefined) throw new Error('test/testbin/python/install.sh printed no venv');
-  return dir;
-}
-
 /** Starts moto's server; throws with its output when it cannot start (tests fail, never skip). */
 export async function startKms(): Promise<KmsServer> {
-  const venv = await pythonTools();
-  const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const server = startProcess(
-    'moto',
-    join(venv, 'bin', 'moto_server'),
-    ['-H', '127.0.0.1', '-p', String(port)],
-    { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' } },
-  );
-  const kill = (): void => {
-    server.child.kill('SIGKILL');
-  };
-  process.once('exit', kill);
-  try {
-    await waitUntilReady(
-      server,
-      async () => (await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1_000) })).ok,
-      START_TIMEOUT_MS,
-    );
-  } catch (error) {
-    kill();
-    throw error;
-  }
-  const env = {
-    AWS_ENDPOINT_URL_KMS: endpoint,
-    AWS_REGION: 'eu-west-1',
-    AWS_ACCESS_KEY_ID: 'testing',
-    AWS_SECRET_ACCESS_KEY: 'testing',
-  };
+  const moto = await startMoto();
+  const { endpoint, env } = moto;
   return {
     endpoint,
     env,
@@ -83,9 +44,6 @@ export async function startKms(): Promise<KmsServer> {
       const body = (await response.json()) as { KeyMetadata: { Arn: string } };
       return body.KeyMetadata.Arn;
     },
-    async stop() {
-      process.removeListener('exit', kill);
-      await server.stop();
-    },
+    stop: () => moto.stop(),
   };
 }

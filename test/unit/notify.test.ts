@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Notification } from '../../src/config/types.ts';
-import { deliver, wants } from '../../src/notify/deliver.ts';
+import { deliver, wants, type NotifiedTrack } from '../../src/notify/deliver.ts';
 import type { NotificationEvent } from '../../src/notify/events.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { eventsOf, newEvents } from '../../src/sync/job-events.ts';
@@ -68,6 +68,13 @@ const event = (over: Partial<NotificationEvent> = {}): NotificationEvent => ({
   ...over,
 });
 
+/** The track the events are about: on a host, waiting for health. */
+const TRACK: NotifiedTrack = {
+  name: 'prod-web',
+  repository: 'https://github.com/acme/web.git',
+  wait: true,
+};
+
 function receiversOf(yaml: string): Notification[] {
   return parseConfig(yaml, 'driftless.yaml').notifications;
 }
@@ -109,7 +116,7 @@ describe('notification receivers', () => {
   it('sends each receiver its documented payload; the generic one signed like our own webhooks', async () => {
     // Act
     server.received.length = 0;
-    await deliver(receivers, [event(), event({ event: 'applied', message: 'applied' })], {
+    await deliver(receivers, TRACK, [event(), event({ event: 'applied', message: 'applied' })], {
       readSecret,
     });
 
@@ -152,19 +159,19 @@ describe('notification receivers', () => {
 
     server.received.length = 0;
     server.statuses.push(503);
-    await deliver(audit, [event()], { readSecret, onFailure });
+    await deliver(audit, TRACK, [event()], { readSecret, onFailure });
     assert.equal(server.received.length, 2, 'one retry after a 503');
     assert.deepEqual(failures, []);
 
     server.received.length = 0;
     server.statuses.push(503, 503);
-    await deliver(audit, [event()], { readSecret, onFailure });
+    await deliver(audit, TRACK, [event()], { readSecret, onFailure });
     assert.equal(server.received.length, 2, 'two tries at most');
     assert.deepEqual(failures, ['audit: HTTP 503']);
 
     server.received.length = 0;
     server.statuses.push(400);
-    await deliver(audit, [event()], { readSecret, onFailure });
+    await deliver(audit, TRACK, [event()], { readSecret, onFailure });
     assert.equal(server.received.length, 1, 'a refusal is not retried');
 
     // A receiver that never answers costs at most two short tries; the error names no URL.
@@ -175,6 +182,7 @@ describe('notification receivers', () => {
     const started = Date.now();
     await deliver(
       receiversOf('notifications: [{name: silent, type: webhook, url: env:SILENT}]'),
+      TRACK,
       [event()],
       { readSecret, onFailure, attemptTimeoutMs: 200 },
     );
@@ -187,14 +195,27 @@ describe('notification receivers', () => {
     assert.ok(!reported.includes(MARKER), reported);
   });
 
-  it('refuses receiver types that are not implemented yet, and a secret on Slack', () => {
+  it('refuses unknown receiver types, fields of another type, and malformed AWS targets', () => {
     assert.throws(
-      () => receiversOf('notifications: [{name: s, type: sns, url: env:X}]'),
+      () => receiversOf('notifications: [{name: s, type: pager, url: env:X}]'),
       /notifications\[0\]\.type/,
     );
     assert.throws(
       () => receiversOf('notifications: [{name: s, type: slack, url: env:X, secret: env:Y}]'),
-      /signs generic webhook bodies only/,
+      /notifications\[0\]\.secret/,
+    );
+    assert.throws(
+      () => receiversOf('notifications: [{name: s, type: sns, topicArn: my-topic}]'),
+      /notifications\[0\]\.topicArn: "my-topic" is not an SNS topic ARN/,
+    );
+    assert.deepEqual(
+      receiversOf(
+        'notifications: [{name: s, type: sns, topicArn: "arn:aws:sns:eu-west-1:123456789012:deploys"}, {name: e, type: eventbridge}]',
+      ).map((r) => [r.type, 'topicArn' in r ? r.topicArn : 'eventBus' in r ? r.eventBus : '']),
+      [
+        ['sns', 'arn:aws:sns:eu-west-1:123456789012:deploys'],
+        ['eventbridge', 'default'],
+      ],
     );
   });
 });
@@ -243,7 +264,8 @@ describe('notification events', () => {
       artifacts: store,
       state: store,
       queue: { enqueue: async () => undefined },
-      notify: async (events: readonly NotificationEvent[]) => void sent.push(...events),
+      notify: async (_track: NotifiedTrack, events: readonly NotificationEvent[]) =>
+        void sent.push(...events),
     };
     const failing = async (): Promise<JobResult> =>
       ({

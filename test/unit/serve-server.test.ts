@@ -100,7 +100,8 @@ class FakeUseCases {
         return { type: 'drift', job, result, next: [] };
       }
       case 'writeBack':
-        throw new Error('no write-back in these tests');
+      case 'notify':
+        throw new Error(`no ${job.type} jobs in these tests`);
       case 'lifecycle': {
         const result = {
           track: job.track,

@@ -449,6 +449,33 @@ describe('serverless package', () => {
     }
   });
 
+  it('lets fetch and apply publish to exactly the SNS topics and EventBridge buses the config names', () => {
+    for (const fn of FUNCTIONS) {
+      const publish = statementsOf(fn).filter((s) => actions(s).includes('sns:Publish'));
+      const put = statementsOf(fn).filter((s) => actions(s).includes('events:PutEvents'));
+      const sees = fn === 'fetch' || fn === 'apply';
+      assert.deepEqual(
+        publish.map((s) => s.Resource),
+        sees ? [['arn:aws:sns:eu-west-1:123456789012:driftless-deploys']] : [],
+        `${fn}: SNS topics`,
+      );
+      assert.deepEqual(
+        put.map((s) => text(s.Resource)),
+        sees
+          ? [
+              text([
+                {
+                  'Fn::Sub':
+                    'arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default',
+                },
+              ]),
+            ]
+          : [],
+        `${fn}: EventBridge buses`,
+      );
+    }
+  });
+
   it('lets apply alone decrypt SOPS data keys, with exactly the KMS keys the config lists', () => {
     // The example config lists one key under tracks[0].decryption.kmsKeys.
     const key = 'arn:aws:kms:eu-west-1:123456789012:key/0a1b2c3d-0000-4000-8000-000000000001';
