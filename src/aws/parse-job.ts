@@ -7,6 +7,7 @@
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { DELETION_POLICIES } from '../config/deletion-policy.ts';
+import { NOTIFICATION_EVENTS } from '../config/schema.ts';
 import { DriftlessError } from '../errors.ts';
 import { runsInFetch, type ApplyJob, type FetchStepJob, type Job } from '../sync/jobs.ts';
 
@@ -73,6 +74,22 @@ const JOB = z.discriminatedUnion('type', [
     track,
     runsIn: z.enum(['apply', 'fetch']),
     tick: z.optional(z.string()),
+  }),
+  z.object({
+    type: z.literal('notify'),
+    track,
+    events: z.array(
+      z.object({
+        track,
+        event: z.enum(NOTIFICATION_EVENTS),
+        revision: z.nullable(z.string()),
+        result: z.string(),
+        message: z.string(),
+        subjects: z.array(z.string()),
+        time: z.string(),
+      }),
+    ),
+    receivers: z.array(nonEmpty),
   }),
   z.object({
     type: z.literal('lifecycle'),

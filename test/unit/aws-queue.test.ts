@@ -176,10 +176,29 @@ describe('parseJob', () => {
       },
       { type: 'drift', track: 'web', detectOnly: true },
       { type: 'rollback', track: 'web', revision: SHA },
+      {
+        type: 'notify',
+        track: 'web',
+        events: [
+          {
+            track: 'web',
+            event: 'healthy',
+            revision: SHA,
+            result: 'applied',
+            message: 'all checked objects are ready',
+            subjects: [],
+            time: '2026-01-02T03:04:05.000Z',
+          },
+        ],
+        receivers: ['status-back'],
+      },
     ];
 
     // Assess
     for (const job of jobs) assert.deepEqual(parseJob(JSON.stringify(job)), job);
+    // A commit status is set where the Git token is: notify jobs belong to the fetch queue.
+    assert.deepEqual(parseFetchJob(JSON.stringify(jobs[4])), jobs[4]);
+    assert.throws(() => parseApplyJob(JSON.stringify(jobs[4])), /notify job .* on the apply queue/);
   });
 
   it('refuses what is not a job, naming the field', () => {
