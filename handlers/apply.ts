@@ -7,6 +7,7 @@ import { checkHealthExprs } from '../src/apply/health-exprs.ts';
 import { functionConfigFile } from '../src/aws/function-config.ts';
 import { applyDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
+import { functionMetrics } from '../src/aws/function-metrics.ts';
 import { sqsJobHandler } from '../src/aws/job-handler.ts';
 import { parseApplyJob } from '../src/aws/parse-job.ts';
 import { discoverInApply, executeApplyJob } from '../src/sync/execute-job.ts';
@@ -22,8 +23,16 @@ async function checkedApplyDeps() {
 }
 
 /** The handler over `deps` (tests and the local stage pass their own). */
-export function createApplyHandler(deps = checkedApplyDeps, log = functionLogger('apply')) {
-  return sqsJobHandler(parseApplyJob, executeApplyJob, deps, log, discoverInApply);
+export function createApplyHandler(
+  deps = checkedApplyDeps,
+  log = functionLogger('apply'),
+  metrics = functionMetrics(log),
+) {
+  return sqsJobHandler(parseApplyJob, executeApplyJob, deps, {
+    log,
+    metrics,
+    discover: discoverInApply,
+  });
 }
 
 export const handler = createApplyHandler();

@@ -1,10 +1,13 @@
 /**
  * Schedule (every minute) -> for each track due by its interval, a fetch job
  * (polls the ref: a missed webhook is caught within the interval) and a
- * drift job. Holds no credentials.
+ * drift job. Holds no credentials. A track that left the config but still
+ * has state is logged and counted (`driftless_track_removed_from_config`)
+ * on every tick.
  */
 import { triggerDeps, type TriggerDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
+import { functionMetrics, type FunctionMetrics } from '../src/aws/function-metrics.ts';
 import type { ScheduleEvent } from '../src/aws/lambda-events.ts';
 import type { Logger } from '../src/logger.ts';
 import { REMOVED_TRACK_MESSAGE, scheduleDueTracks } from '../src/sync/schedule.ts';
@@ -17,6 +20,7 @@ export function createDriftHandler(
   deps: () => Promise<TriggerDeps> = () => triggerDeps({ fetchQueue: true }),
   log: Logger = functionLogger('drift'),
   now: () => Date = () => new Date(),
+  metrics: FunctionMetrics = functionMetrics(log),
 ) {
   return async (_event: ScheduleEvent): Promise<{ tracks: string[]; removed: string[] }> => {
     try {
@@ -24,7 +28,10 @@ export function createDriftHandler(
         periodMs: SCHEDULE_PERIOD_MS,
       });
       if (queued.tracks.length > 0) log.info('due tracks queued', { tracks: queued.tracks });
-      for (const track of queued.removed) log.warn(REMOVED_TRACK_MESSAGE, { track });
+      for (const track of queued.removed) {
+        log.warn(REMOVED_TRACK_MESSAGE, { track });
+        metrics.removedFromConfig(track);
+      }
       return queued;
     } catch (error) {
       // Thrown on: the failed invocation goes to the onFailure destination.

@@ -6,13 +6,22 @@
  */
 import { fetchDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
+import { functionMetrics } from '../src/aws/function-metrics.ts';
 import { sqsJobHandler } from '../src/aws/job-handler.ts';
 import { parseFetchJob } from '../src/aws/parse-job.ts';
 import { discoverInFetch, executeFetchJob } from '../src/sync/execute-job.ts';
 
 /** The handler over `deps` (tests and the local stage pass their own). */
-export function createFetchHandler(deps = () => fetchDeps(), log = functionLogger('fetch')) {
-  return sqsJobHandler(parseFetchJob, executeFetchJob, deps, log, discoverInFetch);
+export function createFetchHandler(
+  deps = () => fetchDeps(),
+  log = functionLogger('fetch'),
+  metrics = functionMetrics(log),
+) {
+  return sqsJobHandler(parseFetchJob, executeFetchJob, deps, {
+    log,
+    metrics,
+    discover: discoverInFetch,
+  });
 }
 
 export const handler = createFetchHandler();

@@ -2,7 +2,7 @@
 # modules (test/testbin/build.sh, infra/renderers/build.sh): one recipe for
 # the static build and its content-hash cache outside the checkout.
 
-# go_cached_build PREFIX MODULE_DIR LDFLAGS BINARIES PACKAGES
+# go_cached_build PREFIX MODULE_DIR LDFLAGS BINARIES PACKAGES [TAGS [CGO]]
 #
 # Builds PACKAGES (space-separated import paths, tools of the wrapper module
 # in MODULE_DIR) into the directory PREFIX-<key>, unless every one of
@@ -14,10 +14,19 @@
 #
 # go names each binary after its package; a single package is built straight
 # into the single name in BINARIES instead.
+#
+# TAGS (space-separated build tags) and CGO (1 to link C code, e.g. SQLite
+# through go-sqlite3; default 0, static binaries) join the key only when
+# given, so the keys of builds without them stay as they were.
 go_cached_build() {
-  local prefix=$1 module=$2 ldflags=$3 binaries=$4 packages=$5
+  local prefix=$1 module=$2 ldflags=$3 binaries=$4 packages=$5 tags=${6:-} cgo=${7:-0}
   local key dir
-  key=$({ cat "$module/go.mod" "$module/go.sum"; echo "$packages"; echo "$ldflags"; } | sha256sum | cut -c1-16)
+  key=$({
+    cat "$module/go.mod" "$module/go.sum"
+    echo "$packages"
+    echo "$ldflags"
+    if [ -n "$tags" ] || [ "$cgo" != 0 ]; then echo "tags:$tags cgo:$cgo"; fi
+  } | sha256sum | cut -c1-16)
   dir="$prefix-$key"
   local bin missing=0
   for bin in $binaries; do
@@ -33,8 +42,8 @@ go_cached_build() {
     # shellcheck disable=SC2086
     if [ "$(echo $packages | wc -w)" = 1 ]; then output="$staging/$binaries"; fi
     # shellcheck disable=SC2086
-    (cd "$module" && CGO_ENABLED=0 GOFLAGS=-mod=readonly \
-      go build -trimpath -ldflags "$ldflags" -o "$output" $packages) || {
+    (cd "$module" && CGO_ENABLED=$cgo GOFLAGS=-mod=readonly \
+      go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$output" $packages) || {
       rm -rf "$staging"
       return 1
     }

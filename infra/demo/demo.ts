@@ -15,11 +15,15 @@
  * commits signed by it (`verify:`).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLUSTER_DIR, up } from '../../test/harness/cluster-cli.ts';
 import { pushFiles, runGit, startGitServer } from '../../test/harness/git-server.ts';
+import { freePort } from '../../test/harness/processes.ts';
 import { rendererBinaries, rendererEnvironment } from '../../test/harness/renderers.ts';
 import { generateAgeKey, sopsEncrypt } from '../../test/harness/sops.ts';
 import { REPO_ROOT } from '../../test/harness/testbin.ts';
@@ -262,6 +266,49 @@ step('Deleting the GitTrack collects its objects first (finalizer driftless.dev/
 kubectl('delete', 'gittrack', 'demo-team', '-n', 'demo', '--wait=false');
 failed = driftless('sync') !== 0 || failed;
 kubectl('get', 'gittracks,configmaps', '-n', 'demo');
+
+step('Notifications: driftless serve tells a signed webhook receiver what happened');
+// The same events go to Slack, Teams, commit statuses, SNS or EventBridge (docs/configuration.md).
+const hookKey = 'demo-hook-key';
+const heard: string[] = [];
+const receiver = createServer((request, response) => {
+  let body = '';
+  request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+  request.on('end', () => {
+    const expected = `sha256=${createHmac('sha256', hookKey).update(body).digest('hex')}`;
+    const signed = request.headers['x-driftless-signature'] === expected;
+    const event = JSON.parse(body) as { track: string; event: string; revision: string | null };
+    heard.push(event.event);
+    console.log(
+      `receiver got: ${event.track} ${event.event} ${event.revision?.slice(0, 12) ?? ''} (signature ${signed ? 'ok' : 'WRONG'})`,
+    );
+    response.writeHead(204).end();
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+writeFileSync(
+  CONFIG,
+  `${readFileSync(CONFIG, 'utf8')}notifications:
+  - {name: demo-events, type: webhook, url: env:DEMO_HOOK_URL, secret: env:DEMO_HOOK_KEY, tracks: [demo], events: [fetched, applied, healthy, failed]}
+`,
+);
+const revision = commitManifests('v1', 'Back to v1');
+console.log(`committed ${revision.slice(0, 12)}; serve polls every track when it starts`);
+const servePort = await freePort();
+const serve = cliProcess(['serve', '--port', String(servePort)], {
+  DEMO_HOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`,
+  DEMO_HOOK_KEY: hookKey,
+});
+// Its JSON log lines would drown the receiver's; the receiver shows what serve did.
+const serving = spawn(process.execPath, serve.args, { ...serve.options, stdio: 'ignore' });
+const deadline = Date.now() + 120_000;
+while (!heard.includes('healthy') && !heard.includes('failed') && Date.now() < deadline) {
+  await new Promise((resolve) => setTimeout(resolve, 200));
+}
+failed = !heard.includes('healthy') || failed;
+serving.kill('SIGTERM');
+await new Promise((resolve) => serving.once('close', resolve));
+receiver.close();
 
 step('Two-way sync: a change made with kubectl is committed back to Git (syncTo: git)');
 // Write-back pushes to a remote repository: a Git server over HTTP for this step.

@@ -28,6 +28,11 @@ export const FUNCTION_ENV = {
   gitCacheDir: 'DRIFTLESS_GIT_CACHE_DIR',
   /** Log level of the JSON logs: debug, info (default), warn or error. */
   logLevel: 'DRIFTLESS_LOG_LEVEL',
+  /**
+   * CloudWatch namespace of the functions' metrics (function-metrics.ts); default `Driftless`.
+   * Powertools' own variable; its `POWERTOOLS_METRICS_DISABLED=true` turns the metrics off.
+   */
+  metricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;
 
 /** The default config path, relative to the working directory (`/var/task` in Lambda). */

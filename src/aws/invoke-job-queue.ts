@@ -19,7 +19,9 @@
  * - no message groups: at most one apply job per track rests on the apply
  *   lease in the track's state, and a refused job is retried as above;
  * - no deduplication: a job sent twice runs twice, which the use-cases
- *   tolerate (a revision resolved earlier never replaces a later one).
+ *   tolerate (a revision resolved earlier never replaces a later one);
+ * - the webhook's arrival travels as the same message attribute
+ *   (webhook-arrival.ts), so time-to-deploy is reported offline too.
  *
  * Pending retries live in the sending function's memory, which
  * serverless-offline keeps alive between invocations: fine for a local run,
@@ -38,6 +40,7 @@ import { functionLogger } from './function-logger.ts';
 import { FUNCTION_ENV } from './function-env.ts';
 import type { SqsEvent, SqsRecord } from './lambda-events.ts';
 import { deduplicationIdOf, QueueNotConfiguredError } from './sqs-job-queue.ts';
+import { currentWebhookArrival, WEBHOOK_ARRIVAL_ATTRIBUTE } from './webhook-arrival.ts';
 
 /** The Invoke API could not be reached: the job was not handed over (a failed SendMessage, in SQS terms). */
 export class JobNotSentError extends DriftlessError {
@@ -62,7 +65,10 @@ export interface InvokeJobQueueOptions {
 /** One SQS record as Lambda hands it over, with the fields the handlers do not read. */
 interface InvokedSqsRecord extends SqsRecord {
   readonly receiptHandle: string;
-  readonly messageAttributes: Record<string, { stringValue: string; dataType: 'String' }>;
+  readonly messageAttributes: Record<
+    string,
+    { stringValue: string; dataType: 'String' | 'Number' }
+  >;
   readonly eventSource: 'aws:sqs';
   readonly awsRegion: string;
 }
@@ -73,12 +79,14 @@ const MAX_RETRY_DELAY_MS = 15_000;
  * The SQS event the queue's trigger would hand `functionName` for `job`, on
  * its `attempt`th receive. Apply jobs carry their track as message group, as
  * on the FIFO apply queue, so the batch handling sees the same record.
+ * `webhookArrival`: the message attribute SqsJobQueue would set.
  */
 export function sqsEventOf(
   job: Job,
   functionName: string,
   messageId: string,
   attempt: number,
+  webhookArrival?: number,
 ): SqsEvent {
   const fifo = !runsInFetch(job);
   const record: InvokedSqsRecord = {
@@ -95,6 +103,14 @@ export function sqsEventOf(
     messageAttributes: {
       type: { stringValue: job.type, dataType: 'String' },
       track: { stringValue: job.track, dataType: 'String' },
+      ...(webhookArrival === undefined
+        ? {}
+        : {
+            [WEBHOOK_ARRIVAL_ATTRIBUTE]: {
+              stringValue: String(webhookArrival),
+              dataType: 'Number',
+            },
+          }),
     },
     eventSource: 'aws:sqs',
     // No queue exists offline: the ARN names the function, `.fifo` as on the apply queue.
@@ -165,9 +181,10 @@ export class InvokeJobQueue implements JobQueue {
     }
     // The same message id on every run, as SQS redelivers a message under its id.
     const messageId = randomUUID();
-    const first = this.#invoke(functionName, sqsEventOf(job, functionName, messageId, 1));
+    const arrival = currentWebhookArrival();
+    const first = this.#invoke(functionName, sqsEventOf(job, functionName, messageId, 1, arrival));
     await first.sent;
-    const delivery = this.#deliver(job, functionName, messageId, first).finally(() =>
+    const delivery = this.#deliver(job, functionName, messageId, first, arrival).finally(() =>
       this.#deliveries.delete(delivery),
     );
     this.#deliveries.add(delivery);
@@ -183,6 +200,7 @@ export class InvokeJobQueue implements JobQueue {
     functionName: string,
     messageId: string,
     first: Invocation,
+    arrival: number | undefined,
   ): Promise<void> {
     let invocation = first;
     for (let attempt = 1; ; attempt++) {
@@ -198,7 +216,7 @@ export class InvokeJobQueue implements JobQueue {
       await sleep(delay);
       invocation = this.#invoke(
         functionName,
-        sqsEventOf(job, functionName, messageId, attempt + 1),
+        sqsEventOf(job, functionName, messageId, attempt + 1, arrival),
       );
       // A connection refused now shows in the outcome, and counts as a failed run.
       invocation.sent.catch(() => undefined);

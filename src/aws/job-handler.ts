@@ -2,41 +2,104 @@
  * The SQS worker shared by the fetch and apply functions: each message is a
  * job, read back by `parse` (which refuses a job meant for the other queue),
  * run by the one job use-case (src/sync/run-job.ts) with the function's own
- * use-cases (`execute`), and summarised in one log line. A job that could not run at all throws; the batch reports it failed,
- * so SQS retries it and finally dead-letters it.
+ * use-cases (`execute`), and summarised in one log line and in the metrics
+ * serve's job runner reports (function-metrics.ts). A job that could not
+ * run at all throws; the batch reports it failed, so SQS retries it and
+ * finally dead-letters it.
  */
+import { messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { Job } from '../sync/jobs.ts';
+import { runsInFetch, type Job } from '../sync/jobs.ts';
 import {
   runJob,
   summarizeJob,
   type DiscoverSource,
   type ExecuteJob,
   type JobDeps,
+  type JobResult,
 } from '../sync/run-job.ts';
+import { readTrackState, type TrackState } from '../sync/track-state.ts';
+import type { FunctionMetrics } from './function-metrics.ts';
 import type { SqsBatchResponse, SqsEvent } from './lambda-events.ts';
 import { processSqsBatch } from './sqs-batch.ts';
+import { webhookArrivalOf, withWebhookArrival } from './webhook-arrival.ts';
+
+export interface SqsJobHandlerOptions {
+  readonly log: Logger;
+  readonly metrics: FunctionMetrics;
+  /** The reader of `tracksFrom` sources this function may read. */
+  readonly discover?: DiscoverSource;
+  /** For time-to-deploy; default Date.now. */
+  readonly now?: () => number;
+}
+
+/**
+ * Whether the track's gauges are written after `job`: the jobs that change
+ * its state's object counts or its suspension, all of them in apply (a
+ * discovery is about a source, not a track).
+ */
+function reportsTrackGauges(job: Job): boolean {
+  return !runsInFetch(job) && job.type !== 'discover';
+}
+
+/** The state a sync or rollback left, which its result carries; other jobs' is read back. */
+function stateOf(done: JobResult, deps: JobDeps, track: string): Promise<TrackState> {
+  return done.type === 'sync' || done.type === 'rollback'
+    ? Promise.resolve(done.result.state)
+    : readTrackState(deps.state, track);
+}
 
 /** A handler of SQS batches of jobs. */
 export function sqsJobHandler<J extends Job>(
   parse: (body: string) => J,
   execute: ExecuteJob<J>,
   deps: () => Promise<JobDeps>,
-  log: Logger,
-  discover?: DiscoverSource,
+  options: SqsJobHandlerOptions,
 ): (event: SqsEvent) => Promise<SqsBatchResponse> {
+  const { log, metrics, discover } = options;
+  const now = options.now ?? Date.now;
   return (event) =>
     processSqsBatch(
       event,
       async (record) => {
         const job = parse(record.body);
-        const summary = summarizeJob(await runJob(job, await deps(), execute, discover));
+        // Jobs this one queues carry the same arrival (webhook-arrival.ts).
+        const arrival = webhookArrivalOf(record);
+        let ports: JobDeps;
+        let done: JobResult;
+        try {
+          ports = await deps();
+          done = await withWebhookArrival(arrival, () => runJob(job, ports, execute, discover));
+        } catch (error) {
+          // Could not run (no config, store or cluster, the track's lease taken): retried by SQS.
+          metrics.countError(job.track, job.type);
+          metrics.countJob(job.track, job.type, 'error');
+          throw error;
+        }
+        const summary = summarizeJob(done);
         log[summary.result === 'failed' ? 'warn' : 'info'](`${job.type} finished`, {
           track: job.track,
           trigger: 'trigger' in job ? job.trigger : undefined,
           deliveryId: job.type === 'fetch' ? job.deliveryId : undefined,
           ...summary,
         });
+        metrics.countJob(job.track, job.type, summary.result);
+        if (summary.result === 'failed') metrics.countError(job.track, job.type);
+        const track = ports.tracks.find((candidate) => candidate.name === job.track);
+        if (track === undefined) return;
+        if (job.type === 'sync' && summary.result === 'applied' && arrival !== undefined) {
+          metrics.observeDeploy(track, (now() - arrival) / 1000);
+        }
+        if (reportsTrackGauges(job)) {
+          await stateOf(done, ports, track.name).then(
+            (state) => metrics.trackGauges(track, state),
+            (error: unknown) =>
+              log.warn('track gauges not written', {
+                track: track.name,
+                error: messageOf(error),
+              }),
+          );
+        }
       },
       (record, error) => log.error('job failed', { messageId: record.messageId, error }),
     );

@@ -9,6 +9,10 @@ export interface SqsRecord {
   readonly messageId: string;
   readonly body: string;
   readonly attributes?: { readonly MessageGroupId?: string; readonly [name: string]: unknown };
+  /** The message attributes the sender set (webhook-arrival.ts reads one). */
+  readonly messageAttributes?: Readonly<
+    Record<string, { readonly stringValue?: string; readonly dataType?: string } | undefined>
+  >;
   readonly eventSourceARN?: string;
 }
 

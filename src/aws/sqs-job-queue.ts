@@ -9,12 +9,15 @@
  * - on a FIFO queue the deduplication id is the sha256 of the job's content,
  *   so a job sent twice within SQS' five-minute window (a redelivered
  *   webhook, a retried send) runs once; scheduled jobs carry their tick, so
- *   the next tick's check of the same track is not mistaken for a repeat.
+ *   the next tick's check of the same track is not mistaken for a repeat;
+ * - a job sent while a webhook's work runs carries the webhook's arrival as
+ *   a message attribute (webhook-arrival.ts), for time-to-deploy.
  */
 import { createHash } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DriftlessError } from '../errors.ts';
 import { runsInFetch, type Job, type JobQueue } from '../sync/jobs.ts';
+import { currentWebhookArrival, WEBHOOK_ARRIVAL_ATTRIBUTE } from './webhook-arrival.ts';
 
 /** A job was sent to a queue this function has not been given (its role could not send there either). */
 export class QueueNotConfiguredError extends DriftlessError {
@@ -80,6 +83,7 @@ export class SqsJobQueue implements JobQueue {
       );
     }
     const fifo = isFifoQueueUrl(url);
+    const arrival = currentWebhookArrival();
     await this.#client.send(
       new SendMessageCommand({
         QueueUrl: url,
@@ -87,6 +91,11 @@ export class SqsJobQueue implements JobQueue {
         MessageAttributes: {
           type: { DataType: 'String', StringValue: job.type },
           track: { DataType: 'String', StringValue: job.track },
+          ...(arrival === undefined
+            ? {}
+            : {
+                [WEBHOOK_ARRIVAL_ATTRIBUTE]: { DataType: 'Number', StringValue: String(arrival) },
+              }),
         },
         ...(fifo
           ? { MessageGroupId: job.track, MessageDeduplicationId: deduplicationIdOf(job) }

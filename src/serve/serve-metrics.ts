@@ -3,9 +3,11 @@
  * sync (read from the tracks' state, so they survive restarts), a
  * time-to-deploy histogram, reconcile errors, webhook deliveries and the
  * queue. Faros' metric names are kept as aliases, so dashboards and alerts
- * written for Faros keep working after a move to Driftless.
+ * written for Faros keep working after a move to Driftless. Names and labels
+ * are shared with the Lambda functions' metrics (src/metric-names.ts).
  */
-import type { Track } from '../config/types.ts';
+import { isWebhookHost, type Track } from '../config/types.ts';
+import { CHILD_STATUSES, METRIC_LABELS, METRIC_NAMES } from '../metric-names.ts';
 import { emptyTrackState, isSuspended, type TrackState } from '../sync/track-state.ts';
 import { Counter, formatMetrics, Histogram, type MetricFamily } from './prometheus-text.ts';
 
@@ -15,14 +17,6 @@ import { Counter, formatMetrics, Histogram, type MetricFamily } from './promethe
  * defaults (5 ms to 10 s), which put every real deploy in `+Inf`.
  */
 export const TIME_TO_DEPLOY_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600];
-
-/** Faros' child statuses, in its words, and the state counter each one reads. */
-const CHILD_STATUSES = [
-  ['discovered', 'objectsDiscovered'],
-  ['applied', 'objectsApplied'],
-  ['ignored', 'objectsIgnored'],
-  ['inSync', 'objectsInSync'],
-] as const satisfies readonly (readonly [string, keyof TrackState])[];
 
 /** What a scrape reads besides the counters kept here. */
 export interface MetricsSnapshot {
@@ -44,116 +38,113 @@ export class ServeMetrics {
 
   /** A webhook's change reached the cluster `seconds` after the webhook arrived. */
   observeDeploy(track: Track, seconds: number): void {
-    this.#timeToDeploy.observe({ track: track.name }, seconds);
-    this.#farosTimeToDeploy.observe(
-      { name: track.name, namespace: track.namespace ?? '', repository: track.repository },
-      seconds,
-    );
+    this.#timeToDeploy.observe(METRIC_LABELS.timeToDeploy(track), seconds);
+    this.#farosTimeToDeploy.observe(METRIC_LABELS.farosTimeToDeploy(track), seconds);
   }
 
   /** A job failed, or could not run. */
   countError(track: string, job: string): void {
-    this.#reconcileErrors.inc({ track, job });
+    this.#reconcileErrors.inc(METRIC_LABELS.reconcileErrors(track, job));
   }
 
   /** A job finished with `result` (applied, unchanged, failed, skipped, ...). */
   countJob(track: string, job: string, result: string): void {
-    this.#jobs.inc({ track, job, result });
+    this.#jobs.inc(METRIC_LABELS.jobs(track, job, result));
   }
 
-  /** A webhook delivery was answered with `status`. */
+  /** A webhook delivery was answered with `status`; a `provider` that is no webhook host counts as `other`. */
   countWebhook(provider: string, status: number): void {
-    this.#webhooks.inc({ provider, status: String(status) });
+    this.#webhooks.inc(METRIC_LABELS.webhookDeliveries(provider, status, isWebhookHost));
   }
 
   /** The exposition document for a scrape. */
   render(snapshot: MetricsSnapshot): string {
-    const childStatus = (labelOf: (track: Track) => Record<string, string>) =>
+    const childStatus = (labelOf: (track: Track, status: string) => Record<string, string>) =>
       snapshot.tracks.flatMap((track) => {
         const state = snapshot.states.get(track.name);
         return CHILD_STATUSES.map(([status, field]) => ({
-          labels: { ...labelOf(track), status },
+          labels: labelOf(track, status),
           value: state ? state[field] : 0,
         }));
       });
     const families: MetricFamily[] = [
       {
-        name: 'driftless_track_child_status',
+        name: METRIC_NAMES.childStatus,
         help: 'Objects of a track by status: discovered (rendered from Git), applied (changed by the last sync), ignored, inSync.',
         type: 'gauge',
-        samples: childStatus((track) => ({
-          track: track.name,
-          namespace: track.namespace ?? '',
-        })),
+        samples: childStatus(METRIC_LABELS.childStatus),
       },
       {
-        name: 'faros_gittrack_child_status',
+        name: METRIC_NAMES.farosChildStatus,
         help: "Alias of driftless_track_child_status under Faros' name and labels.",
         type: 'gauge',
-        samples: childStatus((track) => ({ name: track.name, namespace: track.namespace ?? '' })),
+        samples: childStatus(METRIC_LABELS.farosChildStatus),
       },
       {
-        name: 'driftless_track_suspended',
+        name: METRIC_NAMES.suspended,
         help: 'Whether a track is suspended (1), in its config or by "driftless suspend".',
         type: 'gauge',
         samples: snapshot.tracks.map((track) => ({
-          labels: { track: track.name },
+          labels: METRIC_LABELS.track(track.name),
           value: isSuspended(track, snapshot.states.get(track.name) ?? emptyTrackState()) ? 1 : 0,
         })),
       },
       {
-        name: 'driftless_track_removed_from_config',
+        name: METRIC_NAMES.removedFromConfig,
         help: 'Tracks the config no longer names that still have state (and objects): 1 until "driftless delete".',
         type: 'gauge',
-        samples: (snapshot.removed ?? []).map((track) => ({ labels: { track }, value: 1 })),
+        samples: (snapshot.removed ?? []).map((track) => ({
+          labels: METRIC_LABELS.track(track),
+          value: 1,
+        })),
       },
       {
-        name: 'driftless_track_objects_in_sync',
+        name: METRIC_NAMES.objectsInSync,
         help: 'Objects of a track that match Git after its last sync.',
         type: 'gauge',
         samples: snapshot.tracks.map((track) => ({
-          labels: { track: track.name },
+          labels: METRIC_LABELS.track(track.name),
           value: snapshot.states.get(track.name)?.objectsInSync ?? 0,
         })),
       },
       {
-        name: 'driftless_time_to_deploy_seconds',
+        name: METRIC_NAMES.timeToDeploy,
         help: 'Time from a push webhook arriving to its revision being applied.',
         type: 'histogram',
-        samples: this.#timeToDeploy.samples('driftless_time_to_deploy_seconds'),
+        samples: this.#timeToDeploy.samples(METRIC_NAMES.timeToDeploy),
       },
       {
-        name: 'faros_gittrack_time_to_deploy_seconds',
+        name: METRIC_NAMES.farosTimeToDeploy,
         help: "Alias of driftless_time_to_deploy_seconds under Faros' name and labels.",
         type: 'histogram',
-        samples: this.#farosTimeToDeploy.samples('faros_gittrack_time_to_deploy_seconds'),
+        samples: this.#farosTimeToDeploy.samples(METRIC_NAMES.farosTimeToDeploy),
       },
       {
-        name: 'driftless_reconcile_errors_total',
+        name: METRIC_NAMES.reconcileErrors,
         help: 'Jobs that failed (fetch, sync, drift, rollback), by track and job type.',
         type: 'counter',
         samples: this.#reconcileErrors.samples(),
       },
       {
-        name: 'driftless_jobs_total',
+        name: METRIC_NAMES.jobs,
         help: 'Jobs finished, by track, job type and result.',
         type: 'counter',
         samples: this.#jobs.samples(),
       },
       {
-        name: 'driftless_webhook_deliveries_total',
+        name: METRIC_NAMES.webhookDeliveries,
         help: 'Webhook deliveries, by provider and HTTP status answered.',
         type: 'counter',
         samples: this.#webhooks.samples(),
       },
       {
-        name: 'driftless_queue_length',
+        name: METRIC_NAMES.queueLength,
         help: 'Jobs waiting in the per-track queue.',
         type: 'gauge',
         samples: [{ labels: {}, value: snapshot.queueLength }],
       },
       {
-        name: 'driftless_jobs_running',
+        name: METRIC_NAMES.jobsRunning,
         help: 'Jobs running now (at most one per track).',
         type: 'gauge',
         samples: [{ labels: {}, value: snapshot.jobsRunning }],

@@ -56,6 +56,15 @@ const TRACK = 'web';
 const OBJECT = 'web-settings';
 const PREFIX = 'driftless/';
 
+/** The `_aws` member of a CloudWatch embedded-metric-format line. */
+interface EmfDirective {
+  readonly CloudWatchMetrics: readonly {
+    readonly Namespace: string;
+    readonly Dimensions: readonly (readonly string[])[];
+    readonly Metrics: readonly { readonly Name: string; readonly Unit: string }[];
+  }[];
+}
+
 const configMap = (value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${OBJECT}\ndata:\n  value: "${value}"\n`;
 
@@ -509,6 +518,44 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     assert.equal(writeBacks[0]?.['function'], 'fetch');
     assert.equal(writeBacks[0]?.['result'], 'written-back');
     assert.equal(await opsLevel(), 'debug');
+  });
+
+  it("writes the jobs' metrics as CloudWatch EMF lines, time-to-deploy carried from the webhook", () => {
+    // Assess: the lines Powertools printed, one metric directive each (src/aws/function-metrics.ts).
+    const samples = offline
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{"_aws"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown> & { _aws: EmfDirective });
+    const find = (name: string, dimensions: Record<string, string>) =>
+      samples.find(
+        (line) =>
+          line._aws.CloudWatchMetrics[0]?.Namespace === 'Driftless' &&
+          line._aws.CloudWatchMetrics[0]?.Metrics.some((metric) => metric.Name === name) &&
+          JSON.stringify(line._aws.CloudWatchMetrics[0]?.Dimensions) ===
+            JSON.stringify([Object.keys(dimensions)]) &&
+          Object.entries(dimensions).every(([key, value]) => line[key] === value),
+      );
+    assert.ok(
+      find('driftless_webhook_deliveries_total', { provider: 'github', status: '202' }),
+      'webhook delivery counted',
+    );
+    assert.ok(
+      find('driftless_jobs_total', { track: TRACK, job: 'fetch', result: 'fetched' }),
+      'fetch job counted',
+    );
+    assert.ok(
+      find('driftless_jobs_total', { track: TRACK, job: 'sync', result: 'applied' }),
+      'sync job counted',
+    );
+    const deploy = find('driftless_time_to_deploy_seconds', { track: TRACK });
+    assert.ok(deploy, 'time to deploy written');
+    const seconds = deploy['driftless_time_to_deploy_seconds'];
+    assert.ok(typeof seconds === 'number' && seconds > 0 && seconds < 120, String(seconds));
+    assert.ok(
+      find('driftless_track_child_status', { track: TRACK, namespace: ns, status: 'inSync' }),
+      'child status written',
+    );
   });
 
   it('drops no job and logs no secret', () => {

@@ -8,7 +8,7 @@
 # of pin builds anew and CI on the same machine reuses what is there
 # (scripts/go-cached-build.sh; kubernetes takes ~6 min on 2 cores).
 #
-# Usage: build.sh [kubernetes] [etcd] [minio] [registry] [age]   (default: all five)
+# Usage: build.sh [kubernetes] [etcd] [minio] [registry] [age] [gitea]   (default: all six)
 # Prints one line per component: <component>=<directory with its binaries>.
 # Progress goes to stderr; stdout carries only those lines.
 set -euo pipefail
@@ -34,7 +34,8 @@ binaries_of() {
     minio) echo "minio" ;;
     registry) echo "registry" ;;
     age) echo "age-keygen" ;;
-    *) echo "build.sh: unknown component '$1' (kubernetes, etcd, minio, registry or age)" >&2; exit 2 ;;
+    gitea) echo "gitea" ;;
+    *) echo "build.sh: unknown component '$1' (kubernetes, etcd, minio, registry, age or gitea)" >&2; exit 2 ;;
   esac
 }
 
@@ -45,6 +46,22 @@ packages_of() {
     minio) echo "github.com/minio/minio" ;;
     registry) echo "github.com/distribution/distribution/v3/cmd/registry" ;;
     age) echo "filippo.io/age/cmd/age-keygen" ;;
+    gitea) echo "code.gitea.io/gitea" ;;
+  esac
+}
+
+# Gitea keeps its data in SQLite (go-sqlite3, C code: cgo); the others are static Go.
+tags_of() {
+  case $1 in
+    gitea) echo "sqlite sqlite_unlock_notify" ;;
+    *) echo "" ;;
+  esac
+}
+
+cgo_of() {
+  case $1 in
+    gitea) echo 1 ;;
+    *) echo 0 ;;
   esac
 }
 
@@ -60,12 +77,21 @@ ldflags_of() {
 
 build() {
   local dir
-  dir=$(go_cached_build "$cache_root/$1" "$here/$1" "$(ldflags_of "$1")" "$(binaries_of "$1")" "$(packages_of "$1")")
+  dir=$(go_cached_build "$cache_root/$1" "$here/$1" "$(ldflags_of "$1")" "$(binaries_of "$1")" \
+    "$(packages_of "$1")" "$(tags_of "$1")" "$(cgo_of "$1")")
+  if [ "$1" = gitea ] && [ ! -d "$dir/options/locale" ]; then
+    # Built without Gitea's generated bindata, it reads its locales and templates from
+    # STATIC_ROOT_PATH at run time: the module's own, copied beside the binary.
+    local source
+    source=$(cd "$here/gitea" && go list -m -f '{{.Dir}}' code.gitea.io/gitea)
+    cp -r "$source/options" "$source/templates" "$dir/"
+    chmod -R u+w "$dir/options" "$dir/templates"
+  fi
   echo "$1=$dir"
 }
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kubernetes etcd minio registry age)
+[ ${#components[@]} -gt 0 ] || components=(kubernetes etcd minio registry age gitea)
 for component in "${components[@]}"; do
   binaries_of "$component" >/dev/null
   build "$component"

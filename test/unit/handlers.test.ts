@@ -10,6 +10,7 @@ import { createDriftHandler } from '../../handlers/drift.ts';
 import { createFetchHandler } from '../../handlers/fetch.ts';
 import { createRollbackHandler } from '../../handlers/rollback.ts';
 import { createWebhookHandler } from '../../handlers/webhook.ts';
+import { silentMetrics } from '../../src/aws/function-metrics.ts';
 import type { HttpApiEvent, SqsEvent } from '../../src/aws/lambda-events.ts';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { parseConfig } from '../../src/config/parse-config.ts';
@@ -83,7 +84,7 @@ function webhookFixture() {
     },
     queue,
   };
-  return { marked, queue, handler: createWebhookHandler(async () => deps, silent) };
+  return { marked, queue, handler: createWebhookHandler(async () => deps, silent, silentMetrics) };
 }
 
 const PUSH_HEADERS = { 'x-github-event': 'push', 'x-github-delivery': 'delivery-1' };
@@ -190,6 +191,7 @@ describe('webhook handler', () => {
         queue: { enqueue: async () => Promise.reject(new Error('SQS: AccessDenied for arn:...')) },
       }),
       silent,
+      silentMetrics,
     );
 
     // Act
@@ -247,6 +249,7 @@ describe('queue and trigger handlers', () => {
         queue,
       }),
       silent,
+      silentMetrics,
     );
 
     // Act
@@ -285,6 +288,7 @@ describe('queue and trigger handlers', () => {
         queue: recordingQueue(),
       }),
       silent,
+      silentMetrics,
     );
 
     // Act: `other` never applied anything, so its drift check needs nothing from the cluster.
@@ -316,6 +320,7 @@ describe('queue and trigger handlers', () => {
       }),
       silent,
       () => new Date('2026-01-02T03:04:05Z'),
+      silentMetrics,
     );
 
     // Act
@@ -351,6 +356,7 @@ describe('queue and trigger handlers', () => {
       }),
       log,
       () => new Date('2026-01-02T03:04:05Z'),
+      silentMetrics,
     );
 
     // Act
@@ -489,6 +495,7 @@ describe('queue and trigger handlers', () => {
         queue,
       }),
       silent,
+      silentMetrics,
     );
 
     // Act

@@ -477,6 +477,9 @@ describe('the upload-pack exchange', () => {
     ]);
     assert.deepEqual(bare, fromV1);
     assert.deepEqual(parseAdvertisement(empty).refs, []);
+    // Gitea and Forgejo advertise an empty repository with no ref line at all.
+    const bareEmpty = Buffer.concat([pkt('# service=git-upload-pack\n'), FLUSH, FLUSH]);
+    assert.deepEqual(parseAdvertisement(bareEmpty).refs, []);
     assert.throws(() => parseAdvertisement(v2), UploadPackError);
   });
 

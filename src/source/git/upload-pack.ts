@@ -177,6 +177,9 @@ export function parseAdvertisement(advertisement: Buffer): Advertisement {
   if (first.startsWith('version 2')) {
     throw new UploadPackError('the server answered with protocol v2 unasked');
   }
+  // No ref line at all: how Gitea and Forgejo advertise an empty repository (git itself
+  // sends `capabilities^{}`). No refs, so the track's ref is reported as not found.
+  if (first === '') return { capabilities: new Set(), refs: [] };
   const nul = first.indexOf('\0');
   if (nul < 0) throw new UploadPackError('the ref advertisement lists no capabilities');
   const capabilities = new Set(
