@@ -289,7 +289,7 @@ await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 writeFileSync(
   CONFIG,
   `${readFileSync(CONFIG, 'utf8')}notifications:
-  - {name: demo-events, type: webhook, url: env:DEMO_HOOK_URL, secret: env:DEMO_HOOK_KEY, tracks: [demo], events: [fetched, applied, healthy, failed]}
+  - {name: demo-events, type: webhook, url: env:DEMO_HOOK_URL, secret: env:DEMO_HOOK_KEY, tracks: [demo], events: [fetched, applied, failed]}
 `,
 );
 const revision = commitManifests('v1', 'Back to v1');
@@ -302,10 +302,10 @@ const serve = cliProcess(['serve', '--port', String(servePort)], {
 // Its JSON log lines would drown the receiver's; the receiver shows what serve did.
 const serving = spawn(process.execPath, serve.args, { ...serve.options, stdio: 'ignore' });
 const deadline = Date.now() + 120_000;
-while (!heard.includes('healthy') && !heard.includes('failed') && Date.now() < deadline) {
+while (!heard.includes('applied') && !heard.includes('failed') && Date.now() < deadline) {
   await new Promise((resolve) => setTimeout(resolve, 200));
 }
-failed = !heard.includes('healthy') || failed;
+failed = !heard.includes('applied') || failed;
 serving.kill('SIGTERM');
 await new Promise((resolve) => serving.once('close', resolve));
 receiver.close();

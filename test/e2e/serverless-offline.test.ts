@@ -15,6 +15,11 @@
  * (test/unit/aws-queue.test.ts). At most one apply job per track rests here
  * on the apply lease in the track's state, with busy jobs retried.
  *
+ * Commit statuses: a third track lives on a real Gitea, whose own signed
+ * webhook reaches the webhook function; the apply function, which holds no
+ * Git token, hands the statuses of its jobs to fetch as a notify job, and
+ * fetch sets them on Gitea.
+ *
  * The schedule fires at the start of every minute (serverless-offline's cron
  * for `rate(1 minute)`), and each tick polls the track's ref too: pushes are
  * made away from the minute boundary, so it is the webhook that deploys them.
@@ -40,6 +45,7 @@ import {
   type GitRepository,
   type GitServer,
 } from '../harness/git-server.ts';
+import { startGitea, type Gitea, type GiteaRepository } from '../harness/gitea.ts';
 import { startMinio, type MinioServer } from '../harness/minio.ts';
 import { startServerlessOffline, type ServerlessOffline } from '../harness/serverless-offline.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
@@ -52,6 +58,9 @@ import { eventually } from '../harness/eventually.ts';
 import { controlPlaneBinaries } from '../harness/testbin.ts';
 
 const GITHUB_SECRET = `gh-${randomUUID()}`;
+const GITEA_SECRET = `gitea-${randomUUID()}`;
+/** The track on Gitea, and its commit statuses' context. */
+const SHOP = 'shop';
 const TRACK = 'web';
 const OBJECT = 'web-settings';
 const PREFIX = 'driftless/';
@@ -122,6 +131,8 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
   let gitTrackRepo: GitRepository;
   let opsRepo: GitRepository;
   let minio: MinioServer;
+  let gitea: Gitea;
+  let shopRepo: GiteaRepository;
   let s3: S3Client;
   let bucket: string;
   let store: ClosableStore;
@@ -183,11 +194,13 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
   before(async () => {
     const kc = sharedKubeConfig();
     core = kc.makeApiClient(CoreV1Api);
-    [minio, git, ns] = await Promise.all([
+    [minio, git, ns, gitea] = await Promise.all([
       startMinio(),
       startGitServer(),
       createTestNamespace(kc, 'offline'),
+      startGitea(),
     ]);
+    shopRepo = await gitea.createRepo('shop');
     s3 = minio.client();
     bucket = await minio.createBucket();
     repo = await git.createRepository('manifests');
@@ -217,6 +230,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
         `    kubeconfig: ${sharedKubeconfigPath()}`,
         'webhooks:',
         '  github: {secret: env:E2E_GITHUB_SECRET}',
+        '  gitea: {secret: env:E2E_GITEA_SECRET}',
         'tracks:',
         `  - name: ${TRACK}`,
         `    repository: ${repo.url}`,
@@ -231,8 +245,16 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
         '    interval: 10s',
         '    auth: {type: basic, secret: env:E2E_GIT_CREDENTIALS}',
         '    rules: [{apiGroups: [""], resources: [configmaps], syncTo: git}]',
+        // On Gitea: only its webhook deploys it.
+        `  - name: ${SHOP}`,
+        `    repository: ${shopRepo.cloneUrl}`,
+        `    namespace: ${ns}`,
+        '    interval: 1h',
+        '    auth: {type: basic, secret: env:E2E_GITEA_CREDENTIALS}',
         'tracksFrom:',
         '  - {cluster: test, gitTracks: true, deployKeySecrets: "env:E2E_GITTRACK_"}',
+        'notifications:',
+        `  - {name: status-back, type: commitStatus, provider: gitea, token: env:E2E_GITEA_TOKEN, tracks: [${SHOP}]}`,
         '',
       ].join('\n'),
     );
@@ -250,6 +272,9 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
         ...rendererEnvironment(await rendererBinaries()),
         E2E_GITHUB_SECRET: GITHUB_SECRET,
         E2E_GIT_CREDENTIALS: `${git.username}:${git.password}`,
+        E2E_GITEA_SECRET: GITEA_SECRET,
+        E2E_GITEA_CREDENTIALS: `${gitea.user}:${gitea.token}`,
+        E2E_GITEA_TOKEN: gitea.token,
         // A GitTrack's deploy key, under the source's prefix and the GitTrack's namespace.
         [`E2E_GITTRACK_${ns.toUpperCase().replace(/-/g, '_')}_GIT_CREDS_CREDENTIALS`]: `${git.username}:${git.password}`,
         // The store's S3 client takes MinIO's credentials from the environment, as in Lambda.
@@ -261,6 +286,10 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
       },
     });
     console.error(`# serverless offline ready in ${Date.now() - started} ms`);
+    await gitea.addWebhook(shopRepo, {
+      url: `${offline.httpUrl}/webhook/gitea`,
+      secret: GITEA_SECRET,
+    });
   });
 
   after(async () => {
@@ -282,7 +311,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     if (keep && offline) await writeFile(keep, offline.output());
     store?.close();
     await core?.deleteNamespace({ name: ns }).catch(() => undefined);
-    await Promise.all([git?.stop(), minio?.stop()]);
+    await Promise.all([git?.stop(), minio?.stop(), gitea?.stop()]);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -558,6 +587,44 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     );
   });
 
+  it("sets commit statuses on Gitea: apply's events reach them through a notify job in fetch", async () => {
+    // Act: Gitea delivers its own signed push webhook to the webhook function.
+    await clearOfTick();
+    const sha = await pushFiles(
+      {
+        name: shopRepo.name,
+        bareDir: '',
+        url: shopRepo.cloneUrl,
+        authUrl: shopRepo.cloneUrl,
+        username: gitea.user,
+        password: gitea.token,
+      },
+      {
+        'shop.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop-settings\ndata:\n  value: "one"\n',
+      },
+    );
+
+    // Assess: pending from fetch, then success once applied (the track does not wait for health).
+    const statuses = async () =>
+      ((await gitea.commitStatuses(shopRepo, sha)) as { status: string; context: string }[]).filter(
+        (status) => status.context === `driftless/${SHOP}`,
+      );
+    assert.ok(
+      await eventually(async () => (await statuses())[0]?.status === 'success', 60_000),
+      `${JSON.stringify(await statuses())}${recentLogs()}`,
+    );
+    assert.deepEqual((await statuses()).map((status) => status.status).reverse(), [
+      'pending',
+      'success',
+    ]);
+    // The success came from a notify job that the fetch function ran; apply only queued it.
+    const notified = offline
+      .logs()
+      .filter((line) => line.msg === 'notify finished' && line.track === SHOP);
+    assert.deepEqual([...new Set(notified.map((line) => line.function))], ['fetch'], recentLogs());
+  });
+
   it('drops no job and logs no secret', () => {
     // Assess
     const logs = offline.logs();
@@ -567,7 +634,13 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
       [],
     );
     const output = offline.output();
-    for (const secret of [GITHUB_SECRET, git.password, minio.secretAccessKey]) {
+    for (const secret of [
+      GITHUB_SECRET,
+      GITEA_SECRET,
+      gitea.token,
+      git.password,
+      minio.secretAccessKey,
+    ]) {
       assert.ok(!output.includes(secret), 'a secret appears in the output');
     }
   });
