@@ -543,9 +543,11 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
       `${await inGit()}${recentLogs()}`,
     );
     assert.match(await inGit(), /^# tuned by the ops team in the cluster\n/);
-    const writeBacks = offline.logs().filter((line) => line.msg === 'writeBack finished');
-    assert.equal(writeBacks[0]?.['function'], 'fetch');
-    assert.equal(writeBacks[0]?.['result'], 'written-back');
+    // The job logs its end after its push, so the line may come a moment after the commit.
+    const writeBacks = () => offline.logs().filter((line) => line.msg === 'writeBack finished');
+    assert.ok(await eventually(async () => writeBacks().length > 0, 30_000), recentLogs());
+    assert.equal(writeBacks()[0]?.['function'], 'fetch');
+    assert.equal(writeBacks()[0]?.['result'], 'written-back');
     assert.equal(await opsLevel(), 'debug');
   });
 
