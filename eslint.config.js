@@ -5,10 +5,10 @@ import tseslint from 'typescript-eslint';
 
 /**
  * Which folders of src/ each folder may not import: the core (config, source, render, store,
- * cluster, apply, drift, sync and the files at src/ root) never imports the adapters (cli,
+ * cluster, apply, drift, sync, dashboard and the files at src/ root) never imports the adapters (cli,
  * serve, aws); serve and aws never import cli; inside the core, lower layers never import
  * higher ones (config <- render, store, cluster <- source, apply <- drift <- sync; config <-
- * notify <- sync).
+ * notify <- sync <- dashboard).
  */
 const ADAPTERS = ['cli', 'serve', 'aws'];
 const FORBIDDEN = {
@@ -23,17 +23,71 @@ const FORBIDDEN = {
     'drift',
     'notify',
     'sync',
+    'dashboard',
   ],
-  config: [...ADAPTERS, 'source', 'render', 'store', 'cluster', 'apply', 'drift', 'notify', 'sync'],
-  render: [...ADAPTERS, 'source', 'store', 'cluster', 'apply', 'drift', 'notify', 'sync'],
-  store: [...ADAPTERS, 'source', 'render', 'cluster', 'apply', 'drift', 'notify', 'sync'],
-  cluster: [...ADAPTERS, 'source', 'render', 'store', 'apply', 'drift', 'notify', 'sync'],
-  source: [...ADAPTERS, 'store', 'cluster', 'apply', 'drift', 'notify', 'sync'],
-  apply: [...ADAPTERS, 'source', 'store', 'drift', 'notify', 'sync'],
-  drift: [...ADAPTERS, 'source', 'store', 'notify', 'sync'],
+  config: [
+    ...ADAPTERS,
+    'source',
+    'render',
+    'store',
+    'cluster',
+    'apply',
+    'drift',
+    'notify',
+    'sync',
+    'dashboard',
+  ],
+  render: [
+    ...ADAPTERS,
+    'source',
+    'store',
+    'cluster',
+    'apply',
+    'drift',
+    'notify',
+    'sync',
+    'dashboard',
+  ],
+  store: [
+    ...ADAPTERS,
+    'source',
+    'render',
+    'cluster',
+    'apply',
+    'drift',
+    'notify',
+    'sync',
+    'dashboard',
+  ],
+  cluster: [
+    ...ADAPTERS,
+    'source',
+    'render',
+    'store',
+    'apply',
+    'drift',
+    'notify',
+    'sync',
+    'dashboard',
+  ],
+  source: [...ADAPTERS, 'store', 'cluster', 'apply', 'drift', 'notify', 'sync', 'dashboard'],
+  apply: [...ADAPTERS, 'source', 'store', 'drift', 'notify', 'sync', 'dashboard'],
+  drift: [...ADAPTERS, 'source', 'store', 'notify', 'sync', 'dashboard'],
   // Notifications: events in, receivers out; they know config and nothing of how jobs run.
-  notify: [...ADAPTERS, 'source', 'render', 'store', 'cluster', 'apply', 'drift', 'sync'],
-  sync: ADAPTERS,
+  notify: [
+    ...ADAPTERS,
+    'source',
+    'render',
+    'store',
+    'cluster',
+    'apply',
+    'drift',
+    'sync',
+    'dashboard',
+  ],
+  sync: [...ADAPTERS, 'dashboard'],
+  // The dashboard's use-cases (read model, actions, routes) sit on top of sync.
+  dashboard: ADAPTERS,
   serve: ['cli', 'aws'],
   aws: ['cli', 'serve'],
   cli: ['aws'],

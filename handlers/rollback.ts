@@ -13,7 +13,7 @@ import {
   parseRollbackRequest,
   requestRollback,
   type RollbackAnswer,
-} from '../src/aws/request-rollback.ts';
+} from '../src/sync/request-action.ts';
 import { triggerDeps, type TriggerDeps } from '../src/aws/function-deps.ts';
 import type { Logger } from '../src/logger.ts';
 

@@ -154,7 +154,7 @@ function notifierOf(
     notify: notifier(config.notifications, {
       ...options,
       readSecret: secretReader(env),
-      ...(config.dashboard === undefined ? {} : { dashboardUrl: config.dashboard.url }),
+      ...(config.dashboard?.url === undefined ? {} : { dashboardUrl: config.dashboard.url }),
       onFailure: logUndelivered(functionLogger('notify')),
     }),
   };

@@ -19,6 +19,8 @@ export class InvalidJobError extends DriftlessError {
 const track = z.string().check(z.minLength(1), z.maxLength(63));
 const trigger = z.enum(['webhook', 'schedule', 'manual']);
 const nonEmpty = z.string().check(z.minLength(1));
+/** Who asked for a person's job (a dashboard user name). */
+const by = z.optional(z.string().check(z.minLength(1), z.maxLength(256)));
 
 const JOB = z.discriminatedUnion('type', [
   z.object({
@@ -29,6 +31,7 @@ const JOB = z.discriminatedUnion('type', [
     deliveryId: z.optional(z.string()),
     revision: z.optional(nonEmpty),
     tick: z.optional(z.string()),
+    by,
   }),
   z.object({
     type: z.literal('sync'),
@@ -36,6 +39,7 @@ const JOB = z.discriminatedUnion('type', [
     revision: nonEmpty,
     resolvedAt: z.iso.datetime({ offset: true }),
     trigger,
+    by,
   }),
   z.object({
     type: z.literal('drift'),
@@ -43,7 +47,7 @@ const JOB = z.discriminatedUnion('type', [
     detectOnly: z.optional(z.boolean()),
     tick: z.optional(z.string()),
   }),
-  z.object({ type: z.literal('rollback'), track, revision: nonEmpty }),
+  z.object({ type: z.literal('rollback'), track, revision: nonEmpty, by }),
   z.object({
     type: z.literal('writeBack'),
     track,
@@ -96,6 +100,7 @@ const JOB = z.discriminatedUnion('type', [
     track,
     action: z.enum(['suspend', 'resume', 'unpin', 'delete']),
     policy: z.optional(z.enum(DELETION_POLICIES)),
+    by,
   }),
 ]);
 

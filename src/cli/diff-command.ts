@@ -15,8 +15,9 @@ import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import { loadRevisionBundle, targetRevision } from './load-revision.ts';
 import { findTrack } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
-import { colourDiff, unifiedDiff } from './unified-diff.ts';
-import { toYaml } from './yaml-text.ts';
+import { colourDiff } from './unified-diff.ts';
+import { unifiedDiff } from '../unified-diff.ts';
+import { toYaml } from '../render/manifests-yaml.ts';
 
 /** A planned change as `diff` shows it (`-o json` prints these): the two forms as a unified diff. */
 export interface ShownChange {

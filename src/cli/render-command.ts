@@ -1,21 +1,10 @@
 /** `driftless render`: the manifests a revision renders to, as multi-document YAML. */
-import type { RenderedBundle } from '../render/types.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
 import { loadRevisionBundle, targetRevision } from './load-revision.ts';
 import { findTrack } from './select-tracks.ts';
-import { toYaml } from './yaml-text.ts';
-
-/**
- * The bundle's objects as YAML documents in the bundle's order, each under a
- * comment naming the file and line it came from; `kubectl apply -f -` takes it.
- */
-export function formatManifests(bundle: RenderedBundle): string {
-  return bundle.objects
-    .map((o) => `---\n# Source: ${o.source.file}:${o.source.line}\n${toYaml(o.manifest)}`)
-    .join('');
-}
+import { formatManifests } from '../render/manifests-yaml.ts';
 
 export const renderCommand: CommandHandler = async (ctx, line, output) => {
   const track = findTrack(ctx.config, line.track ?? '', line.config);

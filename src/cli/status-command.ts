@@ -2,12 +2,8 @@
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
 import { findTrack } from './select-tracks.ts';
-import {
-  formatObjectStatuses,
-  formatStatusDetail,
-  formatStatusSummary,
-  statusJson,
-} from './status-view.ts';
+import { formatObjectStatuses, formatStatusDetail, formatStatusSummary } from './status-view.ts';
+import { statusJson } from '../sync/status-json.ts';
 import { objectStatuses } from '../sync/object-statuses.ts';
 import { tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { isSuspended, readTrackState } from '../sync/track-state.ts';

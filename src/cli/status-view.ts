@@ -4,24 +4,6 @@ import type { TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
 
-/** DESIGN.md `status -o json`, `track` first; internal bookkeeping (desiredResolvedAt) stays out. */
-export function statusJson(track: string, state: TrackState) {
-  return {
-    track,
-    desiredRevision: state.desiredRevision,
-    appliedRevision: state.appliedRevision,
-    pinned: state.pinned,
-    suspended: state.suspended === true,
-    conditions: state.conditions,
-    objectsDiscovered: state.objectsDiscovered,
-    objectsApplied: state.objectsApplied,
-    objectsIgnored: state.objectsIgnored,
-    objectsInSync: state.objectsInSync,
-    ignoredObjects: state.ignoredObjects,
-    inventory: state.inventory,
-  };
-}
-
 /** A commit sha shortened for people; `-` when there is none. */
 export function shortRevision(revision: string | null | undefined): string {
   return revision ? revision.slice(0, 12) : '-';

@@ -11,7 +11,8 @@ import type { LocalContext } from '../sync/local-context.ts';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
 import { findTrack, inDependencyOrder, suspensionOf } from './select-tracks.ts';
-import { shortRevision, statusJson } from './status-view.ts';
+import { shortRevision } from './status-view.ts';
+import { statusJson } from '../sync/status-json.ts';
 
 /** DESIGN.md `sync -o json` for one track; `error` added when the sync failed. */
 export function syncJson(result: SyncResult) {

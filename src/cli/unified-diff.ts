@@ -1,23 +1,5 @@
-/** Unified diffs of two texts, as `diff -u` and `kubectl diff` print them. */
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
+/** Unified diffs coloured for a terminal (src/unified-diff.ts makes them). */
 import type { Palette } from './colours.ts';
-
-/**
- * The unified diff from `before` to `after` with three lines of context, under
- * `--- beforeName` / `+++ afterName` headers; `''` when the texts are equal.
- */
-export function unifiedDiff(
-  beforeName: string,
-  afterName: string,
-  before: string,
-  after: string,
-): string {
-  if (before === after) return '';
-  return createTwoFilesPatch(beforeName, afterName, before, after, undefined, undefined, {
-    context: 3,
-    headerOptions: FILE_HEADERS_ONLY,
-  });
-}
 
 /** The diff with removals red, additions green and hunk headers cyan. */
 export function colourDiff(diff: string, colours: Palette): string {

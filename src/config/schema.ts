@@ -817,8 +817,46 @@ const notificationSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
-/** `dashboard`: where people open it, for the links commit statuses carry. */
-const dashboardSchema = strictObject({ url: httpUrl });
+/**
+ * `dashboard`: where people open it (commit statuses link there), who may
+ * read and act in `driftless serve`, and how API Gateway authenticates the
+ * dashboard function in AWS.
+ */
+const dashboardSchema = strictObject({
+  url: z.optional(httpUrl),
+  readAccess: z._default(z.enum(['open', 'authenticated']), 'authenticated'),
+  users: z._default(
+    z.array(strictObject({ name: nonEmptyString, password: secretRef })),
+    [],
+  ),
+  tokens: z._default(z.array(secretRef), []),
+  authorizer: z._default(
+    z.discriminatedUnion('type', [
+      strictObject({ type: z.literal('iam') }),
+      strictObject({
+        type: z.literal('jwt'),
+        issuer: httpUrl,
+        audience: z.array(nonEmptyString).check(z.minLength(1)),
+      }),
+    ]),
+    { type: 'iam' },
+  ),
+}).check(
+  z.superRefine((value, ctx) => {
+    const seen = new Set<string>();
+    value.users.forEach((user, index) => {
+      if (seen.has(user.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['users', index, 'name'],
+          message: `user "${user.name}" is listed twice`,
+          input: user.name,
+        });
+      }
+      seen.add(user.name);
+    });
+  }, ALWAYS),
+);
 
 /**
  * The top level of `driftless.yaml`. `tracks` and `tracksFrom` are only

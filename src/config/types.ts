@@ -383,6 +383,22 @@ export interface Config {
   readonly tracksFrom: TracksFrom[];
   /** Where events are sent (notify/). */
   readonly notifications: Notification[];
-  /** Where people open the dashboard; commit statuses link to it. */
-  readonly dashboard?: { readonly url: string };
+  /** The dashboard: its address, and who may read it and act in it. */
+  readonly dashboard?: DashboardConfig;
+}
+
+/** `dashboard:` (docs/configuration.md). */
+export interface DashboardConfig {
+  /** Where people open it; commit statuses link to its track pages. */
+  readonly url?: string;
+  /** `open`: anyone who reaches it reads; `authenticated`: reading needs a user or token too. */
+  readonly readAccess: 'open' | 'authenticated';
+  /** Basic-auth users of `driftless serve`'s dashboard. */
+  readonly users: readonly { readonly name: string; readonly password: SecretRef }[];
+  /** Bearer tokens of `driftless serve`'s dashboard. */
+  readonly tokens: readonly SecretRef[];
+  /** How API Gateway authenticates the dashboard function in AWS. */
+  readonly authorizer:
+    | { readonly type: 'iam' }
+    | { readonly type: 'jwt'; readonly issuer: string; readonly audience: readonly string[] };
 }

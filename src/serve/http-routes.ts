@@ -1,8 +1,10 @@
 /**
  * The HTTP surface of `driftless serve`: `POST /webhook/<provider>`,
- * `GET /healthz` and `GET /metrics`. Routing and HTTP details only; the work
- * is in the webhook use-case (src/sync/accept-webhook.ts) and the metrics.
- * Webhook answers carry the same JSON body as the webhook function's.
+ * `GET /healthz`, `GET /metrics`, and the dashboard at `/` with its API
+ * under `/api/`. Routing and HTTP details only; the work is in the webhook
+ * use-case (src/sync/accept-webhook.ts), the metrics and the dashboard's
+ * routes (src/dashboard/). Webhook answers carry the same JSON body as the
+ * webhook function's.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
@@ -11,6 +13,8 @@ import { readBody } from './read-body.ts';
 import { messageOf } from '../errors.ts';
 import type { WebhookRequest } from '../source/webhooks/index.ts';
 import type { WebhookAnswer } from '../sync/accept-webhook.ts';
+import type { DashboardResponse } from '../dashboard/http-types.ts';
+import type { ServeDashboardRequest } from './serve-dashboard.ts';
 
 export interface HttpRoutesDeps {
   /** The webhook use-case over serve's ports. */
@@ -21,12 +25,20 @@ export interface HttpRoutesDeps {
   readonly accepting: () => boolean;
   /** The exposition document for a scrape. */
   readonly metrics: () => Promise<string>;
+  /** The dashboard's routes (serve-dashboard.ts). */
+  readonly dashboard: (request: ServeDashboardRequest) => Promise<DashboardResponse>;
   /** Told the status of each webhook answer, for the deliveries counter. */
   readonly onWebhookAnswer: (provider: string, status: number) => void;
   readonly logger: Logger;
 }
 
 const WEBHOOK_PATH = /^\/webhook\/([^/]+)\/?$/;
+
+/** The dashboard's paths: its page, its built files and its API. */
+const DASHBOARD_PATH = /^\/(?:index\.html|assets\/.*|api\/.*)?$/;
+
+/** Largest action body read: `{"revision": "<sha>"}` is far smaller. */
+const MAX_ACTION_BYTES = 16 * 1024;
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = `${JSON.stringify(body)}\n`;
@@ -78,6 +90,46 @@ async function webhook(
   });
 }
 
+async function dashboard(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  deps: HttpRoutesDeps,
+): Promise<void> {
+  const method = req.method ?? 'GET';
+  let body = '';
+  if (method === 'POST') {
+    const read = await readBody(req, MAX_ACTION_BYTES);
+    if (read.tooLarge) {
+      res.setHeader('Connection', 'close');
+      sendJson(res, 413, { error: `the body is larger than ${MAX_ACTION_BYTES} bytes` });
+      return;
+    }
+    body = read.bytes.toString('utf8');
+  } else {
+    req.resume();
+  }
+  const answer = await deps.dashboard({
+    method,
+    path,
+    query: new URL(req.url ?? '/', 'http://localhost').searchParams,
+    headers: flatHeaders(req),
+    body,
+  });
+  if (method === 'POST' && answer.status < 500) {
+    deps.logger[answer.status >= 400 ? 'warn' : 'info']('dashboard action', {
+      path,
+      status: answer.status,
+      ...(answer.status === 202 ? (JSON.parse(answer.body) as object) : { body: answer.body }),
+    });
+  }
+  res.writeHead(answer.status, {
+    ...answer.headers,
+    'Content-Length': Buffer.byteLength(answer.body),
+  });
+  res.end(method === 'HEAD' ? undefined : answer.body);
+}
+
 /** The request listener of the server. */
 export function httpRoutes(deps: HttpRoutesDeps): RequestListener {
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -101,6 +153,10 @@ export function httpRoutes(deps: HttpRoutesDeps): RequestListener {
       });
       if (answer.status === 413) res.setHeader('Connection', 'close');
       sendJson(res, answer.status, answer.body);
+      return;
+    }
+    if (DASHBOARD_PATH.test(path)) {
+      await dashboard(req, res, path, deps);
       return;
     }
     req.resume();

@@ -20,6 +20,7 @@ import { readTrackState, type TrackState } from '../sync/track-state.ts';
 import { knownTracks } from '../sync/published-tracks.ts';
 import { REMOVED_TRACK_MESSAGE, tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { httpRoutes } from './http-routes.ts';
+import { serveDashboard } from './serve-dashboard.ts';
 import { createJobRunner } from './job-runner.ts';
 import { startScheduler, type SchedulerTimers } from './scheduler.ts';
 import { ServeMetrics } from './serve-metrics.ts';
@@ -44,6 +45,8 @@ export interface ServeOptions {
   /** Poll and drift-check every track at start; default true. */
   readonly runAtStart?: boolean;
   readonly timers?: SchedulerTimers;
+  /** Where the dashboard's built UI is; default dist/web of this package. */
+  readonly webDir?: string;
 }
 
 export interface RunningServe {
@@ -114,7 +117,7 @@ export async function startServe(
           : {
               notify: notifier(ctx.config.notifications, {
                 readSecret: ctx.readSecret ?? ((ref) => readSecret(ref, options.env)),
-                ...(ctx.config.dashboard === undefined
+                ...(ctx.config.dashboard?.url === undefined
                   ? {}
                   : { dashboardUrl: ctx.config.dashboard.url }),
                 onFailure: logUndelivered(logger),
@@ -153,6 +156,12 @@ export async function startServe(
     });
   };
 
+  const dashboard = await serveDashboard(ctx, {
+    tracks: () => tracks,
+    queue: { enqueue: (job) => queue.enqueue(job) },
+    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.webDir === undefined ? {} : { webDir: options.webDir }),
+  });
   const deliveries = ctx.deliveries ?? memoryDeliveryLog();
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BYTES;
   const server = createServer(
@@ -172,6 +181,7 @@ export async function startServe(
       maxBodyBytes,
       accepting: () => queue.accepting,
       metrics: scrape,
+      dashboard,
       onWebhookAnswer: (provider, status) => metrics.countWebhook(provider, status),
       logger,
     }),

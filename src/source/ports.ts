@@ -44,6 +44,16 @@ export interface CommitResult {
   readonly attempts: number;
 }
 
+/** The commit a revision was rendered from, for people (the dashboard). */
+export interface CommitInfo {
+  /** The whole message. */
+  readonly message: string;
+  /** `Name <email>`. */
+  readonly author: string;
+  /** ISO-8601 commit time. */
+  readonly date: string;
+}
+
 export interface GitSource {
   /** Resolves the track's reference (branch, tag, sha, refs/..., or semver range) to a commit. */
   resolve(track: TrackSource): Promise<ResolvedRevision>;
@@ -63,6 +73,8 @@ export interface GitSource {
    * leave it out, and then a track with `verify` is refused.
    */
   verifyCommit?(track: TrackSource, revision: string): Promise<string | undefined>;
+  /** The message, author and time of commit `revision`; undefined for a source without commits. */
+  describeCommit?(track: TrackSource, revision: string): Promise<CommitInfo | undefined>;
   /**
    * Commits to a branch of the track's repository and pushes, with the
    * track's credentials (git/push-commit.ts). Undefined for a source that

@@ -26,6 +26,9 @@ export function createTrackSource(options: TrackSourceOptions): GitSource {
     // The config refuses verify on a bucket track: a listing has no signature.
     verifyCommit: (track, revision) =>
       track.bucket ? Promise.resolve(undefined) : git.verifyCommit!(track, revision),
+    // A bucket listing has no commit to describe.
+    describeCommit: (track, revision) =>
+      track.bucket ? Promise.resolve(undefined) : git.describeCommit!(track, revision),
     // The config refuses syncTo: git on a bucket track: there is nothing to push to.
     commit: (track, request) => git.commit!(track, request),
   };

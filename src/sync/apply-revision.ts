@@ -48,6 +48,8 @@ export interface ApplyStoredOptions {
   readonly trigger: HistoryTrigger;
   /** Rollback: apply even though the track is pinned, and pin it at this revision. */
   readonly pin?: boolean;
+  /** Who asked, when a person did: history's `by`. */
+  readonly by?: string;
 }
 
 /** Decides, under the lease, whether the job still applies: a reason to stop, or undefined. */
@@ -172,7 +174,8 @@ export async function applyStoredRevision(
 ): Promise<SyncResult> {
   const now = deps.now ?? (() => new Date());
   const holder = randomUUID();
-  await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
+  const startedAt = now();
+  await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, startedAt);
   try {
     // What the cluster answered may quote a decrypted or substituted value (src/redact.ts).
     const attempt = redactDeep(
@@ -182,6 +185,7 @@ export async function applyStoredRevision(
       ...options,
       holder,
       now,
+      startedAt,
       cluster: track.cluster,
     });
   } catch (error) {
@@ -200,7 +204,8 @@ export async function applyRevision(
   job: SyncJob,
   deps: ApplyDeps,
 ): Promise<SyncResult> {
-  return applyStoredRevision(track, job.revision, { trigger: job.trigger }, deps, (state) => {
+  const options = { trigger: job.trigger, ...(job.by === undefined ? {} : { by: job.by }) };
+  return applyStoredRevision(track, job.revision, options, deps, (state) => {
     if (state.pinned) return 'pinned';
     const newer = state.desiredResolvedAt !== null && state.desiredResolvedAt > job.resolvedAt;
     if (newer && state.desiredRevision !== job.revision) return 'superseded';

@@ -153,7 +153,14 @@ async function executeOnCluster(
       // Resumed or unpinned: fetch at once rather than at the next poll, as `driftless resume` does.
       const next =
         (result.result === 'resumed' || result.result === 'unpinned') && !result.suspended
-          ? [{ type: 'fetch' as const, track: track.name, trigger: 'manual' as const }]
+          ? [
+              {
+                type: 'fetch' as const,
+                track: track.name,
+                trigger: 'manual' as const,
+                ...(job.by === undefined ? {} : { by: job.by }),
+              },
+            ]
           : [];
       return { type: 'lifecycle', job, result, next };
     }

@@ -9,11 +9,11 @@
  */
 import type { Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
-import type { GitSource } from '../source/ports.ts';
+import type { CommitInfo, GitSource } from '../source/ports.ts';
 import { VerificationError } from '../source/verify-signature.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { FetchJob, SyncJob } from './jobs.ts';
-import { conditionOf, setCondition, updateTrackState } from './track-state.ts';
+import { conditionOf, setCondition, updateTrackState, type TrackState } from './track-state.ts';
 import type { SkippedFile } from '../render/types.ts';
 import { commitOf, isRevisionId } from '../object-id.ts';
 import { renderTrackRevision, type RenderedTrackRevision } from './render-track-revision.ts';
@@ -94,6 +94,7 @@ export async function fetchTrack(
         appliedAt: now().toISOString(),
         result: 'failed',
         trigger: job.trigger,
+        ...(job.by === undefined ? {} : { by: job.by }),
         error: message,
       });
     }
@@ -147,10 +148,12 @@ export async function fetchTrack(
     }
   }
 
+  const commit = await describeCommit(track, commitOf(revision), deps.source);
   let stale = false;
   await updateTrackState(deps.state, track.name, (state) => {
     stale = state.desiredResolvedAt !== null && state.desiredResolvedAt > resolvedAt;
     if (stale) return;
+    if (commit !== undefined) rememberCommit(state, commitOf(revision), commit);
     state.desiredRevision = revision;
     state.desiredResolvedAt = resolvedAt;
     setCondition(state, 'FilesFetched', 'True', 'Fetched', `fetched revision ${revision}`, now());
@@ -178,6 +181,35 @@ export async function fetchTrack(
       revision,
       resolvedAt,
       trigger: job.trigger,
+      ...(job.by === undefined ? {} : { by: job.by }),
     },
   };
+}
+
+/** How many commits a track's state remembers: the dashboard's recent revisions. */
+const COMMITS_KEPT = 20;
+
+/** The commit's message and author, or undefined: the dashboard does without them. */
+async function describeCommit(
+  track: Track,
+  commit: string,
+  source: FetchDeps['source'],
+): Promise<CommitInfo | undefined> {
+  try {
+    return await source.describeCommit?.(track, commit);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records the commit, forgetting the oldest beyond {@link COMMITS_KEPT}. */
+function rememberCommit(state: TrackState, commit: string, info: CommitInfo): void {
+  const commits = { ...state.commits };
+  delete commits[commit];
+  commits[commit] = info;
+  const names = Object.keys(commits);
+  for (const name of names.slice(0, Math.max(0, names.length - COMMITS_KEPT))) {
+    delete commits[name];
+  }
+  state.commits = commits;
 }

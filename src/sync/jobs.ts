@@ -23,6 +23,8 @@ export interface FetchJob {
   readonly revision?: string;
   /** The schedule tick that queued it (ISO); see {@link DriftJob.tick}. */
   readonly tick?: string;
+  /** Who asked, when a person did (a dashboard user): written into history as `by`. */
+  readonly by?: string;
 }
 
 /** Apply a stored revision. Runs in `apply`, one per track at a time. */
@@ -33,6 +35,8 @@ export interface SyncJob {
   /** When the fetch resolved the revision (ISO): a revision resolved earlier never replaces a later one. */
   readonly resolvedAt: string;
   readonly trigger: Exclude<HistoryTrigger, 'rollback'>;
+  /** Who asked, when a person did (a dashboard user): written into history as `by`. */
+  readonly by?: string;
 }
 
 /** Detect drift against the applied revision and correct it (or only report it). Runs in `apply`. */
@@ -55,6 +59,8 @@ export interface RollbackJob {
   readonly type: 'rollback';
   readonly track: string;
   readonly revision: string;
+  /** Who asked, when a person did (a dashboard user): written into history as `by`. */
+  readonly by?: string;
 }
 
 /**
@@ -67,6 +73,8 @@ export interface LifecycleJob {
   readonly action: 'suspend' | 'resume' | 'unpin' | 'delete';
   /** Delete: overrides the track's deletionPolicy. */
   readonly policy?: DeletionPolicy;
+  /** Who asked, when a person did (a dashboard user): written into history as `by`. */
+  readonly by?: string;
 }
 
 /**

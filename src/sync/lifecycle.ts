@@ -56,6 +56,8 @@ export interface LifecycleResult {
 export interface LifecycleDeps {
   readonly state: StateStore;
   readonly now?: () => Date;
+  /** Who asked, when a person did (a dashboard user): history's `by`. */
+  readonly by?: string;
 }
 
 export interface DeleteDeps extends LifecycleDeps {
@@ -83,6 +85,7 @@ async function record(
     appliedAt: (deps.now?.() ?? new Date()).toISOString(),
     result,
     trigger: 'manual',
+    ...(deps.by === undefined ? {} : { by: deps.by }),
     ...extra,
   });
 }
@@ -217,8 +220,9 @@ function lifecycleResult(
 export function runLifecycleAction(
   track: Track,
   job: LifecycleJob,
-  deps: DeleteDeps,
+  given: DeleteDeps,
 ): Promise<LifecycleResult> {
+  const deps = job.by === undefined ? given : { ...given, by: job.by };
   switch (job.action) {
     case 'suspend':
       return suspendTrack(track, deps);

@@ -6,28 +6,20 @@
  */
 import { healthOf } from '../apply/health.ts';
 import { exprHealth } from '../apply/health-exprs.ts';
-import { readLive } from '../apply/read-live.ts';
+import { readLive, type LiveObjects } from '../apply/read-live.ts';
 import { objectKey, refOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { Track } from '../config/types.ts';
-import { detectDrift } from '../drift/index.ts';
+import { detectDrift, type DriftReport } from '../drift/index.ts';
+import type { RenderedObject } from '../render/types.ts';
 import { redactDeep } from '../redact.ts';
 import type { ApplyDeps } from './apply-revision.ts';
 import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
 import { actingAs } from './track-cluster.ts';
 import { readTrackState } from './track-state.ts';
+import type { ObjectHealth, ObjectStatus, ObjectSync, ObservedObject } from './observed-object.ts';
 
-export type ObjectSync = 'InSync' | 'OutOfSync' | 'Missing' | 'Failed';
-export type ObjectHealth = 'Healthy' | 'Progressing' | 'Degraded' | 'Unknown';
-
-/** DESIGN.md `status --objects -o json`: one per object. */
-export interface ObjectStatus {
-  readonly subject: string;
-  readonly apiVersion: string;
-  readonly sync: ObjectSync;
-  readonly health: ObjectHealth;
-  readonly message: string;
-}
+export type { ObjectHealth, ObjectStatus, ObjectSync, ObservedObject };
 
 const HEALTH: Record<ReturnType<typeof healthOf>['state'], ObjectHealth> = {
   Current: 'Healthy',
@@ -35,29 +27,26 @@ const HEALTH: Record<ReturnType<typeof healthOf>['state'], ObjectHealth> = {
   Failed: 'Degraded',
 };
 
-/** The objects of the track's current revision with their sync and health; [] before a first fetch. */
-export async function objectStatuses(
-  track: Track,
-  given: Pick<ApplyDeps, 'cluster' | 'artifacts' | 'state' | 'readSecret'>,
-): Promise<ObjectStatus[]> {
-  const deps = { ...given, cluster: actingAs(given.cluster, track) };
-  const state = await readTrackState(deps.state, track.name);
-  // What the track should have now, as Argo CD compares with its target revision: the pin, or
-  // the newest revision fetched (also when its sync failed), else the last applied.
-  const revision = state.pinned ?? state.desiredRevision ?? state.appliedRevision;
-  if (!revision) return [];
-  const bundle = await loadDesiredBundle(track, revision, deps);
-  const { selected } = selectObjects(track, bundle.objects, await deps.cluster.discover());
-  const manifests = selected.map((object) => object.manifest as KubeObject);
-  // Read once: drift compares them, health judges them.
-  const live = await readLive(deps.cluster, manifests);
-  const report = await detectDrift(deps.cluster, track, selected, { live });
+/** What {@link judgeObjects} needs: the objects, what the cluster has, and the drift found. */
+export interface ObjectsSeen {
+  readonly selected: readonly RenderedObject[];
+  readonly live: LiveObjects;
+  readonly report: DriftReport;
+  /** Objects that failed in the last sync, with why. */
+  readonly failed: Readonly<Record<string, string>>;
+}
+
+/**
+ * Each object's sync and health from one reading of the cluster: shared by
+ * `status --objects`, the dashboard and the drift check (which records it).
+ */
+export function judgeObjects(track: Track, seen: ObjectsSeen): ObservedObject[] {
+  const { selected, live, report, failed } = seen;
   const drifted = new Map(report.drifted.map((d) => [d.subject, d]));
   const missing = new Set(report.missing);
   const unreadable = new Map(report.errors.map((e) => [e.subject, e.error]));
-  const failed = state.failedObjects ?? {};
   const custom = exprHealth(track.healthCheckExprs);
-  const statuses = selected.map((object): ObjectStatus => {
+  const observed = selected.map((object): ObservedObject => {
     const manifest = object.manifest as KubeObject;
     const { subject } = object;
     const current = live.found.get(objectKey(refOf(manifest)));
@@ -77,8 +66,54 @@ export async function objectStatuses(
                   `changed by ${change.changedBy.join(', ') || 'another manager'}: ${change.patch.map((op) => op.path).join(', ')}`,
                 ]
               : ['InSync', judged?.message ?? ''];
-    return { subject, apiVersion: manifest.apiVersion, sync, health, message };
+    const base = {
+      subject,
+      apiVersion: manifest.apiVersion,
+      kind: manifest.kind,
+      sync,
+      health,
+      message,
+    };
+    return change && sync === 'OutOfSync'
+      ? { ...base, patch: change.patch, changedBy: change.changedBy }
+      : base;
   });
-  // Messages may quote a decrypted or substituted value (src/redact.ts).
-  return redactDeep(statuses);
+  // Messages and patches may quote a decrypted or substituted value (src/redact.ts).
+  return redactDeep(observed);
+}
+
+/** The objects of the track's current revision as the cluster has them now; [] before a first fetch. */
+export async function observeObjects(
+  track: Track,
+  given: Pick<ApplyDeps, 'cluster' | 'artifacts' | 'state' | 'readSecret'>,
+): Promise<ObservedObject[]> {
+  const deps = { ...given, cluster: actingAs(given.cluster, track) };
+  const state = await readTrackState(deps.state, track.name);
+  // What the track should have now, as Argo CD compares with its target revision: the pin, or
+  // the newest revision fetched (also when its sync failed), else the last applied.
+  const revision = state.pinned ?? state.desiredRevision ?? state.appliedRevision;
+  if (!revision) return [];
+  const bundle = await loadDesiredBundle(track, revision, deps);
+  const { selected } = selectObjects(track, bundle.objects, await deps.cluster.discover());
+  const manifests = selected.map((object) => object.manifest as KubeObject);
+  // Read once: drift compares them, health judges them.
+  const live = await readLive(deps.cluster, manifests);
+  const report = await detectDrift(deps.cluster, track, selected, { live });
+  return judgeObjects(track, { selected, live, report, failed: state.failedObjects ?? {} });
+}
+
+/** `status --objects -o json`: the DESIGN.md shape of each object. */
+export async function objectStatuses(
+  track: Track,
+  deps: Pick<ApplyDeps, 'cluster' | 'artifacts' | 'state' | 'readSecret'>,
+): Promise<ObjectStatus[]> {
+  return (await observeObjects(track, deps)).map(
+    ({ subject, apiVersion, sync, health, message }) => ({
+      subject,
+      apiVersion,
+      sync,
+      health,
+      message,
+    }),
+  );
 }

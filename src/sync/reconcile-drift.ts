@@ -23,6 +23,10 @@ import type { RenderedObject } from '../render/types.ts';
 import { syncToOf } from './sync-rules.ts';
 import type { WriteBackChange } from './jobs.ts';
 import { actingAs } from './track-cluster.ts';
+import { readLive } from '../apply/read-live.ts';
+import type { KubeObject } from '../cluster/kube-object.ts';
+import { judgeObjects } from './object-statuses.ts';
+import type { ObservedObject } from './observed-object.ts';
 import {
   acquireApplyLease,
   readTrackState,
@@ -78,11 +82,20 @@ export async function reconcileDrift(
 
   const holder = randomUUID();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
+  let observed: ObservedObject[] | undefined;
+  // Subjects the correction put back: in sync again when the observation is recorded.
+  let putBack = new Set<string>();
   try {
     const bundle = await loadDesiredBundle(track, revision, deps);
     const catalog = await deps.cluster.discover();
     const { selected, toGit } = selectObjects(track, bundle.objects, catalog);
-    const report = await detectDrift(deps.cluster, track, selected);
+    // Read once: drift compares them, and the observation the dashboard shows judges their health.
+    const live = await readLive(
+      deps.cluster,
+      selected.map((object) => object.manifest as KubeObject),
+    );
+    const report = await detectDrift(deps.cluster, track, selected, { live });
+    observed = judgeObjects(track, { selected, live, report, failed: before.failedObjects ?? {} });
     // syncTo: git objects changed in the cluster are written back, not put back (still
     // created from Git when missing).
     const toCorrect = { ...report, drifted: report.drifted.filter((d) => !toGit.has(d.subject)) };
@@ -125,6 +138,7 @@ export async function reconcileDrift(
       writeBack: [...toWrite.changes, ...added.changes],
       writeBackRefused: [...toWrite.refused, ...added.refused],
     });
+    putBack = new Set(changeset.filter((e) => e.action !== 'failed').map((e) => e.subject));
     if (correct) {
       await deps.state.appendHistory(track.name, {
         revision,
@@ -141,6 +155,12 @@ export async function reconcileDrift(
   } finally {
     await updateTrackState(deps.state, track.name, (state) => {
       state.driftCheckedAt = now().toISOString();
+      if (observed !== undefined) {
+        state.observed = {
+          at: state.driftCheckedAt,
+          objects: afterCorrection(observed, putBack),
+        };
+      }
       releaseApplyLease(state, holder);
     });
   }
@@ -199,4 +219,16 @@ async function addedInCluster(
     });
   }
   return { changes, refused };
+}
+
+/** The observation to record: what the correction put back is in sync again, its patch applied. */
+function afterCorrection(
+  observed: ObservedObject[],
+  putBack: ReadonlySet<string>,
+): ObservedObject[] {
+  return observed.map(({ patch, changedBy, ...object }) =>
+    putBack.has(object.subject)
+      ? { ...object, sync: 'InSync', message: 'put back by the drift check' }
+      : { ...object, ...(patch ? { patch } : {}), ...(changedBy ? { changedBy } : {}) },
+  );
 }

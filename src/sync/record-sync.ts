@@ -59,6 +59,10 @@ export interface RecordOptions {
   /** The track's cluster, recorded with what was applied there. */
   readonly cluster?: string;
   readonly now: () => Date;
+  /** When the job took the track: history's `durationMs` counts from here. */
+  readonly startedAt?: Date;
+  /** Who asked, when a person did: history's `by`. */
+  readonly by?: string;
 }
 
 type Reconciled = Extract<SyncAttempt, { type: 'reconciled' }>;
@@ -227,11 +231,16 @@ export async function recordSync(
   const result = outcomeOf(attempt);
   const error = errorOf(attempt);
   if (attempt.type === 'refused' || attempt.type === 'reconciled') {
+    const finishedAt = options.now();
     await store.appendHistory(track, {
       revision,
-      appliedAt: options.now().toISOString(),
+      appliedAt: finishedAt.toISOString(),
       result,
       trigger: options.trigger,
+      ...(options.by === undefined ? {} : { by: options.by }),
+      ...(options.startedAt === undefined
+        ? {}
+        : { durationMs: finishedAt.getTime() - options.startedAt.getTime() }),
       ...(error ? { error } : {}),
     });
   }

@@ -85,7 +85,12 @@ export function rollbackTrack(
   job: RollbackJob,
   deps: ApplyDeps,
 ): Promise<SyncResult> {
-  return applyStoredRevision(track, job.revision, { trigger: 'rollback', pin: true }, deps);
+  const options = {
+    trigger: 'rollback',
+    pin: true,
+    ...(job.by === undefined ? {} : { by: job.by }),
+  } as const;
+  return applyStoredRevision(track, job.revision, options, deps);
 }
 
 /** Removes the pin: webhooks and schedules apply the newest revision again. */

@@ -6,6 +6,8 @@
 import type { InventoryEntry } from '../apply/inventory.ts';
 import type { ClusterCapabilities } from '../render/index.ts';
 import type { StateStore } from '../store/ports.ts';
+import type { ObservedObject } from './observed-object.ts';
+import type { CommitInfo } from '../source/ports.ts';
 import { DriftlessError } from '../errors.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
 
@@ -59,6 +61,13 @@ export interface TrackState {
   suspended?: boolean;
   /** The last notification event told of each kind (job-events.ts): a repeat is not told again. */
   notified?: Record<string, string>;
+  /**
+   * What the last drift check saw of each object (the dashboard function
+   * shows it: it cannot read the cluster itself).
+   */
+  observed?: { at: string; objects: ObservedObject[] } | null;
+  /** The commits of recently fetched revisions, by commit sha (fetch records them). */
+  commits?: Record<string, CommitInfo>;
   /** Held while an apply job runs: at most one per track, across processes and functions. */
   applyLease?: { holder: string; until: string } | null;
 }

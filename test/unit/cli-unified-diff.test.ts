@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { palette } from '../../src/cli/colours.ts';
-import { colourDiff, unifiedDiff } from '../../src/cli/unified-diff.ts';
+import { colourDiff } from '../../src/cli/unified-diff.ts';
+import { unifiedDiff } from '../../src/unified-diff.ts';
 
 describe('unifiedDiff', () => {
   it('shows a change with three lines of context under file headers', () => {

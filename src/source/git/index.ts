@@ -20,6 +20,7 @@
 import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
 import type {
+  CommitInfo,
   CommitRequest,
   CommitResult,
   GitSource,
@@ -36,6 +37,7 @@ import {
   GitRepositoryError,
   type GitErrorContext,
 } from './errors.ts';
+import { parseCommitInfo } from './commit-info.ts';
 import { KeyQueue } from './key-queue.ts';
 import type { SshSessionPool } from './ssh-transport.ts';
 import { LocalRepository } from './local-repository.ts';
@@ -166,6 +168,10 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       // Loaded on the first write-back: most tracks never push.
       const { pushCommit } = await import('./push-commit.ts');
       return pushCommit(await pushRemote(track), request, options.cacheDir);
+    },
+
+    async describeCommit(track: TrackSource, revision: string): Promise<CommitInfo> {
+      return parseCommitInfo(await (await open(track)).readCommit(revision));
     },
 
     async verifyCommit(track: TrackSource, revision: string): Promise<string | undefined> {

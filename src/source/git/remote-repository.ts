@@ -159,7 +159,6 @@ export class RemoteRepository {
     });
   }
 
-  /** The commit `sha` from the cache, fetched first when missing. Runs inside the queue. */
   /** The commit object `sha` as stored (fetched first if needed), for signature checks. */
   async readCommit(revision: string): Promise<Uint8Array> {
     const sha = revision.toLowerCase();

@@ -1,15 +1,17 @@
 /**
- * The rollback function's work: check the request, check the revision is
- * stored (a rollback never needs Git), and queue a rollback job for the
- * apply function, which applies the revision and pins the track.
+ * A person's request for a track — a rollback, a sync, or a lifecycle action
+ * — as the rollback function's manual invoke and the dashboard's actions ask
+ * it: check the request, check a rollback's revision is stored (a rollback
+ * never needs Git), and queue the job; the apply function (or fetch, for a
+ * sync) does the work. Who asked travels in the job into history (`by`).
  */
 import type { Track } from '../config/types.ts';
 import { DELETION_POLICIES, isDeletionPolicy } from '../config/deletion-policy.ts';
 import { UsageError } from '../errors.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
-import type { Job, JobQueue, LifecycleJob } from '../sync/jobs.ts';
-import { resolveRollbackTarget, type RollbackTarget } from '../sync/rollback.ts';
-import { trackNamed } from '../sync/track-named.ts';
+import type { Job, JobQueue, LifecycleJob } from './jobs.ts';
+import { resolveRollbackTarget, type RollbackTarget } from './rollback.ts';
+import { trackNamed } from './track-named.ts';
 
 /**
  * `{"track": "web", "revision": "<sha or unique prefix>"}` or `{"track": "web", "previous": true}`:
@@ -101,24 +103,27 @@ export interface RequestRollbackDeps {
 export async function requestRollback(
   request: RollbackRequest,
   deps: RequestRollbackDeps,
+  by?: string,
 ): Promise<RollbackAnswer> {
   const track = trackNamed(deps.tracks, request.track);
+  const who = by === undefined ? {} : { by };
   if ('action' in request) {
     // The apply function does the work: it alone writes state and reaches the cluster.
     const job: Job =
       request.action === 'sync'
-        ? { type: 'fetch', track: track.name, trigger: 'manual' }
+        ? { type: 'fetch', track: track.name, trigger: 'manual', ...who }
         : {
             type: 'lifecycle',
             track: track.name,
             action: request.action,
             ...('policy' in request && request.policy ? { policy: request.policy } : {}),
+            ...who,
           };
     await deps.queue.enqueue(job);
     return { track: track.name, action: request.action, queued: true };
   }
   const revision = await resolveRollbackTarget(track, request.target, deps);
-  await deps.queue.enqueue({ type: 'rollback', track: track.name, revision });
+  await deps.queue.enqueue({ type: 'rollback', track: track.name, revision, ...who });
   return { track: track.name, revision, queued: true };
 }
 

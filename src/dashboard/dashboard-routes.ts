@@ -1,0 +1,325 @@
+/**
+ * The dashboard's routes (docs/dashboard.md), the same in `driftless serve`
+ * and the dashboard function: the UI's files at `/` and `/assets/`, the
+ * read API under `/api/`, and the actions, which queue jobs exactly as the
+ * rollback function's manual invoke does (sync/request-action.ts) with the
+ * user recorded as `by`.
+ *
+ * Actions are CSRF-safe without tokens: they are POSTs that must carry
+ * `Content-Type: application/json` (a form or a no-CORS fetch from another
+ * site cannot send it) and, when the browser names the request's origin,
+ * come from this very origin.
+ */
+import type { Track } from '../config/types.ts';
+import { messageOf, UsageError } from '../errors.ts';
+import { ArtifactNotFoundError } from '../store/errors.ts';
+import type { ArtifactStore, StateStore } from '../store/ports.ts';
+import type { JobQueue } from '../sync/jobs.ts';
+import { parseRollbackRequest, requestRollback } from '../sync/request-action.ts';
+import { RollbackTargetError } from '../sync/rollback.ts';
+import { trackNamed, UnknownTrackError } from '../sync/track-named.ts';
+import type { TrackState } from '../sync/track-state.ts';
+import { isFullCommitId } from '../object-id.ts';
+import type { DashboardRequest, DashboardResponse, Identity } from './http-types.ts';
+import { overview, trackDetail } from './read-model.ts';
+import { revisionDiff, revisionManifests } from './revision-text.ts';
+import { statusJson } from '../sync/status-json.ts';
+import { readTrackState } from '../sync/track-state.ts';
+import {
+  DASHBOARD_ACTIONS,
+  type ActionAnswer,
+  type DashboardAction,
+  type ObservedObjects,
+  type SessionJson,
+} from './types.ts';
+
+/** A file of the built UI (web/, built into dist/web/). */
+export interface WebAsset {
+  readonly body: string;
+  readonly contentType: string;
+}
+
+export interface DashboardDeps {
+  /** The configured and published tracks, read per request (discoveries add tracks). */
+  readonly tracks: () => Promise<readonly Track[]>;
+  readonly state: StateStore;
+  readonly artifacts: ArtifactStore;
+  /** Where actions go: the same queues the webhooks and schedules feed. */
+  readonly queue: JobQueue;
+  /** The track's objects: live in serve, recorded by the last drift check in AWS. */
+  readonly objects: (track: Track, state: TrackState) => Promise<ObservedObjects>;
+  readonly readAccess: 'open' | 'authenticated';
+  /** How a person signs in here (the UI shows the matching form). */
+  readonly signIn: SessionJson['signIn'];
+  /** The UI's files by path (`index.html`, `assets/app-<hash>.js`); undefined when absent. */
+  readonly assets: (path: string) => Promise<WebAsset | undefined>;
+}
+
+/** Sent with every answer: no framing, no sniffing, nothing from elsewhere. */
+const SECURITY_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'X-Frame-Options': 'DENY',
+} as const;
+
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+function respond(
+  status: number,
+  body: string,
+  contentType: string,
+  headers: Record<string, string> = {},
+): DashboardResponse {
+  return {
+    status,
+    headers: { ...SECURITY_HEADERS, 'Content-Type': contentType, ...headers },
+    body,
+  };
+}
+
+function json(status: number, body: unknown): DashboardResponse {
+  return respond(status, `${JSON.stringify(body)}\n`, 'application/json; charset=utf-8', {
+    'Cache-Control': 'no-store',
+  });
+}
+
+const text = (body: string, contentType: string): DashboardResponse =>
+  respond(200, body, contentType, { 'Cache-Control': 'no-store' });
+
+const error = (status: number, message: string): DashboardResponse =>
+  json(status, { error: message });
+
+/** A request refused before any work: answered as is. */
+class Refusal extends Error {
+  constructor(readonly response: DashboardResponse) {
+    super(response.body);
+  }
+}
+
+function signedInUser(request: DashboardRequest): string | undefined {
+  return request.identity.kind === 'user' ? request.identity.name : undefined;
+}
+
+function refusedReason(identity: Identity): string | undefined {
+  return identity.kind === 'anonymous' ? identity.refused : undefined;
+}
+
+/** Wrong credentials are refused everywhere; missing ones only where reading needs them. */
+function requireReader(request: DashboardRequest, deps: DashboardDeps): void {
+  const refused = refusedReason(request.identity);
+  if (refused !== undefined) throw new Refusal(error(401, refused));
+  if (deps.readAccess === 'authenticated' && signedInUser(request) === undefined) {
+    throw new Refusal(error(401, 'sign in to read this dashboard (readAccess: authenticated)'));
+  }
+}
+
+/** The user who may act, after the CSRF checks of the module comment. */
+function requireActor(request: DashboardRequest): string {
+  const refused = refusedReason(request.identity);
+  if (refused !== undefined) throw new Refusal(error(401, refused));
+  const user = signedInUser(request);
+  if (user === undefined) throw new Refusal(error(401, 'sign in to run actions'));
+  const contentType = request.headers['content-type'] ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+    throw new Refusal(error(415, 'actions take a JSON body (Content-Type: application/json)'));
+  }
+  if (request.headers['sec-fetch-site'] === 'cross-site') {
+    throw new Refusal(error(403, 'actions are refused from other sites'));
+  }
+  const origin = request.headers['origin'];
+  if (origin !== undefined && origin !== 'null') {
+    let host: string | undefined;
+    try {
+      host = new URL(origin).host;
+    } catch {
+      host = undefined;
+    }
+    if (host === undefined || host !== request.headers['host']) {
+      throw new Refusal(error(403, `actions are refused from origin ${origin}`));
+    }
+  }
+  if (origin === 'null') throw new Refusal(error(403, 'actions are refused from origin null'));
+  return user;
+}
+
+function parseBody(body: string): Record<string, unknown> {
+  if (body.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (cause) {
+    throw new UsageError(`the body is not JSON: ${messageOf(cause)}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError('the body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+async function runAction(
+  track: Track,
+  action: DashboardAction,
+  body: Record<string, unknown>,
+  user: string,
+  deps: DashboardDeps,
+  tracks: readonly Track[],
+): Promise<ActionAnswer> {
+  if (action !== 'rollback' && Object.keys(body).length > 0) {
+    throw new UsageError(`${action} takes an empty body, not ${Object.keys(body).join(', ')}`);
+  }
+  const request = parseRollbackRequest(
+    action === 'rollback' ? { ...body, track: track.name } : { track: track.name, action },
+  );
+  const answer = await requestRollback(request, { ...deps, tracks }, user);
+  return {
+    track: track.name,
+    action,
+    queued: true,
+    ...('revision' in answer ? { revision: answer.revision } : {}),
+    by: user,
+  };
+}
+
+const TRACK_PATH = /^\/api\/tracks\/([^/]+)(?:\/(.*))?$/;
+
+/** The routes under /api/ that name a track. */
+async function trackRoute(
+  request: DashboardRequest,
+  deps: DashboardDeps,
+  name: string,
+  rest: string | undefined,
+): Promise<DashboardResponse> {
+  const tracks = await deps.tracks();
+  const track = trackNamed(tracks, name);
+  if (request.method === 'POST') {
+    const action = rest as DashboardAction;
+    if (!DASHBOARD_ACTIONS.includes(action)) {
+      return error(404, `no action "${rest ?? ''}"; actions: ${DASHBOARD_ACTIONS.join(', ')}`);
+    }
+    const user = requireActor(request);
+    return json(202, await runAction(track, action, parseBody(request.body), user, deps, tracks));
+  }
+  requireReader(request, deps);
+  if (rest === undefined || rest === '') return json(200, await trackDetail(track, deps));
+  const manifests = /^revisions\/([^/]+)\/manifests$/.exec(rest);
+  if (manifests) {
+    return text(
+      await revisionManifests(track, storedRevision(manifests[1]!), deps.artifacts),
+      'application/yaml; charset=utf-8',
+    );
+  }
+  if (rest === 'diff') {
+    const from = storedRevision(request.query.get('from') ?? '');
+    const to = storedRevision(request.query.get('to') ?? '');
+    return text(await revisionDiff(track, from, to, deps.artifacts), 'text/plain; charset=utf-8');
+  }
+  if (rest === 'status') {
+    return json(200, statusJson(track.name, await readTrackState(deps.state, track.name)));
+  }
+  return error(404, `no route for ${request.method} ${request.path}`);
+}
+
+/** A revision id as stored: a full commit sha, with a chart's `+<digest>` suffix. */
+function storedRevision(value: string): string {
+  const [commit, suffix] = value.split('+');
+  if (!isFullCommitId(commit ?? '') || (suffix !== undefined && !/^[0-9a-f]{1,64}$/.test(suffix))) {
+    throw new UsageError(`"${value}" is not a stored revision id (a full commit sha)`);
+  }
+  return value;
+}
+
+async function apiRoute(
+  request: DashboardRequest,
+  deps: DashboardDeps,
+): Promise<DashboardResponse> {
+  const { method, path } = request;
+  if (path === '/api/session' && method === 'GET') {
+    const user = signedInUser(request) ?? null;
+    const session: SessionJson = {
+      user,
+      readAccess: deps.readAccess,
+      canAct: user !== null,
+      signIn: deps.signIn,
+    };
+    return json(200, session);
+  }
+  const onTrack = TRACK_PATH.exec(path);
+  if (onTrack && (method === 'GET' || method === 'POST')) {
+    return trackRoute(request, deps, decodeURIComponent(onTrack[1]!), onTrack[2]);
+  }
+  if (method !== 'GET') return error(405, `${method} ${path} is not allowed`);
+  requireReader(request, deps);
+  if (path === '/api/tracks') {
+    const tracks = await deps.tracks();
+    const states = await Promise.all(tracks.map((track) => readTrackState(deps.state, track.name)));
+    return json(
+      200,
+      tracks.map((track, index) => statusJson(track.name, states[index]!)),
+    );
+  }
+  if (path === '/api/overview') return json(200, await overview(await deps.tracks(), deps));
+  return error(404, `no route for ${method} ${path}`);
+}
+
+async function assetRoute(
+  request: DashboardRequest,
+  deps: DashboardDeps,
+): Promise<DashboardResponse> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return error(405, `${request.method} ${request.path} is not allowed`);
+  }
+  const page = request.path === '/' || request.path === '/index.html';
+  const name = page ? 'index.html' : request.path.slice(1);
+  // Only the built files: `assets/<name>` with no way out of the folder.
+  if (!page && !/^assets\/[A-Za-z0-9._-]+$/.test(name)) {
+    return error(404, `no route for ${request.method} ${request.path}`);
+  }
+  const asset = await deps.assets(name);
+  if (asset === undefined) {
+    return page
+      ? error(503, 'the dashboard UI is not built: run "npm run build"')
+      : error(404, `no file ${name}`);
+  }
+  return respond(
+    200,
+    asset.body,
+    asset.contentType,
+    page
+      ? { 'Cache-Control': 'no-cache', 'Content-Security-Policy': PAGE_POLICY }
+      : // Asset names carry a content hash: a new build has new names.
+        { 'Cache-Control': 'public, max-age=31536000, immutable' },
+  );
+}
+
+/** How an error a use-case threw is answered. */
+function errorResponse(cause: unknown): DashboardResponse | undefined {
+  if (cause instanceof Refusal) return cause.response;
+  if (cause instanceof UnknownTrackError || cause instanceof ArtifactNotFoundError) {
+    return error(404, messageOf(cause));
+  }
+  if (cause instanceof RollbackTargetError) return error(409, messageOf(cause));
+  if (cause instanceof UsageError) return error(400, messageOf(cause));
+  if (cause instanceof URIError) return error(400, 'the path is not valid percent-encoding');
+  return undefined;
+}
+
+/**
+ * Answers one request. Errors of the request (unknown track, bad body,
+ * missing sign-in) are 4xx answers; anything else is thrown for the adapter
+ * to log and answer 500, without its message (it may name internals).
+ */
+export async function handleDashboard(
+  request: DashboardRequest,
+  deps: DashboardDeps,
+): Promise<DashboardResponse> {
+  try {
+    return request.path.startsWith('/api/')
+      ? await apiRoute(request, deps)
+      : await assetRoute(request, deps);
+  } catch (cause) {
+    const answer = errorResponse(cause);
+    if (answer !== undefined) return answer;
+    throw cause;
+  }
+}

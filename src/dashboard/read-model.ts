@@ -1,0 +1,103 @@
+/**
+ * What the dashboard reads: the overview of every track and a track's page,
+ * from the store only (state, history, artifacts) plus the objects as the
+ * adapter observes them — live in `driftless serve`, recorded by the last
+ * drift check in AWS, where the dashboard has no cluster credentials.
+ */
+import type { Track } from '../config/types.ts';
+import { mapWithLimit } from '../map-with-limit.ts';
+import { commitOf } from '../object-id.ts';
+import type { ArtifactStore, HistoryEntry, StateStore } from '../store/ports.ts';
+import { statusJson } from '../sync/status-json.ts';
+import { conditionOf, readTrackState, type TrackState } from '../sync/track-state.ts';
+import type {
+  CommitInfo,
+  HistoryEntryJson,
+  ObservedObjects,
+  OverviewRow,
+  StoredRevision,
+  TrackDetail,
+} from './types.ts';
+
+export interface ReadModelDeps {
+  readonly state: StateStore;
+  readonly artifacts: ArtifactStore;
+  /** The track's objects as this adapter sees them (see the module comment). */
+  readonly objects: (track: Track, state: TrackState) => Promise<ObservedObjects>;
+}
+
+/** History entries the track page shows. */
+const HISTORY_SHOWN = 100;
+
+/** Results that mean a sync or rollback ran to an end (what "last sync" means on the overview). */
+const SYNC_RESULTS = new Set(['applied', 'unchanged', 'failed']);
+
+/** The objects as the last drift check recorded them: the view of an adapter without a cluster. */
+export function storedObjects(state: TrackState): ObservedObjects {
+  return {
+    observedAt: state.observed?.at ?? null,
+    source: 'stored',
+    objects: state.observed?.objects ?? [],
+  };
+}
+
+function commitFor(state: TrackState, revision: string | null): CommitInfo | null {
+  if (!revision) return null;
+  return state.commits?.[commitOf(revision)] ?? null;
+}
+
+function overviewRow(track: Track, state: TrackState, history: HistoryEntry[]): OverviewRow {
+  const ready = conditionOf(state, 'Ready');
+  const lastSync = history.find((entry) => SYNC_RESULTS.has(entry.result)) ?? null;
+  const observed = state.observed?.objects;
+  return {
+    status: statusJson(track.name, state),
+    ready: ready?.status ?? 'Unknown',
+    reason: ready?.reason ?? 'NeverSynced',
+    message: ready?.message ?? 'never synced',
+    appliedCommit: commitFor(state, state.appliedRevision),
+    desiredCommit: commitFor(state, state.desiredRevision),
+    lastSync: lastSync as HistoryEntryJson | null,
+    drifted:
+      observed === undefined
+        ? null
+        : observed.filter((object) => object.sync === 'OutOfSync' || object.sync === 'Missing')
+            .length,
+    driftCheckedAt: state.driftCheckedAt ?? null,
+  };
+}
+
+/** One row per track, in the config's order. */
+export async function overview(
+  tracks: readonly Track[],
+  deps: Pick<ReadModelDeps, 'state'>,
+): Promise<OverviewRow[]> {
+  // Two reads per track, a few tracks at a time: a store of many tracks answers in one round.
+  return mapWithLimit(tracks, 8, async (track) => {
+    const [state, history] = await Promise.all([
+      readTrackState(deps.state, track.name),
+      deps.state.listHistory(track.name, 20),
+    ]);
+    return overviewRow(track, state, history);
+  });
+}
+
+/** Everything the track page shows. */
+export async function trackDetail(track: Track, deps: ReadModelDeps): Promise<TrackDetail> {
+  const [state, history, stored] = await Promise.all([
+    readTrackState(deps.state, track.name),
+    deps.state.listHistory(track.name, HISTORY_SHOWN),
+    deps.artifacts.list(track.name),
+  ]);
+  const revisions: StoredRevision[] = stored.map((artifact) => ({
+    revision: artifact.revision,
+    storedAt: artifact.storedAt,
+    commit: commitFor(state, artifact.revision),
+  }));
+  return {
+    row: overviewRow(track, state, history),
+    objects: await deps.objects(track, state),
+    history: history as HistoryEntryJson[],
+    revisions,
+  };
+}
