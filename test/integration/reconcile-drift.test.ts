@@ -90,6 +90,15 @@ describe('reconcileDrift', () => {
     assert.equal(result.corrected, true);
     assert.deepEqual(result.changeset, [{ subject: `ConfigMap/${ns}/a`, action: 'configured' }]);
     assert.equal(await valueOf(ns, 'a'), 'one');
+    // Recorded as put back: in sync, healthy, no patch left to show.
+    const observed = (await readTrackState(deps.state, track.name)).observed;
+    assert.deepEqual(
+      observed?.objects.map((o) => [o.subject, o.sync, o.health, o.patch ?? null]),
+      [
+        [`ConfigMap/${ns}/a`, 'InSync', 'Healthy', null],
+        [`ConfigMap/${ns}/b`, 'InSync', 'Healthy', null],
+      ],
+    );
     const [latest] = await deps.state.listHistory(track.name);
     assert.deepEqual(
       [latest?.revision, latest?.result, latest?.trigger, latest?.drifted],
@@ -142,6 +151,20 @@ describe('reconcileDrift', () => {
     assert.equal(await valueOf(ns, 'a'), 'by hand');
     assert.equal(await valueOf(ns, 'b'), undefined);
     assert.deepEqual(await deps.state.listHistory(track.name), historyBefore);
+    // What the dashboard function shows without a cluster: recorded with the check.
+    const observed = (await readTrackState(deps.state, track.name)).observed;
+    assert.deepEqual(
+      observed?.objects.map((o) => [o.subject, o.sync, o.patch ?? null, o.changedBy ?? null]),
+      [
+        [
+          `ConfigMap/${ns}/a`,
+          'OutOfSync',
+          [{ op: 'replace', path: '/data/value', value: 'one' }],
+          ['kubectl-edit'],
+        ],
+        [`ConfigMap/${ns}/b`, 'Missing', null, null],
+      ],
+    );
   });
 
   it('only reports for a "drift: detect" track', async () => {

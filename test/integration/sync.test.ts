@@ -7,11 +7,18 @@ import { after, before, describe, it } from 'node:test';
 import type { Track } from '../../src/config/types.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
 import { conditionOf } from '../../src/sync/track-state.ts';
-import { pushFiles, type GitServer } from '../harness/git-server.ts';
+import { pushFiles, runGit, type GitRepository, type GitServer } from '../harness/git-server.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 
 const configMap = (name: string, value: string, extra = ''): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${extra}data:\n  value: "${value}"\n`;
+
+/** `Name <email>` of the commit's author, as the git CLI reads it. */
+async function gitAuthor(repo: GitRepository, sha: string): Promise<string> {
+  return (
+    await runGit(['--git-dir', repo.bareDir, 'show', '-s', '--format=%an <%ae>', sha])
+  ).trim();
+}
 
 describe('syncTrack', () => {
   const fixture = new TrackFixture('sync');
@@ -26,7 +33,7 @@ describe('syncTrack', () => {
   before(async () => {
     // Count reads of Git files: a stored revision must not be read and rendered again.
     await fixture.start((real) => ({
-      resolve: (track) => real.resolve(track),
+      ...real,
       readFiles: (track, revision) => {
         readFilesCalls++;
         return real.readFiles(track, revision);
@@ -74,6 +81,12 @@ describe('syncTrack', () => {
         [sha, 'unchanged', 'manual'],
         [sha, 'applied', 'manual'],
       ],
+    );
+    assert.ok((history[1]?.['durationMs'] as number) >= 0, 'the sync says how long it took');
+    // The commit, for the dashboard: as the git CLI wrote it.
+    assert.deepEqual(
+      [second.state.commits?.[sha]?.message, second.state.commits?.[sha]?.author],
+      ['Update settings.yaml, README.md', await gitAuthor(repo, sha)],
     );
   });
 
