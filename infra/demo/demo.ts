@@ -119,6 +119,63 @@ function kubectl(...args: string[]): void {
   });
 }
 
+/**
+ * What a person does in the dashboard, through its JSON API: the overview,
+ * then a rollback of `demo` to its previous revision as alice, recorded in
+ * history with her name, then unpin. True when all of it worked.
+ */
+async function dashboardStep(url: string, userAndPassword: string): Promise<boolean> {
+  const deadline = Date.now() + 60_000;
+  const get = async (path: string): Promise<unknown> => (await fetch(`${url}${path}`)).json();
+  while (Date.now() < deadline) {
+    if ((await fetch(`${url}/healthz`).catch(() => undefined))?.ok) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  console.log(`open ${url}/ in a browser (read access is open; actions need alice)`);
+  const rows = (await get('/api/overview')) as {
+    status: { track: string; appliedRevision: string | null };
+    ready: string;
+    appliedCommit: { message: string } | null;
+  }[];
+  for (const row of rows) {
+    console.log(
+      `  ${row.status.track.padEnd(14)} ready=${row.ready.padEnd(7)} ${row.status.appliedRevision?.slice(0, 12) ?? '-'} ${row.appliedCommit?.message.split('\n')[0] ?? ''}`,
+    );
+  }
+  const act = async (action: string, body: object = {}) => {
+    const response = await fetch(`${url}/api/tracks/demo/${action}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Authorization: `Basic ${Buffer.from(userAndPassword).toString('base64')}`,
+      },
+      body: JSON.stringify(body),
+    });
+    console.log(`POST /api/tracks/demo/${action} -> ${response.status} ${await response.text()}`);
+    return response.status === 202;
+  };
+  const anonymous = await fetch(`${url}/api/tracks/demo/sync`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{}',
+  });
+  console.log(`an action without signing in -> ${anonymous.status}`);
+  if (!(await act('rollback', { previous: true }))) return false;
+  while (Date.now() < deadline) {
+    const detail = (await get('/api/tracks/demo')) as {
+      history: { result: string; trigger: string; by?: string; revision: string }[];
+    };
+    const entry = detail.history.find((h) => h.trigger === 'rollback' && h.by === 'alice');
+    if (entry) {
+      console.log(`history: ${entry.result} ${entry.revision.slice(0, 12)} by ${entry.by}`);
+      return (await act('unpin')) && anonymous.status === 401;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  console.log('the rollback did not show in history within a minute');
+  return false;
+}
+
 step('Local cluster, kustomize and helm (built from Go modules the first time: several minutes)');
 await up();
 const renderers = await rendererBinaries();
@@ -309,6 +366,31 @@ failed = !heard.includes('applied') || failed;
 serving.kill('SIGTERM');
 await new Promise((resolve) => serving.once('close', resolve));
 receiver.close();
+
+step('Dashboard: driftless serve shows every track at / and rolls back for a signed-in user');
+// The same API and UI as the dashboard function in AWS (docs/dashboard.md).
+writeFileSync(
+  CONFIG,
+  `${readFileSync(CONFIG, 'utf8')}dashboard:
+  readAccess: open
+  users: [{name: alice, password: env:DEMO_DASHBOARD_PASSWORD}]
+`,
+);
+const dashboardPort = await freePort();
+const dashboardUrl = `http://127.0.0.1:${dashboardPort}`;
+const dashboardServe = cliProcess(['serve', '--port', String(dashboardPort)], {
+  DEMO_DASHBOARD_PASSWORD: 'demo-password',
+});
+const dashboard = spawn(process.execPath, dashboardServe.args, {
+  ...dashboardServe.options,
+  stdio: 'ignore',
+});
+try {
+  failed = !(await dashboardStep(dashboardUrl, 'alice:demo-password')) || failed;
+} finally {
+  dashboard.kill('SIGTERM');
+  await new Promise((resolve) => dashboard.once('close', resolve));
+}
 
 step('Two-way sync: a change made with kubectl is committed back to Git (syncTo: git)');
 // Write-back pushes to a remote repository: a Git server over HTTP for this step.
