@@ -19,6 +19,9 @@ import type { LocalContext } from '../sync/local-context.ts';
 import { observeObjects } from '../sync/object-statuses.ts';
 import type { TrackState } from '../sync/track-state.ts';
 
+/** How long one live reading of a track's objects answers the page's polls (every 5 s). */
+const LIVE_OBJECTS_TTL_MS = 3_000;
+
 /** A dashboard request as serve's HTTP routes hand it over: identity still to be established. */
 export type ServeDashboardRequest = Omit<DashboardRequest, 'identity'>;
 
@@ -82,6 +85,16 @@ export async function serveDashboard(
     ...(credentials.users.length > 0 ? (['basic'] as const) : []),
     ...(credentials.tokens.length > 0 ? (['bearer'] as const) : []),
   ];
+  // Everyone looking at a track shares one reading of the cluster for a few seconds.
+  const recent = new Map<string, { at: number; objects: Promise<ObservedObjects> }>();
+  const objects = (track: Track, state: TrackState): Promise<ObservedObjects> => {
+    const now = Date.now();
+    const cached = recent.get(track.name);
+    if (cached !== undefined && now - cached.at < LIVE_OBJECTS_TTL_MS) return cached.objects;
+    const reading = liveObjects(ctx, track, state);
+    recent.set(track.name, { at: now, objects: reading });
+    return reading;
+  };
   return (request) =>
     handleDashboard(
       { ...request, identity: identify(request.headers['authorization'], credentials) },
@@ -90,7 +103,7 @@ export async function serveDashboard(
         state: ctx.state,
         artifacts: ctx.artifacts,
         queue: options.queue,
-        objects: (track, state) => liveObjects(ctx, track, state),
+        objects,
         readAccess: ctx.config.dashboard?.readAccess ?? 'authenticated',
         signIn,
         assets,
