@@ -1,0 +1,217 @@
+/**
+ * The dashboard of `driftless serve` end to end, with real components only:
+ * the test Git server, the shared test cluster, the filesystem store, the
+ * stack started by the same `openLocalContext` and `startServe` the command
+ * uses, and Debian's Chromium driven by Playwright for the pages. Its JSON
+ * API is tested first, as scripts use it; then the page as people use it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { OverviewRow, TrackDetail } from '../../src/dashboard/types.ts';
+import { jsonLogger } from '../../src/logger.ts';
+import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
+import { openLocalContext, type LocalContext } from '../../src/sync/local-context.ts';
+import { readTrackState } from '../../src/sync/track-state.ts';
+import { eventually } from '../harness/eventually.ts';
+import { pushFiles, startGitServer, type GitServer } from '../harness/git-server.ts';
+import {
+  createTestNamespace,
+  sharedKubeConfig,
+  sharedKubeconfigPath,
+} from '../harness/shared-cluster.ts';
+
+const PASSWORD = 'alice-password-for-e2e';
+const configMap = (name: string, value: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  level: "${value}"\n`;
+
+/** The stack the dashboard tests share: two tracks, each deployed once, `web` at two revisions. */
+export interface DashboardStack {
+  readonly serve: RunningServe;
+  readonly ctx: LocalContext;
+  readonly core: CoreV1Api;
+  readonly ns: string;
+  /** `web`'s revisions, oldest first. */
+  readonly revisions: readonly string[];
+  /** The live value of ConfigMap `web-settings`. */
+  level(): Promise<string | undefined>;
+  recentLogs(): string;
+  stop(): Promise<void>;
+}
+
+export async function startDashboardStack(): Promise<DashboardStack> {
+  const kc = sharedKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const ns = await createTestNamespace(kc, 'dashboard');
+  const git: GitServer = await startGitServer();
+  const dir = await mkdtemp(join(tmpdir(), 'driftless-dashboard-e2e-'));
+  const logs: string[] = [];
+  const web = await git.createRepository('web');
+  const api = await git.createRepository('api');
+  const env = {
+    ...process.env,
+    E2E_GIT_CREDENTIALS: `${git.username}:${git.password}`,
+    E2E_ALICE_PASSWORD: PASSWORD,
+  };
+  const track = (name: string, url: string) => [
+    `  - name: ${name}`,
+    `    repository: ${url}`,
+    `    namespace: ${ns}`,
+    // Only the test deploys: a scheduled poll would undo a rollback's expectations.
+    '    interval: 1h',
+    '    auth: {type: basic, secret: env:E2E_GIT_CREDENTIALS}',
+  ];
+  const configFile = join(dir, 'driftless.yaml');
+  await writeFile(
+    configFile,
+    [
+      `store: {type: fs, path: ${join(dir, 'store')}}`,
+      'clusters:',
+      `  - {name: test, kubeconfig: ${sharedKubeconfigPath()}}`,
+      'tracks:',
+      ...track('web', web.url),
+      ...track('api', api.url),
+      'dashboard:',
+      '  readAccess: open',
+      '  users: [{name: alice, password: env:E2E_ALICE_PASSWORD}]',
+      '',
+    ].join('\n'),
+  );
+  const revisions = [
+    await pushFiles(
+      web,
+      { 'settings.yaml': configMap('web-settings', 'info') },
+      {
+        message: 'Deploy web with info logs',
+      },
+    ),
+  ];
+  await pushFiles(api, { 'settings.yaml': configMap('api-settings', 'warn') });
+  const ctx = await openLocalContext(configFile, env);
+  const serve = await startServe(ctx, {
+    port: 0,
+    host: '127.0.0.1',
+    env,
+    logger: jsonLogger((line) => logs.push(line)),
+  });
+  // The start-up poll deploys both tracks; then web gets its second revision.
+  await serve.queue.idle();
+  revisions.push(
+    await pushFiles(
+      web,
+      { 'settings.yaml': configMap('web-settings', 'debug') },
+      {
+        message: 'Turn on debug logs',
+      },
+    ),
+  );
+  await serve.queue.enqueue({ type: 'fetch', track: 'web', trigger: 'manual' });
+  await serve.queue.idle();
+  const level = async () => {
+    try {
+      return (await core.readNamespacedConfigMap({ name: 'web-settings', namespace: ns })).data
+        ?.level;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    serve,
+    ctx,
+    core,
+    ns,
+    revisions,
+    level,
+    recentLogs: () => `\nrecent logs:\n${logs.slice(-15).join('\n')}`,
+    async stop() {
+      await serve.close();
+      ctx.close();
+      await core.deleteNamespace({ name: ns }).catch(() => undefined);
+      await git.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const alice = `Basic ${Buffer.from(`alice:${PASSWORD}`).toString('base64')}`;
+
+describe("the dashboard's JSON API on driftless serve", () => {
+  let stack: DashboardStack;
+  const get = async <T>(path: string): Promise<T> => {
+    const response = await fetch(`${stack.serve.url}${path}`);
+    assert.equal(response.status, 200, `GET ${path}`);
+    return (await response.json()) as T;
+  };
+  const act = (path: string, body: unknown, authorization?: string) =>
+    fetch(`${stack.serve.url}${path}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...(authorization ? { Authorization: authorization } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+
+  before(async () => {
+    stack = await startDashboardStack();
+  });
+  after(() => stack?.stop());
+
+  it('lists both tracks, healthy, with the applied commit', async () => {
+    const rows = await get<OverviewRow[]>('/api/overview');
+    assert.deepEqual(
+      rows.map((row) => [row.status.track, row.ready, row.appliedCommit?.message]),
+      [
+        ['web', 'True', 'Turn on debug logs'],
+        ['api', 'True', 'Update settings.yaml'],
+      ],
+      stack.recentLogs(),
+    );
+    assert.equal(rows[0]?.lastSync?.result, 'applied');
+  });
+
+  it('shows a hand change as drift of the changed field, read live from the cluster', async () => {
+    await stack.core.patchNamespacedConfigMap({
+      name: 'web-settings',
+      namespace: stack.ns,
+      body: [{ op: 'replace', path: '/data/level', value: 'trace' }],
+    });
+    const detail = await get<TrackDetail>('/api/tracks/web');
+    const settings = detail.objects.objects.find((o) => o.subject.endsWith('/web-settings'));
+    assert.equal(detail.objects.source, 'live');
+    assert.equal(settings?.sync, 'OutOfSync');
+    assert.deepEqual(settings?.patch, [{ op: 'replace', path: '/data/level', value: 'debug' }]);
+  });
+
+  it('refuses an action without signing in, and changes nothing', async () => {
+    const response = await act('/api/tracks/web/rollback', { previous: true });
+    assert.equal(response.status, 401);
+    await stack.serve.queue.idle();
+    assert.equal((await readTrackState(stack.ctx.state, 'web')).pinned, null);
+  });
+
+  it('rolls back for alice: the track is pinned, the cluster follows, history says who', async () => {
+    const [previous] = stack.revisions;
+    const response = await act('/api/tracks/web/rollback', { revision: previous }, alice);
+    assert.equal(response.status, 202);
+    assert.deepEqual(await response.json(), {
+      track: 'web',
+      action: 'rollback',
+      queued: true,
+      revision: previous,
+      by: 'alice',
+    });
+    assert.ok(await eventually(async () => (await stack.level()) === 'info'), stack.recentLogs());
+    await stack.serve.queue.idle();
+    const detail = await get<TrackDetail>('/api/tracks/web');
+    assert.equal(detail.row.status.pinned, previous);
+    const [latest] = detail.history;
+    assert.deepEqual(
+      [latest?.revision, latest?.trigger, latest?.by],
+      [previous, 'rollback', 'alice'],
+    );
+  });
+});
