@@ -139,4 +139,44 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The dashboard's browser code: types from src/dashboard/types.ts and nothing else of src/
+    // (its runtime would drag Node code into the page), and none of Node's modules or globals.
+    files: ['web/**/*.ts'],
+    rules: {
+      // The core rule checks `import type` too; the TypeScript one can let it through.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+src/(?!dashboard/types\\.ts$)',
+              message: 'web/ imports from src/ only the API types of src/dashboard/types.ts',
+            },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+src/',
+              allowTypeImports: true,
+              message:
+                'web/ imports src/dashboard/types.ts with `import type` only (no runtime code)',
+            },
+            { regex: '^node:', message: 'web/ runs in the browser: no Node modules' },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['process', 'Buffer', 'require', '__dirname', '__filename'].map((name) => ({
+          name,
+          message: 'web/ runs in the browser',
+        })),
+      ],
+    },
+  },
 );

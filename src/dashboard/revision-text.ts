@@ -10,9 +10,7 @@ import { formatManifests } from '../render/manifests-yaml.ts';
 import type { JsonObject, RenderedBundle } from '../render/types.ts';
 import type { ArtifactStore } from '../store/ports.ts';
 import { unifiedDiff } from '../unified-diff.ts';
-
-/** What a masked Secret value reads as. */
-export const MASKED = '********';
+import { MASKED_VALUE } from '../sync/observed-object.ts';
 
 function maskSecret(manifest: JsonObject): JsonObject {
   if (manifest['kind'] !== 'Secret' || manifest['apiVersion'] !== 'v1') return manifest;
@@ -20,7 +18,7 @@ function maskSecret(manifest: JsonObject): JsonObject {
   for (const field of ['data', 'stringData'] as const) {
     const values = manifest[field];
     if (values && typeof values === 'object' && !Array.isArray(values)) {
-      masked[field] = Object.fromEntries(Object.keys(values).map((key) => [key, MASKED]));
+      masked[field] = Object.fromEntries(Object.keys(values).map((key) => [key, MASKED_VALUE]));
     }
   }
   return masked;

@@ -9,7 +9,7 @@ import { exprHealth } from '../apply/health-exprs.ts';
 import { readLive, type LiveObjects } from '../apply/read-live.ts';
 import { objectKey, refOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { Track } from '../config/types.ts';
-import { detectDrift, type DriftReport } from '../drift/index.ts';
+import { detectDrift, type DriftedObject, type DriftReport } from '../drift/index.ts';
 import type { RenderedObject } from '../render/types.ts';
 import { redactDeep } from '../redact.ts';
 import type { ApplyDeps } from './apply-revision.ts';
@@ -17,7 +17,13 @@ import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
 import { actingAs } from './track-cluster.ts';
 import { readTrackState } from './track-state.ts';
-import type { ObjectHealth, ObjectStatus, ObjectSync, ObservedObject } from './observed-object.ts';
+import {
+  MASKED_VALUE,
+  type ObjectHealth,
+  type ObjectStatus,
+  type ObjectSync,
+  type ObservedObject,
+} from './observed-object.ts';
 
 export type { ObjectHealth, ObjectStatus, ObjectSync, ObservedObject };
 
@@ -75,11 +81,46 @@ export function judgeObjects(track: Track, seen: ObjectsSeen): ObservedObject[] 
       message,
     };
     return change && sync === 'OutOfSync'
-      ? { ...base, patch: change.patch, changedBy: change.changedBy }
+      ? { ...base, patch: shownPatch(manifest, current, change.patch), changedBy: change.changedBy }
       : base;
   });
   // Messages and patches may quote a decrypted or substituted value (src/redact.ts).
   return redactDeep(observed);
+}
+
+/** The value at a JSON pointer of `object`, or undefined when there is none. */
+function valueAt(object: unknown, pointer: string): unknown {
+  let value = object;
+  for (const token of pointer.split('/').slice(1)) {
+    const key = token.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (typeof value !== 'object' || value === null || !(key in value)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * The patch as people see it: each replaced or removed field preceded by a
+ * `test` of what the cluster has (an invertible patch, still RFC 6902), so
+ * the dashboard shows both sides. A Secret shows neither side's value.
+ */
+function shownPatch(
+  manifest: KubeObject,
+  live: KubeObject | undefined,
+  patch: DriftedObject['patch'],
+): DriftedObject['patch'] {
+  const secret = manifest.kind === 'Secret';
+  return patch.flatMap((operation) => {
+    const shown =
+      secret && 'value' in operation ? { ...operation, value: MASKED_VALUE } : operation;
+    if (operation.op !== 'replace' && operation.op !== 'remove') return [shown];
+    const was = valueAt(live, operation.path);
+    if (was === undefined) return [shown];
+    return [
+      { op: 'test' as const, path: operation.path, value: secret ? MASKED_VALUE : was },
+      shown,
+    ];
+  });
 }
 
 /** The objects of the track's current revision as the cluster has them now; [] before a first fetch. */

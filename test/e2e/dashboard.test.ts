@@ -183,7 +183,11 @@ describe("the dashboard's JSON API on driftless serve", () => {
     const settings = detail.objects.objects.find((o) => o.subject.endsWith('/web-settings'));
     assert.equal(detail.objects.source, 'live');
     assert.equal(settings?.sync, 'OutOfSync');
-    assert.deepEqual(settings?.patch, [{ op: 'replace', path: '/data/level', value: 'debug' }]);
+    // What the cluster has, then what Git has: the page shows both.
+    assert.deepEqual(settings?.patch, [
+      { op: 'test', path: '/data/level', value: 'trace' },
+      { op: 'replace', path: '/data/level', value: 'debug' },
+    ]);
   });
 
   it('refuses an action without signing in, and changes nothing', async () => {

@@ -159,7 +159,10 @@ describe('reconcileDrift', () => {
         [
           `ConfigMap/${ns}/a`,
           'OutOfSync',
-          [{ op: 'replace', path: '/data/value', value: 'one' }],
+          [
+            { op: 'test', path: '/data/value', value: 'by hand' },
+            { op: 'replace', path: '/data/value', value: 'one' },
+          ],
           ['kubectl-edit'],
         ],
         [`ConfigMap/${ns}/b`, 'Missing', null, null],

@@ -19,6 +19,8 @@ import {
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { updateTrackState } from '../../src/sync/track-state.ts';
+import { judgeObjects } from '../../src/sync/object-statuses.ts';
+import { objectKey, refOf, type KubeObject } from '../../src/cluster/kube-object.ts';
 
 const ONE = '1'.repeat(40);
 const TWO = '2'.repeat(40);
@@ -319,5 +321,68 @@ describe('commit info', () => {
       author: 'Ann Smith <ann@example.com>',
       date: '2025-11-25T00:00:00.000Z',
     });
+  });
+});
+
+describe('objects as the dashboard shows them', () => {
+  const bundle = renderManifests(
+    [
+      {
+        path: 'objects.yaml',
+        content: encoder.encode(
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {level: debug}\n---\n' +
+            'apiVersion: v1\nkind: Secret\nmetadata: {name: db}\ndata: {password: R0lU}\n',
+        ),
+      },
+    ],
+    { scopeOf, defaultNamespace: 'apps' },
+  );
+  const live = (object: (typeof bundle.objects)[number], data: Record<string, string>) => {
+    const manifest = object.manifest as KubeObject;
+    return [objectKey(refOf(manifest)), { ...manifest, data }] as const;
+  };
+  const [settings, secret] = [...bundle.objects].sort((a, b) => a.kind.localeCompare(b.kind));
+  const drift = (object: (typeof bundle.objects)[number], path: string, value: string) => ({
+    subject: object.subject,
+    ref: refOf(object.manifest as KubeObject),
+    patch: [{ op: 'replace' as const, path, value }],
+    changedBy: ['kubectl-edit'],
+  });
+  const track = parseConfig(
+    'tracks: [{name: web, repository: https://git.example.com/web.git}]',
+    'driftless.yaml',
+  ).tracks[0]!;
+
+  it("shows what the cluster has beside Git's value, but no Secret value on either side", () => {
+    const observed = judgeObjects(track, {
+      selected: bundle.objects,
+      live: {
+        found: new Map([
+          live(settings!, { level: 'trace' }),
+          live(secret!, { password: 'SEFORA==' }),
+        ]),
+        errors: new Map(),
+      },
+      report: {
+        drifted: [
+          drift(settings!, '/data/level', 'debug'),
+          drift(secret!, '/data/password', 'R0lU'),
+        ],
+        missing: [],
+        errors: [],
+        checked: 2,
+        suspects: 2,
+      },
+      failed: {},
+    });
+    const patchOf = (kind: string) => observed.find((o) => o.kind === kind)?.patch;
+    assert.deepEqual(patchOf('ConfigMap'), [
+      { op: 'test', path: '/data/level', value: 'trace' },
+      { op: 'replace', path: '/data/level', value: 'debug' },
+    ]);
+    assert.deepEqual(patchOf('Secret'), [
+      { op: 'test', path: '/data/password', value: '********' },
+      { op: 'replace', path: '/data/password', value: '********' },
+    ]);
   });
 });

@@ -1,0 +1,183 @@
+/**
+ * Who is signed in, and the UI's own sign-in: user and password (basic) or
+ * a token (bearer), kept as the Authorization header value for this tab.
+ * Answers of 401 carry no WWW-Authenticate challenge, so the browser never
+ * prompts: this form is the only way in.
+ */
+import type { SessionJson } from '../src/dashboard/types.ts';
+import {
+  ApiError,
+  basicAuthorization,
+  bearerAuthorization,
+  getJson,
+  messageOf,
+  storeAuthorization,
+  storedAuthorization,
+} from './api.ts';
+import { openDialog } from './dialog.ts';
+import { h, replaceContent, uniqueId, type Child } from './dom.ts';
+
+let current: SessionJson | null = null;
+const listeners = new Set<() => void>();
+
+export function currentSession(): SessionJson | null {
+  return current;
+}
+
+/** Called after every sign-in, sign-out or session reload. */
+export function onSessionChange(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+function setSession(session: SessionJson | null): void {
+  current = session;
+  for (const listener of listeners) listener();
+}
+
+export async function loadSession(): Promise<SessionJson> {
+  const session = await getJson<SessionJson>('api/session');
+  // A stored header the server no longer accepts (password changed, server restarted): drop it.
+  if (session.user === null && storedAuthorization() !== null) storeAuthorization(null);
+  setSession(session);
+  return session;
+}
+
+/** Whether any sign-in form fits this dashboard (with only `gateway`, a token form for JWT authorizers). */
+function canSignInHere(session: SessionJson | null): boolean {
+  return session !== null && session.signIn.length > 0;
+}
+
+function field(label: string, input: HTMLInputElement, hint?: string): HTMLElement {
+  const id = uniqueId('field');
+  input.id = id;
+  const hintId = hint === undefined ? undefined : `${id}-hint`;
+  if (hintId !== undefined) input.setAttribute('aria-describedby', hintId);
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    input,
+    hint === undefined ? null : h('p', { class: 'hint', id: hintId }, hint),
+  );
+}
+
+/** Opens the sign-in dialog; `reason` says why it is needed (a 401's message). */
+export function openSignIn(reason?: string): void {
+  const signIn = current?.signIn ?? [];
+  const withPassword = signIn.includes('basic');
+  const withToken = signIn.includes('bearer') || signIn.includes('gateway');
+  const user = h('input', { name: 'user', autocomplete: 'username', autofocus: withPassword });
+  const password = h('input', {
+    name: 'password',
+    type: 'password',
+    autocomplete: 'current-password',
+  });
+  const token = h('input', {
+    name: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    autofocus: !withPassword,
+  });
+  const body: Child[] = [
+    reason === undefined ? null : h('p', { class: 'notice' }, reason),
+    withPassword
+      ? h(
+          'fieldset',
+          null,
+          h('legend', null, 'User and password'),
+          field('User', user),
+          field('Password', password),
+        )
+      : null,
+    withToken
+      ? h(
+          'fieldset',
+          null,
+          h('legend', null, withPassword ? 'Or a token' : 'Token'),
+          field(
+            'Token',
+            token,
+            signIn.includes('gateway')
+              ? "An OIDC token of the API gateway's issuer, when it uses a JWT authorizer."
+              : 'A bearer token from the dashboard configuration.',
+          ),
+        )
+      : null,
+    h('p', { class: 'hint' }, 'You stay signed in until you sign out or close this tab.'),
+  ];
+  openDialog({
+    title: 'Sign in to Driftless',
+    body,
+    confirmLabel: 'Sign in',
+    onConfirm: async () => {
+      let authorization: string;
+      if (withPassword && user.value !== '') {
+        authorization = basicAuthorization(user.value, password.value);
+      } else if (withToken && token.value.trim() !== '') {
+        authorization = bearerAuthorization(token.value);
+      } else {
+        return withPassword ? 'Enter your user and password.' : 'Enter a token.';
+      }
+      try {
+        const session = await getJson<SessionJson>('api/session', { authorization });
+        if (session.user === null) return 'The dashboard did not accept these credentials.';
+        storeAuthorization(authorization);
+        setSession(session);
+        return undefined;
+      } catch (error) {
+        return error instanceof ApiError && error.status === 401
+          ? `The dashboard did not accept these credentials: ${error.message}`
+          : `Could not sign in: ${messageOf(error)}`;
+      }
+    },
+  });
+}
+
+export async function signOut(): Promise<void> {
+  storeAuthorization(null);
+  await loadSession().catch(() => setSession(current && { ...current, user: null, canAct: false }));
+}
+
+/** The header's corner: who is signed in, or the sign-in button. */
+export function renderSessionArea(container: HTMLElement): void {
+  const session = current;
+  if (session === null) {
+    replaceContent(container);
+    return;
+  }
+  const signedInHere = storedAuthorization() !== null;
+  replaceContent(
+    container,
+    session.user === null
+      ? canSignInHere(session)
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'button header-button',
+              'data-focus-key': 'sign-in',
+              onclick: () => openSignIn(),
+            },
+            'Sign in',
+          )
+        : h('span', { class: 'header-user' }, 'Not signed in')
+      : [
+          h('span', { class: 'header-user' }, 'Signed in as ', h('strong', null, session.user)),
+          // A gateway's sign-in is not ours to end.
+          signedInHere
+            ? h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'button header-button',
+                  'data-focus-key': 'sign-out',
+                  onclick: () => void signOut(),
+                },
+                'Sign out',
+              )
+            : null,
+        ],
+  );
+}

@@ -1,0 +1,97 @@
+/**
+ * States as badges: always words, with colour only as a second cue (and a
+ * shape, the dot, that differs in nothing but colour is marked decorative).
+ */
+import type { ObservedObject, OverviewRow, TrackStatusJson } from '../src/dashboard/types.ts';
+import { h } from './dom.ts';
+
+export type Tone = 'success' | 'danger' | 'attention' | 'neutral' | 'info';
+
+export function badge(text: string, tone: Tone, title?: string): HTMLElement {
+  return h(
+    'span',
+    { class: `badge badge-${tone}`, title },
+    h('span', { class: 'badge-dot', 'aria-hidden': 'true' }),
+    text,
+  );
+}
+
+const READY: Record<OverviewRow['ready'], [string, Tone]> = {
+  True: ['Ready', 'success'],
+  False: ['Not ready', 'danger'],
+  Unknown: ['Unknown', 'neutral'],
+};
+
+export function healthBadge(row: Pick<OverviewRow, 'ready' | 'reason'>): HTMLElement {
+  const [text, tone] = READY[row.ready];
+  return badge(text, tone, `Ready: ${row.ready} (${row.reason})`);
+}
+
+/** Whether the cluster runs what the track wants: the pin when pinned, else the newest revision. */
+export function syncState(status: TrackStatusJson): { text: string; tone: Tone; detail: string } {
+  const wanted = status.pinned ?? status.desiredRevision;
+  if (status.appliedRevision === null) {
+    return { text: 'Never synced', tone: 'neutral', detail: 'nothing applied yet' };
+  }
+  if (wanted === null || wanted === status.appliedRevision) {
+    return {
+      text: 'Synced',
+      tone: 'success',
+      detail: status.pinned ? 'at the pinned revision' : 'at the newest revision',
+    };
+  }
+  return {
+    text: 'Out of date',
+    tone: 'attention',
+    detail: status.pinned
+      ? 'the pinned revision is not applied yet'
+      : 'a newer revision is not applied yet',
+  };
+}
+
+export function syncBadge(status: TrackStatusJson): HTMLElement {
+  const state = syncState(status);
+  return badge(state.text, state.tone, state.detail);
+}
+
+const OBJECT_SYNC: Record<ObservedObject['sync'], Tone> = {
+  InSync: 'success',
+  OutOfSync: 'attention',
+  Missing: 'danger',
+  Failed: 'danger',
+};
+
+const OBJECT_HEALTH: Record<ObservedObject['health'], Tone> = {
+  Healthy: 'success',
+  Progressing: 'info',
+  Degraded: 'danger',
+  Unknown: 'neutral',
+};
+
+export function objectSyncBadge(sync: ObservedObject['sync']): HTMLElement {
+  return badge(
+    sync === 'InSync' ? 'In sync' : sync === 'OutOfSync' ? 'Out of sync' : sync,
+    OBJECT_SYNC[sync] ?? 'neutral',
+  );
+}
+
+export function objectHealthBadge(health: ObservedObject['health']): HTMLElement {
+  return badge(health, OBJECT_HEALTH[health] ?? 'neutral');
+}
+
+const RESULTS: Record<string, Tone> = {
+  applied: 'success',
+  unchanged: 'neutral',
+  failed: 'danger',
+  'drift-corrected': 'info',
+  'written-back': 'info',
+  suspended: 'attention',
+};
+
+export function resultBadge(result: string): HTMLElement {
+  return badge(result, RESULTS[result] ?? 'neutral');
+}
+
+export function conditionBadge(status: 'True' | 'False' | 'Unknown'): HTMLElement {
+  return badge(status, status === 'True' ? 'success' : status === 'False' ? 'danger' : 'neutral');
+}
