@@ -61,8 +61,10 @@ function summary(detail: TrackDetail): HTMLElement {
         row.drifted === null
           ? h('span', { class: 'muted' }, 'not checked yet')
           : `${row.drifted} ${row.drifted === 1 ? 'object' : 'objects'} drifted`,
-        row.driftCheckedAt ? h('span', { class: 'muted' }, ' · checked ') : null,
-        row.driftCheckedAt ? timeAgo(row.driftCheckedAt) : null,
+        row.drifted !== null && row.driftCheckedAt
+          ? h('span', { class: 'muted' }, ' · checked ')
+          : null,
+        row.drifted !== null && row.driftCheckedAt ? timeAgo(row.driftCheckedAt) : null,
       ),
       item(
         'Objects',

@@ -46,6 +46,11 @@ function commitFor(state: TrackState, revision: string | null): CommitInfo | nul
   return state.commits?.[commitOf(revision)] ?? null;
 }
 
+function driftedIn(objects: readonly { readonly sync: string }[]): number {
+  return objects.filter((object) => object.sync === 'OutOfSync' || object.sync === 'Missing')
+    .length;
+}
+
 function overviewRow(track: Track, state: TrackState, history: HistoryEntry[]): OverviewRow {
   const ready = conditionOf(state, 'Ready');
   const lastSync = history.find((entry) => SYNC_RESULTS.has(entry.result)) ?? null;
@@ -58,11 +63,7 @@ function overviewRow(track: Track, state: TrackState, history: HistoryEntry[]): 
     appliedCommit: commitFor(state, state.appliedRevision),
     desiredCommit: commitFor(state, state.desiredRevision),
     lastSync: lastSync as HistoryEntryJson | null,
-    drifted:
-      observed === undefined
-        ? null
-        : observed.filter((object) => object.sync === 'OutOfSync' || object.sync === 'Missing')
-            .length,
+    drifted: observed === undefined ? null : driftedIn(observed),
     driftCheckedAt: state.driftCheckedAt ?? null,
   };
 }
@@ -94,9 +95,15 @@ export async function trackDetail(track: Track, deps: ReadModelDeps): Promise<Tr
     storedAt: artifact.storedAt,
     commit: commitFor(state, artifact.revision),
   }));
+  const objects = await deps.objects(track, state);
+  const row = overviewRow(track, state, history);
   return {
-    row: overviewRow(track, state, history),
-    objects: await deps.objects(track, state),
+    // Read live just now: the drift count is what the page shows below, not the last check's.
+    row:
+      objects.source === 'live' && objects.error === undefined
+        ? { ...row, drifted: driftedIn(objects.objects), driftCheckedAt: objects.observedAt }
+        : row,
+    objects,
     history: history as HistoryEntryJson[],
     revisions,
   };

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { OverviewRow, TrackDetail } from '../../src/dashboard/types.ts';
@@ -16,6 +17,13 @@ import { jsonLogger } from '../../src/logger.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { openLocalContext, type LocalContext } from '../../src/sync/local-context.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
+import type { Page } from 'playwright-core';
+import {
+  checkAccessibility,
+  describeViolations,
+  launchBrowser,
+  type LaunchedBrowser,
+} from '../harness/browser.ts';
 import { eventually } from '../harness/eventually.ts';
 import { pushFiles, startGitServer, type GitServer } from '../harness/git-server.ts';
 import {
@@ -25,6 +33,14 @@ import {
 } from '../harness/shared-cluster.ts';
 
 const PASSWORD = 'alice-password-for-e2e';
+
+/** The README and docs/dashboard.md show these: written by the page tests on every run. */
+const SCREENSHOT_DIR = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+const SCREENSHOTS = {
+  overview: join(SCREENSHOT_DIR, 'overview.png'),
+  track: join(SCREENSHOT_DIR, 'track.png'),
+  rollback: join(SCREENSHOT_DIR, 'rollback.png'),
+};
 const configMap = (name: string, value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  level: "${value}"\n`;
 
@@ -217,5 +233,105 @@ describe("the dashboard's JSON API on driftless serve", () => {
       [latest?.revision, latest?.trigger, latest?.by],
       [previous, 'rollback', 'alice'],
     );
+  });
+});
+
+describe('the dashboard page in Chromium', () => {
+  let stack: DashboardStack;
+  let browser: LaunchedBrowser;
+  let page: Page;
+
+  /** Problems the page reported, without the 401/404 answers the tests provoke on purpose. */
+  const consoleErrors = () =>
+    browser.problemsOf(page).filter((problem) => problem.kind !== 'resource');
+
+  const expectAccessible = async (where: string) => {
+    const violations = await checkAccessibility(page);
+    assert.deepEqual(violations, [], `${where}:\n${describeViolations(violations)}`);
+  };
+
+  before(async () => {
+    stack = await startDashboardStack();
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  });
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it('lists the tracks with their health after a sync, accessible to a screen reader', async () => {
+    await page.goto(`${stack.serve.url}/`);
+    const row = (track: string) =>
+      page.getByRole('row').filter({ has: page.getByRole('link', { name: track, exact: true }) });
+    const web = row('web');
+    await web.getByText('Ready').first().waitFor();
+    assert.match(await web.innerText(), /Turn on debug logs/);
+    assert.match(await row('api').innerText(), /Ready/);
+    await expectAccessible('overview');
+    await page.screenshot({ path: SCREENSHOTS.overview, fullPage: true });
+    assert.deepEqual(consoleErrors(), []);
+  });
+
+  it('shows a hand change as drift, with the changed field and both values', async () => {
+    await stack.core.patchNamespacedConfigMap({
+      name: 'web-settings',
+      namespace: stack.ns,
+      body: [{ op: 'replace', path: '/data/level', value: 'trace' }],
+    });
+    await page.goto(`${stack.serve.url}/#/tracks/web`);
+    const drift = page.locator('details.drift').first();
+    await drift.waitFor();
+    await drift.locator('summary').click();
+    const text = await drift.innerText();
+    assert.match(text, /data\.level/);
+    assert.match(text, /"trace"/);
+    assert.match(text, /"debug"/);
+    await expectAccessible('track page');
+    await page.screenshot({ path: SCREENSHOTS.track, fullPage: true });
+    assert.deepEqual(consoleErrors(), []);
+  });
+
+  it('refuses an action to someone not signed in: the buttons say why, the API says 401', async () => {
+    await page.goto(`${stack.serve.url}/#/tracks/web`);
+    const rollback = page.getByRole('button', { name: 'Roll back…' });
+    await rollback.waitFor();
+    assert.equal(await rollback.isDisabled(), true);
+    await page.getByText('Sign in to run actions.').waitFor();
+    const status = await page.evaluate(async () => {
+      const response = await fetch('api/tracks/web/sync', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{}',
+      });
+      return response.status;
+    });
+    assert.equal(status, 401);
+  });
+
+  it('rolls back through the page for alice: pinned, the cluster follows, history says alice', async () => {
+    const [previous] = stack.revisions;
+    await page.goto(`${stack.serve.url}/#/tracks/web`);
+    await page.getByRole('button', { name: 'Sign in' }).first().click();
+    const signIn = page.getByRole('dialog');
+    await signIn.getByLabel('User').fill('alice');
+    await signIn.getByLabel('Password').fill(PASSWORD);
+    await signIn.getByRole('button', { name: 'Sign in' }).click();
+    const rollback = page.getByRole('button', { name: 'Roll back…' });
+    assert.ok(await eventually(() => rollback.isEnabled(), 10_000), 'signed in, alice may act');
+    await rollback.click();
+    const confirm = page.getByRole('dialog');
+    await confirm.getByLabel('Revision').selectOption(previous!);
+    await page.screenshot({ path: SCREENSHOTS.rollback });
+    await confirm.getByRole('button', { name: 'Roll back' }).click();
+    await page.getByText(/queued by alice/i).waitFor();
+
+    assert.ok(await eventually(async () => (await stack.level()) === 'info'), stack.recentLogs());
+    await stack.serve.queue.idle();
+    assert.equal((await readTrackState(stack.ctx.state, 'web')).pinned, previous);
+    // The page shows it on its next refresh: pinned, and alice in the history.
+    await page.getByRole('button', { name: 'Unpin' }).waitFor({ timeout: 15_000 });
+    await page.locator('text=by alice').first().waitFor({ timeout: 15_000 });
+    assert.deepEqual(consoleErrors(), []);
   });
 });
