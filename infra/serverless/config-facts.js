@@ -13,6 +13,11 @@
  *   ${file(infra/serverless/config-facts.js):publishesToSns}  'true' or 'false'
  *   ${file(infra/serverless/config-facts.js):eventBuses}      notifications[] EventBridge buses
  *   ${file(infra/serverless/config-facts.js):putsEvents}      'true' or 'false'
+ *   ${file(infra/serverless/config-facts.js):dashboardRoutes} the dashboard function's httpApi
+ *                                                             events, each with the authorizer
+ *                                                             dashboard.authorizer/readAccess ask
+ *   ${file(infra/serverless/config-facts.js):httpApiAuthorizers}  provider.httpApi.authorizers:
+ *                                                             the dashboard's JWT authorizer, if any
  *
  * It reads the same file the functions bundle (`--param config=...`), only for
  * these lists; the functions validate the whole config when they load it.
@@ -176,4 +181,82 @@ export async function eventBuses(context) {
 
 export async function putsEvents(context) {
   return (await eventBuses(context)).length > 0 ? 'true' : 'false';
+}
+
+async function dashboard({ resolveVariable }) {
+  const path = await resolveVariable('param:config');
+  const config = load(await readFile(resolve(path), 'utf8')) ?? {};
+  return config.dashboard && typeof config.dashboard === 'object' ? config.dashboard : {};
+}
+
+/** The name of the dashboard's JWT authorizer in provider.httpApi.authorizers. */
+const DASHBOARD_JWT = 'dashboardJwt';
+
+/**
+ * dashboard.authorizer, checked as far as the template depends on it:
+ * `{type: iam}` (the default) or `{type: jwt, issuer: https://..., audience: [...]}`.
+ */
+async function dashboardAuthorizer(context) {
+  const authorizer = (await dashboard(context)).authorizer ?? { type: 'iam' };
+  const type = authorizer?.type ?? 'iam';
+  if (type === 'iam') return { type: 'iam' };
+  if (type !== 'jwt') {
+    throw new Error(`dashboard.authorizer.type must be iam or jwt, not ${JSON.stringify(type)}`);
+  }
+  const { issuer, audience } = authorizer;
+  if (typeof issuer !== 'string' || !issuer.startsWith('https://')) {
+    throw new Error('dashboard.authorizer.issuer must be an https:// URL (type: jwt)');
+  }
+  if (
+    !Array.isArray(audience) ||
+    audience.length === 0 ||
+    !audience.every((entry) => typeof entry === 'string' && entry !== '')
+  ) {
+    throw new Error('dashboard.authorizer.audience must list at least one audience (type: jwt)');
+  }
+  return { type: 'jwt', issuer, audience };
+}
+
+/**
+ * The dashboard function's routes. Every route has the configured authorizer
+ * (AWS_IAM, or the JWT authorizer below), except the GET routes when
+ * dashboard.readAccess is `open`: reading needs no sign-in then, actions
+ * (POST) always do.
+ */
+export async function dashboardRoutes(context) {
+  const authorizer =
+    (await dashboardAuthorizer(context)).type === 'jwt'
+      ? { name: DASHBOARD_JWT }
+      : { type: 'aws_iam' };
+  const readAccess = (await dashboard(context)).readAccess ?? 'authenticated';
+  if (readAccess !== 'open' && readAccess !== 'authenticated') {
+    throw new Error(`dashboard.readAccess must be open or authenticated, not ${readAccess}`);
+  }
+  const route = (method, path) => ({
+    httpApi: {
+      method,
+      path,
+      ...(method === 'GET' && readAccess === 'open' ? {} : { authorizer }),
+    },
+  });
+  return [
+    route('GET', '/'),
+    route('GET', '/assets/{file}'),
+    route('GET', '/api/{proxy+}'),
+    route('POST', '/api/{proxy+}'),
+  ];
+}
+
+/** provider.httpApi.authorizers: API Gateway checks the OIDC token of dashboard.authorizer (jwt). */
+export async function httpApiAuthorizers(context) {
+  const authorizer = await dashboardAuthorizer(context);
+  if (authorizer.type !== 'jwt') return {};
+  return {
+    [DASHBOARD_JWT]: {
+      type: 'jwt',
+      identitySource: '$request.header.Authorization',
+      issuerUrl: authorizer.issuer,
+      audience: authorizer.audience,
+    },
+  };
 }

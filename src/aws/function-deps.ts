@@ -5,7 +5,8 @@
  * its role allows: the webhook its signing secrets and the fetch queue; fetch
  * the Git source (the only Git credentials) and the apply queue; apply the
  * cluster connections (the only cluster credentials) and the apply queue;
- * drift and rollback the store and the queues, no credentials at all.
+ * drift and rollback the store and the queues, no credentials at all; the
+ * dashboard the same, plus the built UI shipped in its package.
  *
  * Which queue implementation is used is injected by the entry point:
  * handlers/ pass nothing and get SQS; only the local stage's entry points
@@ -16,6 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readEnv, readOptionalEnv, type Environment } from '../config/env.ts';
 import type { Config, Track, TracksFrom } from '../config/types.ts';
+import type { DashboardDeps } from '../dashboard/dashboard-routes.ts';
+import { storedObjects } from '../dashboard/read-model.ts';
+import { directoryAssets } from '../dashboard/web-assets.ts';
 import type { AcceptWebhookDeps } from '../sync/accept-webhook.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import type { JobDeps } from '../sync/run-job.ts';
@@ -24,6 +28,7 @@ import { clusterOf } from '../sync/track-named.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import { createClusterConnector, type ClusterConnector } from './cluster-connector.ts';
+import { packagedWebDir } from './dashboard-http.ts';
 import { logUndelivered, notifier, type NotifierOptions } from '../notify/deliver.ts';
 import { functionConfig } from './function-config.ts';
 import { functionLogger } from './function-logger.ts';
@@ -183,6 +188,35 @@ export async function triggerDeps(
   const targets = { apply: true, fetch: options.fetchQueue };
   const { config, store, queue } = await common(targets, queues, env);
   return { ...(await jobPorts(config, store, queue)), tracksFrom: config.tracksFrom };
+}
+
+let webAssets: DashboardDeps['assets'] | undefined;
+
+/**
+ * The dashboard function: the store to read, both queues for its actions
+ * (sync goes to fetch; rollback, unpin, suspend and resume to apply), the
+ * objects as the last drift check recorded them (no cluster credentials
+ * here), and the built UI from its deployment package. No secret reader:
+ * API Gateway signs people in (`dashboard.authorizer`), so `dashboard.users`
+ * and `dashboard.tokens` are serve's only.
+ */
+export async function dashboardDeps(
+  queues: JobQueueFactory = sqsJobQueues,
+  env?: Environment,
+): Promise<DashboardDeps> {
+  const { config, store, queue } = await common({ fetch: true, apply: true }, queues, env);
+  webAssets ??= directoryAssets(packagedWebDir());
+  return {
+    // Read per request: a track published by a discovery shows without a cold start.
+    tracks: () => knownTracks(config, store.published),
+    state: store.state,
+    artifacts: store.artifacts,
+    queue,
+    objects: async (_track, state) => storedObjects(state),
+    readAccess: config.dashboard?.readAccess ?? 'authenticated',
+    signIn: ['gateway'],
+    assets: webAssets,
+  };
 }
 
 /**

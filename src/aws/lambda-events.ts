@@ -28,13 +28,40 @@ export interface SqsBatchResponse {
 
 /** An API Gateway HTTP API (payload format 2.0) request. */
 export interface HttpApiEvent {
+  /** The path as requested, with the stage's prefix when the stage is not `$default`. */
+  readonly rawPath?: string;
+  /** The query string without `?`; '' when none. */
+  readonly rawQueryString?: string;
+  /** Lower-case names; repeated headers joined with commas. */
   readonly headers?: Readonly<Record<string, string | undefined>>;
+  /** The `Cookie` header's cookies, which payload 2.0 moves out of `headers`. */
+  readonly cookies?: readonly string[];
   readonly body?: string;
   readonly isBase64Encoded?: boolean;
   readonly pathParameters?: Readonly<Record<string, string | undefined>>;
   readonly requestContext?: {
     readonly requestId?: string;
-    readonly http?: { readonly method?: string };
+    /** `$default`, or the stage's name, which then prefixes `rawPath`. */
+    readonly stage?: string;
+    readonly domainName?: string;
+    readonly http?: { readonly method?: string; readonly path?: string };
+    /** Set by the route's authorizer, when the route has one; never by the client. */
+    readonly authorizer?: HttpApiAuthorizerContext;
+  };
+}
+
+/** What the route's authorizer established (API Gateway checked it before the function ran). */
+export interface HttpApiAuthorizerContext {
+  /** `authorizer: {type: aws_iam}`: the SigV4 signer. */
+  readonly iam?: {
+    readonly userArn?: string;
+    readonly userId?: string;
+    readonly accountId?: string;
+  };
+  /** A JWT authorizer: the token's claims (API Gateway passes every value as a string). */
+  readonly jwt?: {
+    readonly claims?: Readonly<Record<string, string | number | boolean | undefined>>;
+    readonly scopes?: readonly string[] | null;
   };
 }
 
@@ -43,6 +70,8 @@ export interface HttpApiResult {
   statusCode: number;
   headers: Record<string, string>;
   body: string;
+  /** Whether `body` is base64 (binary); text when absent. */
+  isBase64Encoded?: boolean;
 }
 
 /** An EventBridge schedule event; only its time is read. */

@@ -177,6 +177,18 @@ const httpUrl = stringMatching(
   (quoted) => `${quoted} is not an http(s) URL`,
 );
 
+/** API Gateway's JWT authorizer fetches the issuer's OIDC discovery over HTTPS only. */
+const httpsUrl = stringMatching(
+  (t) => {
+    try {
+      return new URL(t).protocol === 'https:';
+    } catch {
+      return false;
+    }
+  },
+  (quoted) => `${quoted} is not an https URL (API Gateway reads the issuer over HTTPS)`,
+);
+
 /** Runs an object-level check even when fields already failed, so all problems surface at once. */
 const ALWAYS = {
   when: (payload: { value: unknown }) =>
@@ -825,17 +837,14 @@ const notificationSchema = z.discriminatedUnion('type', [
 const dashboardSchema = strictObject({
   url: z.optional(httpUrl),
   readAccess: z._default(z.enum(['open', 'authenticated']), 'authenticated'),
-  users: z._default(
-    z.array(strictObject({ name: nonEmptyString, password: secretRef })),
-    [],
-  ),
+  users: z._default(z.array(strictObject({ name: nonEmptyString, password: secretRef })), []),
   tokens: z._default(z.array(secretRef), []),
   authorizer: z._default(
     z.discriminatedUnion('type', [
       strictObject({ type: z.literal('iam') }),
       strictObject({
         type: z.literal('jwt'),
-        issuer: httpUrl,
+        issuer: httpsUrl,
         audience: z.array(nonEmptyString).check(z.minLength(1)),
       }),
     ]),

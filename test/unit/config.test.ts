@@ -281,6 +281,19 @@ describe('parseConfig errors', () => {
     assert.deepEqual(messages, ['driftless.yaml: tracks[0].interval: "5s" is shorter than 10s']);
   });
 
+  it('refuses a dashboard JWT issuer that is not https, naming the field', () => {
+    // Prepare
+    const text = `${oneTrack()}dashboard:\n  authorizer:\n    type: jwt\n    issuer: http://login.example.com\n    audience: [driftless]\n`;
+
+    // Act
+    const messages = problems(text);
+
+    // Assess
+    assert.deepEqual(messages, [
+      'driftless.yaml: dashboard.authorizer.issuer: "http://login.example.com" is not an https URL (API Gateway reads the issuer over HTTPS)',
+    ]);
+  });
+
   it('refuses a duplicate track name', () => {
     // Prepare
     const text = `${oneTrack()}  - name: web\n    repository: https://h/other.git\n`;

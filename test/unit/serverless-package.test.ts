@@ -6,20 +6,32 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { inflateRawSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
+import { load, dump } from 'js-yaml';
 import { parseJob } from '../../src/aws/parse-job.ts';
 
 const run = promisify(execFile);
 
-const FUNCTIONS = ['webhook', 'fetch', 'apply', 'drift', 'rollback'] as const;
+const FUNCTIONS = ['webhook', 'fetch', 'apply', 'drift', 'rollback', 'dashboard'] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const CONFIG = 'infra/driftless.example.yaml';
 const MAX_ZIP_BYTES = 2 * 1024 * 1024;
+/** The built UI (npm run build) that the dashboard function ships. */
+const WEB_DIR = 'dist/web';
+/** The dashboard's routes (serverless.yml, infra/serverless/config-facts.js). */
+const DASHBOARD_ROUTES = [
+  'GET /',
+  'GET /api/{proxy+}',
+  'GET /assets/{file}',
+  'POST /api/{proxy+}',
+] as const;
+const JWT_ISSUER = 'https://login.example.com/realms/ops';
+const JWT_AUDIENCE = ['driftless-dashboard', 'driftless-cli'];
 
 // CloudFormation JSON, read field by field; the assertions are its type check.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -81,6 +93,10 @@ const EM_AARCH64 = 183;
 
 let outDir: string;
 let template: Template;
+/** The template packaged for a config with `dashboard: {readAccess: open, authorizer: jwt}`. */
+let jwtTemplate: Template;
+/** Where that config is: inside the checkout, since the package patterns name it relatively. */
+let jwtConfigDir: string;
 
 const cap = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 const resource = (id: string): Resource => {
@@ -128,6 +144,33 @@ const resourcesFor = (fn: FunctionName, action: string) =>
     .flatMap((s) => [s.Resource].flat().map(text));
 const queueArn = (id: string) => text({ 'Fn::GetAtt': [id, 'Arn'] });
 
+/** The HTTP API routes of a template. */
+const routesOf = (of: Template): Record<string, Json>[] =>
+  Object.values(of.Resources)
+    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route')
+    .map((r) => r.Properties);
+
+/** The integration (its properties) a route targets: `integrations/<Ref>`. */
+function integrationOf(of: Template, route: Record<string, Json>): Record<string, Json> {
+  const [, target] = route.Target['Fn::Join'][1] as [string, { Ref: string }];
+  const integration = of.Resources[target.Ref];
+  assert.equal(integration?.Type, 'AWS::ApiGatewayV2::Integration', route.RouteKey);
+  return integration!.Properties;
+}
+
+/** The files of the built UI, as zip entry names (`dist/web/index.html`, ...). */
+async function webFiles(): Promise<string[]> {
+  const names = await readdir(WEB_DIR, { recursive: true, withFileTypes: true }).catch(() => []);
+  const files = names
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative('.', join(entry.parentPath, entry.name)));
+  assert.ok(
+    files.includes(`${WEB_DIR}/index.html`),
+    `${WEB_DIR}/index.html: the dashboard UI is built (npm run build)`,
+  );
+  return files;
+}
+
 before(
   async () => {
     outDir = await mkdtemp(join(tmpdir(), 'driftless-sls-'));
@@ -141,34 +184,50 @@ before(
     }
     env.AWS_CONFIG_FILE = join(outDir, 'no-aws-config');
     env.AWS_SHARED_CREDENTIALS_FILE = join(outDir, 'no-aws-credentials');
-    await run(
-      'npx',
-      [
-        'serverless',
-        'package',
-        '--package',
-        outDir,
-        '--param',
-        `config=${CONFIG}`,
-        '--stage',
-        'test',
-      ],
-      // The first run builds kustomize and helm for linux/arm64 (minutes); later runs find the cache.
-      { env, maxBuffer: 16 * 1024 * 1024, timeout: 20 * 60_000 },
-    );
-    template = JSON.parse(
-      await readFile(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8'),
-    );
+    const packageWith = async (config: string, into: string): Promise<Template> => {
+      await run(
+        'npx',
+        [
+          'serverless',
+          'package',
+          '--package',
+          into,
+          '--param',
+          `config=${config}`,
+          '--stage',
+          'test',
+        ],
+        // The first run builds kustomize and helm for linux/arm64 (minutes); later runs find the cache.
+        { env, maxBuffer: 16 * 1024 * 1024, timeout: 20 * 60_000 },
+      ).catch((error: Error & { stdout?: string; stderr?: string }) => {
+        throw new Error(`serverless package (${config}) failed: ${error.stdout}\n${error.stderr}`);
+      });
+      return JSON.parse(
+        await readFile(join(into, 'cloudformation-template-update-stack.json'), 'utf8'),
+      );
+    };
+    template = await packageWith(CONFIG, outDir);
+    // The same service for a dashboard open to read, signing in with an OIDC provider's tokens.
+    await mkdir('.driftless', { recursive: true });
+    jwtConfigDir = await mkdtemp(join('.driftless', 'sls-package-'));
+    const config = load(await readFile(CONFIG, 'utf8')) as Record<string, unknown>;
+    config.dashboard = {
+      readAccess: 'open',
+      authorizer: { type: 'jwt', issuer: JWT_ISSUER, audience: JWT_AUDIENCE },
+    };
+    await writeFile(join(jwtConfigDir, 'driftless.yaml'), dump(config));
+    jwtTemplate = await packageWith(join(jwtConfigDir, 'driftless.yaml'), join(outDir, 'jwt'));
   },
-  { timeout: 21 * 60_000 },
+  { timeout: 22 * 60_000 },
 );
 
 after(async () => {
   if (outDir) await rm(outDir, { recursive: true, force: true });
+  if (jwtConfigDir) await rm(jwtConfigDir, { recursive: true, force: true });
 });
 
 describe('serverless package', () => {
-  it('declares the five functions on nodejs22.x arm64, each with its own role', () => {
+  it('declares the six functions on nodejs22.x arm64, each with its own role', () => {
     // Assess
     assert.deepEqual(
       ofType('AWS::Lambda::Function')
@@ -185,13 +244,14 @@ describe('serverless package', () => {
       assert.equal(props.Environment.Variables.DRIFTLESS_CONFIG, CONFIG, fn);
       roles.add(text(props.Role));
     }
-    assert.equal(roles.size, 5, 'one role per function');
+    assert.equal(roles.size, FUNCTIONS.length, 'one role per function');
     assert.equal(template.Resources.IamRoleLambdaExecution, undefined, 'no shared default role');
   });
 
   it('bundles each function into its own zip of at most 2 MB with the config, without what it must not hold', async (t) => {
     // Prepare
     const sizes: string[] = [];
+    const ui = await webFiles();
 
     for (const fn of FUNCTIONS) {
       // Act
@@ -205,9 +265,10 @@ describe('serverless package', () => {
 
       // Assess
       assert.ok(bytes <= MAX_ZIP_BYTES, `${fn}.zip is ${bytes} bytes`);
+      // The dashboard also ships the built UI; no other function does.
       assert.deepEqual(
         [...files.keys()].sort(),
-        [CONFIG, `handlers/${fn}.mjs`].sort(),
+        [CONFIG, `handlers/${fn}.mjs`, ...(fn === 'dashboard' ? ui : [])].sort(),
         `${fn}: bundle and config only`,
       );
       assert.match(files.get(CONFIG)?.toString('utf8') ?? '', /tracks:/);
@@ -221,10 +282,10 @@ describe('serverless package', () => {
       assert.equal(bundle.includes('loadFromDefault'), false, `${fn}: @kubernetes/client-node`);
       assert.equal(bundle.includes('x-k8s-aws-id'), fn === 'apply', `${fn}: EKS token`);
       assert.equal(bundle.includes('isomorphic-git'), fn === 'fetch', `${fn}: isomorphic-git`);
-      // Triggers hold no credentials: not even the code to read a secret.
+      // Triggers and the dashboard hold no credentials: not even the code to read a secret.
       assert.equal(
         bundle.includes('GetSecretValue'),
-        !['drift', 'rollback'].includes(fn),
+        !['drift', 'rollback', 'dashboard'].includes(fn),
         `${fn}: secrets`,
       );
       // The serverless-offline job adapter belongs to the local stage's entry points only.
@@ -295,16 +356,124 @@ describe('serverless package', () => {
 
   it('routes POST /webhook/{provider} of an HTTP API to the webhook function', () => {
     // Assess
-    const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
+    const routes = routesOf(template);
     assert.deepEqual(
-      routes.map((r) => r.RouteKey),
-      ['POST /webhook/{provider}'],
+      routes.map((r) => r.RouteKey).sort(),
+      ['POST /webhook/{provider}', ...DASHBOARD_ROUTES].sort(),
     );
-    const integrationId = (routes[0]!.Target['Fn::Join'][1] as unknown[]).map(text).join('');
-    const [integration] = ofType('AWS::ApiGatewayV2::Integration');
-    assert.ok(integration && integrationId.includes(integration[0]));
-    assert.equal(integration[1].Properties.PayloadFormatVersion, '2.0');
-    assert.match(text(integration[1].Properties.IntegrationUri), /WebhookLambdaFunction/);
+    const webhook = routes.find((r) => r.RouteKey === 'POST /webhook/{provider}')!;
+    // A Git host signs its deliveries; API Gateway checks nothing (the function checks the HMAC).
+    assert.equal(webhook.AuthorizationType, undefined);
+    const integration = integrationOf(template, webhook);
+    assert.equal(integration.PayloadFormatVersion, '2.0');
+    assert.match(text(integration.IntegrationUri), /WebhookLambdaFunction/);
+  });
+
+  it('routes the dashboard page, assets and API to the dashboard function, each behind AWS_IAM by default', () => {
+    // Assess
+    const routes = routesOf(template).filter((r) => r.RouteKey !== 'POST /webhook/{provider}');
+    assert.deepEqual(routes.map((r) => r.RouteKey).sort(), [...DASHBOARD_ROUTES].sort());
+    for (const route of routes) {
+      assert.equal(route.AuthorizationType, 'AWS_IAM', route.RouteKey);
+      assert.equal(route.AuthorizerId, undefined, route.RouteKey);
+      const integration = integrationOf(template, route);
+      assert.equal(integration.PayloadFormatVersion, '2.0', route.RouteKey);
+      assert.match(text(integration.IntegrationUri), /DashboardLambdaFunction/, route.RouteKey);
+    }
+    assert.deepEqual(
+      Object.values(template.Resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Authorizer'),
+      [],
+      'no JWT authorizer without dashboard.authorizer: jwt',
+    );
+    const props = lambda('dashboard');
+    assert.equal(props.Timeout, 15);
+    assert.equal(props.MemorySize, 512);
+    assert.deepEqual(props.Environment.Variables.DRIFTLESS_FETCH_QUEUE_URL, { Ref: 'FetchQueue' });
+    assert.deepEqual(props.Environment.Variables.DRIFTLESS_APPLY_QUEUE_URL, { Ref: 'ApplyQueue' });
+  });
+
+  it('with readAccess open and a JWT authorizer: GET routes open, POST routes behind the issuer’s tokens', () => {
+    // Assess
+    const routes = routesOf(jwtTemplate).filter((r) => r.RouteKey !== 'POST /webhook/{provider}');
+    assert.deepEqual(routes.map((r) => r.RouteKey).sort(), [...DASHBOARD_ROUTES].sort());
+    const authorizers = Object.entries(jwtTemplate.Resources).filter(
+      ([, r]) => r.Type === 'AWS::ApiGatewayV2::Authorizer',
+    );
+    assert.equal(authorizers.length, 1);
+    const [authorizerId, authorizer] = authorizers[0]!;
+    assert.deepEqual(authorizer.Properties.ApiId, { Ref: 'HttpApi' });
+    assert.equal(authorizer.Properties.AuthorizerType, 'JWT');
+    assert.deepEqual(authorizer.Properties.IdentitySource, ['$request.header.Authorization']);
+    assert.deepEqual(authorizer.Properties.JwtConfiguration, {
+      Issuer: JWT_ISSUER,
+      Audience: JWT_AUDIENCE,
+    });
+    for (const route of routes) {
+      if (route.RouteKey.startsWith('GET ')) {
+        assert.equal(route.AuthorizationType, undefined, route.RouteKey);
+        assert.equal(route.AuthorizerId, undefined, route.RouteKey);
+      } else {
+        assert.equal(route.AuthorizationType, 'JWT', route.RouteKey);
+        assert.deepEqual(route.AuthorizerId, { Ref: authorizerId }, route.RouteKey);
+      }
+    }
+  });
+
+  it('ships the built UI in the dashboard zip, where the packaged handler reads it', async () => {
+    // Prepare: the zip unpacked as Lambda unpacks it into LAMBDA_TASK_ROOT.
+    const files = unzip(await readFile(join(outDir, 'dashboard.zip')));
+    const ui = await webFiles();
+    const asset = ui.find((name) => name.startsWith(`${WEB_DIR}/assets/`));
+    const task = await mkdtemp(join(tmpdir(), 'driftless-dashboard-task-'));
+    try {
+      for (const [name, data] of files) {
+        await mkdir(dirname(join(task, name)), { recursive: true });
+        await writeFile(join(task, name), data);
+      }
+
+      // Act: the bundle's handler, run from there, answers the page and an asset.
+      const paths = ['/', ...(asset === undefined ? [] : [`/${relative(WEB_DIR, asset)}`])];
+      const script = `
+        const { handler } = await import(${JSON.stringify(join(task, 'handlers/dashboard.mjs'))});
+        const answers = [];
+        for (const rawPath of ${JSON.stringify(paths)}) {
+          const result = await handler({
+            rawPath, rawQueryString: '', headers: { host: 'dash.test' },
+            requestContext: { stage: '$default', http: { method: 'GET' } },
+          });
+          answers.push({ rawPath, status: result.statusCode, body: result.body });
+        }
+        process.stdout.write(JSON.stringify(answers));`;
+      const { stdout } = await run(
+        process.execPath,
+        ['--no-warnings', '--input-type=module', '--eval', script],
+        {
+          cwd: task,
+          env: {
+            PATH: process.env.PATH,
+            AWS_REGION: 'eu-west-1',
+            DRIFTLESS_CONFIG: CONFIG,
+            DRIFTLESS_BUCKET: 'driftless-test-artifacts',
+            DRIFTLESS_FETCH_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/driftless-test-fetch',
+            DRIFTLESS_APPLY_QUEUE_URL:
+              'https://sqs.eu-west-1.amazonaws.com/1/driftless-test-apply.fifo',
+            DRIFTLESS_LOG_LEVEL: 'error',
+          },
+        },
+      );
+
+      // Assess
+      const answers = JSON.parse(stdout) as { rawPath: string; status: number; body: string }[];
+      assert.equal(answers.length, paths.length);
+      for (const answer of answers) {
+        const file =
+          answer.rawPath === '/' ? `${WEB_DIR}/index.html` : `${WEB_DIR}${answer.rawPath}`;
+        assert.equal(answer.status, 200, `${answer.rawPath}: ${answer.body}`);
+        assert.equal(answer.body, files.get(file)?.toString('utf8'), answer.rawPath);
+      }
+    } finally {
+      await rm(task, { recursive: true, force: true });
+    }
   });
 
   it('runs the drift function every minute; it decides which tracks are due', () => {
@@ -531,7 +700,7 @@ describe('serverless package', () => {
         fn,
       );
     }
-    for (const fn of ['drift', 'rollback'] as const) {
+    for (const fn of ['drift', 'rollback', 'dashboard'] as const) {
       assert.ok(
         !allActions(fn).some((a) => /^(secretsmanager|ssm|eks|sts):/.test(a)),
         `${fn}: no secrets at all`,
@@ -565,7 +734,7 @@ describe('serverless package', () => {
 
     // Readers may list (S3 answers 404, not 403, for a missing key).
     // (fetch may also list the source buckets of bucket tracks: tested above.)
-    for (const fn of ['webhook', 'fetch', 'apply', 'drift', 'rollback'] as const) {
+    for (const fn of FUNCTIONS) {
       assert.deepEqual(
         resourcesFor(fn, 's3:ListBucket').filter((arn) => !arn.includes('example-org-manifests')),
         [text({ 'Fn::GetAtt': ['ArtifactBucket', 'Arn'] })],
@@ -601,6 +770,8 @@ describe('serverless package', () => {
       sends('rollback'),
       [queueArn('ApplyQueue'), queueArn('FailedInvocationsQueue'), queueArn('FetchQueue')].sort(),
     );
+    // The dashboard's actions: sync queues a fetch, the others an apply job.
+    assert.deepEqual(sends('dashboard'), [queueArn('ApplyQueue'), queueArn('FetchQueue')].sort());
     assert.deepEqual(resourcesFor('fetch', 'sqs:ReceiveMessage'), [queueArn('FetchQueue')]);
     assert.deepEqual(resourcesFor('apply', 'sqs:ReceiveMessage'), [queueArn('ApplyQueue')]);
 
@@ -636,10 +807,48 @@ describe('serverless package', () => {
     }
   });
 
+  it('lets the dashboard read the store and queue actions, and nothing else', () => {
+    // Assess: exactly these statements; no EKS, no secrets, no writes.
+    const store = (prefix: string) => ({ 'Fn::Sub': `\${ArtifactBucket.Arn}/${prefix}/*` });
+    assert.deepEqual(
+      statementsOf('dashboard').map((s) => [actions(s).sort(), s.Resource]),
+      [
+        [
+          ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          {
+            'Fn::Sub':
+              'arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/driftless-test-dashboard:*',
+          },
+        ],
+        [
+          ['s3:GetObject'],
+          [store('artifacts'), store('state'), store('history'), store('published')],
+        ],
+        [['s3:ListBucket'], { 'Fn::GetAtt': ['ArtifactBucket', 'Arn'] }],
+        [['kms:Decrypt'], { 'Fn::GetAtt': ['ArtifactKey', 'Arn'] }],
+        [
+          ['sqs:SendMessage'],
+          [{ 'Fn::GetAtt': ['FetchQueue', 'Arn'] }, { 'Fn::GetAtt': ['ApplyQueue', 'Arn'] }],
+        ],
+      ],
+    );
+    const granted = allActions('dashboard');
+    for (const forbidden of [/^eks:/, /^secretsmanager:/, /^ssm:/, /^sts:/, /^s3:(Put|Delete)/]) {
+      assert.ok(!granted.some((a) => forbidden.test(a)), `dashboard: ${forbidden}`);
+    }
+    assert.deepEqual(
+      ['kms:GenerateDataKey', 'kms:Encrypt', 'sqs:ReceiveMessage'].filter((a) =>
+        granted.includes(a),
+      ),
+      [],
+    );
+    assert.equal(lambda('dashboard').Layers, undefined, 'no renderers, no sops');
+  });
+
   it('sets log retention on every function log group', () => {
     // Assess
     const groups = ofType('AWS::Logs::LogGroup').map(([, r]) => r.Properties);
-    assert.equal(groups.length, 5);
+    assert.equal(groups.length, FUNCTIONS.length);
     for (const group of groups) assert.equal(group.RetentionInDays, 30, group.LogGroupName);
   });
 });

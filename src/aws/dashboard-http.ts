@@ -1,0 +1,143 @@
+/**
+ * API Gateway HTTP API (payload 2.0) in and out for the dashboard function:
+ * an event becomes the {@link DashboardRequest} the shared routes answer
+ * (src/dashboard/dashboard-routes.ts), and their {@link DashboardResponse}
+ * becomes the function's result.
+ *
+ * Who asks is what the route's authorizer established, and nothing else:
+ * API Gateway checked the SigV4 signature (IAM) or the token (JWT) before
+ * the function ran and put the caller into `requestContext.authorizer`,
+ * which a client cannot set. A route without an authorizer (GET routes
+ * under `readAccess: open`) is anonymous, whatever headers it carries; the
+ * `Authorization` header is not even passed on.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DashboardRequest, DashboardResponse, Identity } from '../dashboard/http-types.ts';
+import type { HttpApiAuthorizerContext, HttpApiEvent, HttpApiResult } from './lambda-events.ts';
+
+/** The JWT claims that name a person, in the order they are preferred. */
+const NAME_CLAIMS = ['email', 'preferred_username', 'sub'] as const;
+
+/** The kinds of IAM principal whose ARN ends in a readable name (`assumed-role/Ops/alice`). */
+const PRINCIPAL_KINDS = ['assumed-role/', 'federated-user/', 'user/'] as const;
+
+/**
+ * A readable name for an IAM principal's ARN: `Role/session` for an assumed
+ * role (`arn:aws:sts::1:assumed-role/Ops/alice` -> `Ops/alice`), the user's
+ * path and name for an IAM user, the resource part otherwise (`root`).
+ */
+export function principalName(arn: string): string {
+  const parts = arn.split(':');
+  if (parts.length < 6 || parts[0] !== 'arn') return arn;
+  const resource = parts.slice(5).join(':');
+  for (const kind of PRINCIPAL_KINDS) {
+    if (resource.startsWith(kind) && resource.length > kind.length) {
+      return resource.slice(kind.length);
+    }
+  }
+  return resource === '' ? arn : resource;
+}
+
+/** Who the authorizer says made the request; anonymous without an authorizer. */
+export function identityOf(authorizer: HttpApiAuthorizerContext | undefined): Identity {
+  const iam = authorizer?.iam;
+  if (iam !== undefined && iam !== null) {
+    const arn = iam.userArn?.trim();
+    if (arn) return { kind: 'user', name: principalName(arn) };
+    const id = iam.userId?.trim();
+    if (id) return { kind: 'user', name: id };
+    return { kind: 'anonymous', refused: 'the IAM authorizer named no principal' };
+  }
+  const claims = authorizer?.jwt?.claims;
+  if (claims !== undefined && claims !== null) {
+    for (const claim of NAME_CLAIMS) {
+      const value = claims[claim];
+      if ((typeof value === 'string' || typeof value === 'number') && String(value).trim()) {
+        return { kind: 'user', name: String(value).trim() };
+      }
+    }
+    return {
+      kind: 'anonymous',
+      refused: `the token has none of the claims ${NAME_CLAIMS.join(', ')}`,
+    };
+  }
+  return { kind: 'anonymous' };
+}
+
+/**
+ * The path below the dashboard's root: `rawPath` without the stage's prefix
+ * (a stage other than `$default` is part of the path API Gateway hands on).
+ */
+export function dashboardPathOf(event: HttpApiEvent): string {
+  const raw = event.rawPath ?? event.requestContext?.http?.path ?? '/';
+  const path = raw.startsWith('/') ? raw : `/${raw}`;
+  const stage = event.requestContext?.stage;
+  if (stage !== undefined && stage !== '' && stage !== '$default') {
+    const prefix = `/${stage}`;
+    if (path === prefix) return '/';
+    if (path.startsWith(`${prefix}/`)) return path.slice(prefix.length);
+  }
+  return path;
+}
+
+/** Lower-case header names; no `Authorization` (see the module comment); cookies back in `cookie`. */
+function headersOf(event: HttpApiEvent): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value !== undefined) headers[name.toLowerCase()] = value;
+  }
+  delete headers['authorization'];
+  if (event.cookies !== undefined && event.cookies.length > 0) {
+    headers['cookie'] = event.cookies.join('; ');
+  }
+  // Actions compare the browser's Origin with the host it asked.
+  const domain = event.requestContext?.domainName;
+  if (headers['host'] === undefined && domain !== undefined) headers['host'] = domain;
+  return headers;
+}
+
+/** The request the dashboard's routes answer. */
+export function dashboardRequestOf(event: HttpApiEvent): DashboardRequest {
+  const body = event.body ?? '';
+  return {
+    method: (event.requestContext?.http?.method ?? 'GET').toUpperCase(),
+    path: dashboardPathOf(event),
+    query: new URLSearchParams(event.rawQueryString ?? ''),
+    headers: headersOf(event),
+    body: event.isBase64Encoded === true ? Buffer.from(body, 'base64').toString('utf8') : body,
+    identity: identityOf(event.requestContext?.authorizer),
+  };
+}
+
+/** The function's result for the routes' answer (always text: JSON, HTML, YAML, JS, CSS). */
+export function dashboardResultOf(response: DashboardResponse): HttpApiResult {
+  return {
+    statusCode: response.status,
+    headers: { ...response.headers },
+    body: response.body,
+    isBase64Encoded: false,
+  };
+}
+
+/**
+ * The built UI in the deployment package: serverless.yml ships `dist/web/**`
+ * with the dashboard function, and the zip unpacks in `LAMBDA_TASK_ROOT`
+ * (`/var/task/handlers/dashboard.mjs`, `/var/task/dist/web/index.html`).
+ * Found by looking up from this code's own file — the bundle in Lambda,
+ * src/aws/ under tsx — and then in the working directory, where
+ * serverless-offline runs bundles built in a folder of their own;
+ * undefined when the UI is not there (the page then answers 503).
+ */
+export function packagedWebDir(
+  from: string = fileURLToPath(import.meta.url),
+  cwd: string = process.cwd(),
+): string | undefined {
+  const built = (dir: string) => existsSync(join(dir, 'dist', 'web', 'index.html'));
+  for (let dir = dirname(from); ; dir = dirname(dir)) {
+    if (built(dir)) return join(dir, 'dist', 'web');
+    if (dirname(dir) === dir) break;
+  }
+  return built(cwd) ? join(cwd, 'dist', 'web') : undefined;
+}
