@@ -189,11 +189,22 @@ const httpsUrl = stringMatching(
   (quoted) => `${quoted} is not an https URL (API Gateway reads the issuer over HTTPS)`,
 );
 
-/** Runs an object-level check even when fields already failed, so all problems surface at once. */
+/**
+ * Runs an object-level check even when fields already failed, so all problems surface at once.
+ * Such a check sees fields as written, of any type: it must not assume the schema's types.
+ */
 const ALWAYS = {
   when: (payload: { value: unknown }) =>
-    typeof payload.value === 'object' && payload.value !== null,
+    typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
 };
+
+/** The mapping entries of a list field as written (any type when the field itself failed), with their indexes. */
+function mappingsOf<T>(list: unknown): [T, number][] {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((item: unknown, index) =>
+    typeof item === 'object' && item !== null && !Array.isArray(item) ? [[item as T, index]] : [],
+  );
+}
 
 /** Adds an issue when more than one, or (if `required`) none, of `keys` is present. */
 function exclusive(
@@ -405,7 +416,7 @@ const helmSchema = strictObject({
           'applies to charts from a repository; a chart in the revision has the version Git gives it',
       });
     }
-    if (value.repository === undefined) {
+    if (value.repository === undefined && typeof value.chart === 'string') {
       const segments = value.chart.split('/');
       if (value.chart.startsWith('/') || segments.includes('..')) {
         ctx.addIssue({
@@ -630,7 +641,7 @@ export const trackSchema = strictObject({
             'needs adopt: true: objects added to Git from the cluster are taken over by the next sync',
         });
       }
-      value.rules.forEach((rule, index) => {
+      mappingsOf<(typeof value.rules)[number]>(value.rules).forEach(([rule, index]) => {
         if (rule.syncTo === 'git' && rule.resources === undefined) {
           ctx.addIssue({
             code: 'custom',
@@ -640,7 +651,9 @@ export const trackSchema = strictObject({
         }
       });
     }
-    const writesBack = value.rules.some((rule) => rule.syncTo === 'git');
+    const writesBack = mappingsOf<(typeof value.rules)[number]>(value.rules).some(
+      ([rule]) => rule.syncTo === 'git',
+    );
     if (writesBack && value.bucket !== undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -651,7 +664,7 @@ export const trackSchema = strictObject({
       writesBack &&
       value.writeBack?.branch === undefined &&
       (value.semver !== undefined ||
-        (value.reference !== undefined && !isBranchName(value.reference)))
+        (typeof value.reference === 'string' && !isBranchName(value.reference)))
     ) {
       ctx.addIssue({
         code: 'custom',
@@ -853,7 +866,7 @@ const dashboardSchema = strictObject({
 }).check(
   z.superRefine((value, ctx) => {
     const seen = new Set<string>();
-    value.users.forEach((user, index) => {
+    mappingsOf<(typeof value.users)[number]>(value.users).forEach(([user, index]) => {
       if (seen.has(user.name)) {
         ctx.addIssue({
           code: 'custom',

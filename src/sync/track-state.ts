@@ -10,6 +10,7 @@ import type { ObservedObject } from './observed-object.ts';
 import type { CommitInfo } from '../source/ports.ts';
 import { DriftlessError } from '../errors.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
+import { checkedStateValue } from './state-shape.ts';
 
 export type ConditionType =
   | 'FilesFetched'
@@ -130,7 +131,8 @@ export async function updateTrackState(
 ): Promise<TrackState> {
   for (let attempt = 1; ; attempt++) {
     const current = await store.read<TrackState>(track);
-    const state: TrackState = { ...emptyTrackState(), ...structuredClone(current?.value ?? {}) };
+    const stored = checkedStateValue(track, current?.value);
+    const state: TrackState = { ...emptyTrackState(), ...structuredClone(stored ?? {}) };
     change(state);
     try {
       await store.write(track, state, current?.version);
@@ -174,5 +176,5 @@ export function releaseApplyLease(state: TrackState, holder: string): void {
 /** A track's state, or the empty state when it was never synced. */
 export async function readTrackState(store: StateStore, track: string): Promise<TrackState> {
   const current = await store.read<TrackState>(track);
-  return { ...emptyTrackState(), ...(current?.value ?? {}) };
+  return { ...emptyTrackState(), ...(checkedStateValue(track, current?.value) ?? {}) };
 }
