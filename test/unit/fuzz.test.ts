@@ -386,63 +386,81 @@ const pushLike = (dialect: HostDialect) =>
       return body;
     });
 
+/** Every host, drawn per run; `counts` tallies the runs each host got, for the printed figures. */
+function anyHost(counts: Map<WebhookHost, number>): fc.Arbitrary<HostDialect> {
+  return fc.constantFrom(...DIALECTS).map((dialect) => {
+    counts.set(dialect.host, (counts.get(dialect.host) ?? 0) + 1);
+    return dialect;
+  });
+}
+
+function printCounts(name: string, counts: Map<WebhookHost, number>): void {
+  console.log(
+    `# fuzz ${name}, runs per host: ${[...counts].map(([h, n]) => `${h} ${n}`).join(', ')}`,
+  );
+  assert.deepEqual([...counts.keys()].sort(), DIALECTS.map((d) => d.host).sort(), 'every host ran');
+}
+
 describe('fuzz: webhook verifiers and push parsers', () => {
-  for (const dialect of DIALECTS) {
-    it(
-      `${dialect.host}: refuses any unsigned or wrongly signed delivery with 401 and reads nothing`,
-      { timeout: TEST_TIMEOUT_MS },
-      async () => {
-        // Prepare: any body, any headers, a signature header that is not the body's.
-        const body = fc.string({ unit: 'binary', maxLength: 256 });
-        const headers = fc.dictionary(
-          fc.oneof(
-            fc.constantFrom(
-              'x-hub-signature-256',
-              'x-hub-signature',
-              'x-gitlab-token',
-              'x-gitea-signature',
-              'x-forgejo-signature',
-              'x-driftless-signature',
-              'X-Hub-Signature-256',
-            ),
-            fc.string({ maxLength: 12 }),
+  it(
+    'refuses any unsigned or wrongly signed delivery with 401 and reads nothing, for every host',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      // Prepare: any body, any headers, a signature header that is not the body's.
+      const counts = new Map<WebhookHost, number>();
+      const body = fc.string({ unit: 'binary', maxLength: 256 });
+      const headers = fc.dictionary(
+        fc.oneof(
+          fc.constantFrom(
+            'x-hub-signature-256',
+            'x-hub-signature',
+            'x-gitlab-token',
+            'x-gitea-signature',
+            'x-forgejo-signature',
+            'x-driftless-signature',
+            'X-Hub-Signature-256',
           ),
-          fc.oneof(
-            fc.string({ maxLength: 80 }),
-            fc.stringMatching(/^[0-9a-f]{64}$/).map((h) => `sha256=${h}`),
-          ),
-          { maxKeys: 4 },
-        );
+          fc.string({ maxLength: 12 }),
+        ),
+        fc.oneof(
+          fc.string({ maxLength: 80 }),
+          fc.stringMatching(/^[0-9a-f]{64}$/).map((h) => `sha256=${h}`),
+        ),
+        { maxKeys: 4 },
+      );
 
-        // Act
-        const runs = await fuzz(
-          `${dialect.host} verifier, forged signatures`,
-          fc.asyncProperty(body, headers, async (text, forged) => {
-            const genuine = Object.values(dialect.sign(text));
-            // A forged value equal to the genuine one would be a valid signature: not a forgery.
-            fc.pre(!Object.values(forged).some((value) => genuine.includes(value.trim())));
-            const outcome = await receive(dialect.host, {
-              headers: { ...dialect.eventHeaders, ...forged },
-              body: text,
-            });
+      // Act
+      const runs = await fuzz(
+        'webhook verifiers, forged signatures',
+        fc.asyncProperty(anyHost(counts), body, headers, async (dialect, text, forged) => {
+          const genuine = Object.values(dialect.sign(text));
+          // A forged value equal to the genuine one would be a valid signature: not a forgery.
+          fc.pre(!Object.values(forged).some((value) => genuine.includes(value.trim())));
+          const outcome = await receive(dialect.host, {
+            headers: { ...dialect.eventHeaders, ...forged },
+            body: text,
+          });
 
-            // Assess
-            assert.equal(outcome.status, 401, outcome.reason);
-            assert.equal(outcome.code, 'WEBHOOK_SIGNATURE');
-            assert.equal(outcome.deliveryId, undefined, 'nothing of an unverified body is kept');
-          }),
-        );
-        assert.ok(runs > 0);
-      },
-    );
+          // Assess
+          assert.equal(outcome.status, 401, outcome.reason);
+          assert.equal(outcome.code, 'WEBHOOK_SIGNATURE');
+          assert.equal(outcome.deliveryId, undefined, 'nothing of an unverified body is kept');
+        }),
+      );
+      assert.ok(runs > 0);
+      printCounts('webhook verifiers, forged signatures', counts);
+    },
+  );
 
-    it(
-      `${dialect.host}: parses any signed body into a push, a ping, ignored or a 400`,
-      { timeout: TEST_TIMEOUT_MS },
-      async () => {
-        // Prepare: damaged real deliveries, push-like JSON with wrong fields, and any text.
+  it(
+    'parses any signed body into a push, a ping, ignored or a 400, for every host',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      // Prepare: damaged real deliveries, push-like JSON with wrong fields, and any text.
+      const counts = new Map<WebhookHost, number>();
+      const bodies = (dialect: HostDialect): fc.Arbitrary<string> => {
         const real = readFileSync(`test/fixtures/webhooks/${dialect.fixture}`, 'utf8');
-        const bodies = fc.oneof(
+        return fc.oneof(
           fc
             .array(textEdit, { minLength: 1, maxLength: 4 })
             .map((edits) => mutateText(real, edits)),
@@ -450,85 +468,91 @@ describe('fuzz: webhook verifiers and push parsers', () => {
           anyJson.map((value) => JSON.stringify(value)),
           fc.string({ unit: 'binary', maxLength: 256 }),
         );
-        const extraHeaders = fc.dictionary(
+      };
+      const deliveries = anyHost(counts).chain((dialect) =>
+        fc.tuple(fc.constant(dialect), bodies(dialect)),
+      );
+      const extraHeaders = fc.dictionary(
+        fc.constantFrom(
+          'content-type',
+          'x-github-event',
+          'x-gitlab-event',
+          'x-event-key',
+          'x-driftless-event',
+          'x-gitea-event',
+        ),
+        fc.oneof(
           fc.constantFrom(
-            'content-type',
-            'x-github-event',
-            'x-gitlab-event',
-            'x-event-key',
-            'x-driftless-event',
-            'x-gitea-event',
+            'push',
+            'ping',
+            'Push Hook',
+            'System Hook',
+            'repo:push',
+            'application/x-www-form-urlencoded',
+            '',
           ),
-          fc.oneof(
-            fc.constantFrom(
-              'push',
-              'ping',
-              'Push Hook',
-              'System Hook',
-              'repo:push',
-              'application/x-www-form-urlencoded',
-              '',
-            ),
-            fc.string({ maxLength: 12 }),
-          ),
-          { maxKeys: 2 },
-        );
+          fc.string({ maxLength: 12 }),
+        ),
+        { maxKeys: 2 },
+      );
 
-        // Act
-        const runs = await fuzz(
-          `${dialect.host} parser, signed bodies`,
-          fc.asyncProperty(bodies, fc.option(extraHeaders), async (text, extra) => {
-            const outcome = await receive(dialect.host, {
-              headers: { ...dialect.eventHeaders, ...(extra ?? {}), ...dialect.sign(text) },
-              body: text,
-            });
-            // Assess: a verified delivery always has an id (its header's, or the body's hash).
-            // (@octokit/webhooks refuses to verify an empty body: GitHub never sends one.)
-            if (dialect.host === 'github' && text === '') return;
-            assert.notEqual(outcome.status, 401, outcome.reason);
-            assert.ok(outcome.deliveryId !== undefined && outcome.deliveryId.length > 0);
-          }),
-        );
-        assert.ok(runs > 0);
-      },
-    );
+      // Act
+      const runs = await fuzz(
+        'webhook parsers, signed bodies',
+        fc.asyncProperty(deliveries, fc.option(extraHeaders), async ([dialect, text], extra) => {
+          const outcome = await receive(dialect.host, {
+            headers: { ...dialect.eventHeaders, ...(extra ?? {}), ...dialect.sign(text) },
+            body: text,
+          });
+          // Assess: a verified delivery always has an id (its header's, or the body's hash).
+          // (@octokit/webhooks refuses to verify an empty body: GitHub never sends one.)
+          if (dialect.host === 'github' && text === '') return;
+          assert.notEqual(outcome.status, 401, outcome.reason);
+          assert.ok(outcome.deliveryId !== undefined && outcome.deliveryId.length > 0);
+        }),
+      );
+      assert.ok(runs > 0);
+      printCounts('webhook parsers, signed bodies', counts);
+    },
+  );
 
-    it(
-      `${dialect.host}: reads back the ref, commit and repository of a generated push`,
-      { timeout: TEST_TIMEOUT_MS },
-      async () => {
-        // Prepare
-        const push = fc.record({
-          ref: fc.oneof(
-            dnsName.map((name) => `refs/heads/${name}`),
-            fc.stringMatching(/^v[0-9]{1,3}\.[0-9]{1,3}$/).map((tag) => `refs/tags/${tag}`),
-          ),
-          after: fc.stringMatching(/^[0-9a-f]{40}$/).filter((sha) => !/^0+$/.test(sha)),
-          url: dnsName.map((name) => `https://git.example.com/${name}/repo.git`),
-        });
+  it(
+    'reads back the ref, commit and repository of a generated push, for every host',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      // Prepare
+      const counts = new Map<WebhookHost, number>();
+      const push = fc.record({
+        ref: fc.oneof(
+          dnsName.map((name) => `refs/heads/${name}`),
+          fc.stringMatching(/^v[0-9]{1,3}\.[0-9]{1,3}$/).map((tag) => `refs/tags/${tag}`),
+        ),
+        after: fc.stringMatching(/^[0-9a-f]{40}$/).filter((sha) => !/^0+$/.test(sha)),
+        url: dnsName.map((name) => `https://git.example.com/${name}/repo.git`),
+      });
 
-        // Act
-        const runs = await fuzz(
-          `${dialect.host} parser, round trip`,
-          fc.asyncProperty(push, async ({ ref, after, url }) => {
-            const text = JSON.stringify(dialect.push(ref, after, url));
-            const outcome = await receive(dialect.host, {
-              headers: { ...dialect.eventHeaders, ...dialect.sign(text) },
-              body: text,
-            });
+      // Act
+      const runs = await fuzz(
+        'webhook parsers, round trip',
+        fc.asyncProperty(anyHost(counts), push, async (dialect, { ref, after, url }) => {
+          const text = JSON.stringify(dialect.push(ref, after, url));
+          const outcome = await receive(dialect.host, {
+            headers: { ...dialect.eventHeaders, ...dialect.sign(text) },
+            body: text,
+          });
 
-            // Assess
-            assert.equal(outcome.kind, 'push', outcome.reason);
-            assert.deepEqual(
-              [outcome.event?.ref, outcome.event?.after, outcome.event?.repositoryUrls],
-              [ref, after, [url]],
-            );
-          }),
-        );
-        assert.ok(runs > 0);
-      },
-    );
-  }
+          // Assess
+          assert.equal(outcome.kind, 'push', outcome.reason);
+          assert.deepEqual(
+            [outcome.event?.ref, outcome.event?.after, outcome.event?.repositoryUrls],
+            [ref, after, [url]],
+          );
+        }),
+      );
+      assert.ok(runs > 0);
+      printCounts('webhook parsers, round trip', counts);
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------
