@@ -10,6 +10,7 @@ import { functionLogger } from '../src/aws/function-logger.ts';
 import { functionMetrics, type FunctionMetrics } from '../src/aws/function-metrics.ts';
 import type { ScheduleEvent } from '../src/aws/lambda-events.ts';
 import type { Logger } from '../src/logger.ts';
+import { KeptTrackStates } from '../src/sync/kept-track-states.ts';
 import { REMOVED_TRACK_MESSAGE, scheduleDueTracks } from '../src/sync/schedule.ts';
 
 /** serverless.yml's `rate(1 minute)`: a track due before the next tick is taken at this one. */
@@ -22,11 +23,17 @@ export function createDriftHandler(
   now: () => Date = () => new Date(),
   metrics: FunctionMetrics = functionMetrics(log),
 ) {
+  // Kept while the function stays warm: a tick reads only the states that changed since the last.
+  const keptStates = new KeptTrackStates();
   return async (_event: ScheduleEvent): Promise<{ tracks: string[]; removed: string[] }> => {
     try {
-      const queued = await scheduleDueTracks(now(), await deps(), {
-        periodMs: SCHEDULE_PERIOD_MS,
-      });
+      const queued = await scheduleDueTracks(
+        now(),
+        { ...(await deps()), keptStates },
+        {
+          periodMs: SCHEDULE_PERIOD_MS,
+        },
+      );
       if (queued.tracks.length > 0) log.info('due tracks queued', { tracks: queued.tracks });
       for (const track of queued.removed) {
         log.warn(REMOVED_TRACK_MESSAGE, { track });

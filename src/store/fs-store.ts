@@ -405,6 +405,16 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
     }
   }
 
+  async listVersions(): Promise<Map<string, string>> {
+    // A version lives inside its file: reading them is the listing (local, so cheap).
+    const versions = new Map<string, string>();
+    for (const track of await this.listTracks()) {
+      const current = await this.read(track);
+      if (current !== undefined) versions.set(track, current.version);
+    }
+    return versions;
+  }
+
   async markDelivery(id: string): Promise<boolean> {
     const path = this.#path(deliveryKey(id));
     try {

@@ -69,6 +69,10 @@ export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog, Publ
     return (await this.#load()).listTracks();
   }
 
+  async listVersions(): Promise<Map<string, string>> {
+    return (await this.#load()).listVersions();
+  }
+
   async remove(track: string): Promise<void> {
     return (await this.#load()).remove(track);
   }

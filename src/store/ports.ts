@@ -96,6 +96,12 @@ export interface StateStore {
   listHistory(track: string, limit?: number): Promise<HistoryEntry[]>;
   /** Names of the tracks that have a state document, sorted. */
   listTracks(): Promise<string[]>;
+  /**
+   * The version of every track's state document (as {@link read} returns it), by
+   * track. On S3 one listing per 1,000 tracks: a reader that kept documents can
+   * tell which changed without reading them all again.
+   */
+  listVersions(): Promise<Map<string, string>>;
   /** Removes the track's state document (a deleted track); its history stays. No-op when absent. */
   remove(track: string): Promise<void>;
 }

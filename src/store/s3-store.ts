@@ -200,12 +200,12 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
     }
   }
 
-  /** Every key under `prefix` (full keys) with its modification time, paging through. */
+  /** Every key under `prefix` (full keys) with its modification time and ETag, paging through. */
   async #listKeys(
     prefix: string,
     limit = Number.POSITIVE_INFINITY,
-  ): Promise<{ key: string; lastModified: Date | undefined }[]> {
-    const found: { key: string; lastModified: Date | undefined }[] = [];
+  ): Promise<{ key: string; lastModified: Date | undefined; etag: string | undefined }[]> {
+    const found: { key: string; lastModified: Date | undefined; etag: string | undefined }[] = [];
     let token: string | undefined;
     try {
       do {
@@ -219,7 +219,7 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
         );
         for (const object of page.Contents ?? []) {
           if (object.Key !== undefined)
-            found.push({ key: object.Key, lastModified: object.LastModified });
+            found.push({ key: object.Key, lastModified: object.LastModified, etag: object.ETag });
         }
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token !== undefined && found.length < limit);
@@ -423,6 +423,17 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
       .map((object) => trackOfStateName(object.key.slice(dir.length)))
       .filter((track) => track !== undefined)
       .sort();
+  }
+
+  async listVersions(): Promise<Map<string, string>> {
+    const dir = this.#key(STATE_DIR);
+    const versions = new Map<string, string>();
+    // A listing's ETag is the one GetObject returns, which read() gives as the version.
+    for (const object of await this.#listKeys(dir)) {
+      const track = trackOfStateName(object.key.slice(dir.length));
+      if (track !== undefined && object.etag !== undefined) versions.set(track, object.etag);
+    }
+    return versions;
   }
 
   async remove(track: string): Promise<void> {

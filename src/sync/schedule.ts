@@ -9,6 +9,7 @@
 import type { Track, TracksFrom } from '../config/types.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { DiscoverJob, DriftJob, FetchJob, JobQueue } from './jobs.ts';
+import type { KeptTrackStates } from './kept-track-states.ts';
 import { conditionOf, isSuspended, readTrackState, type TrackState } from './track-state.ts';
 
 export interface ScheduleDeps {
@@ -17,6 +18,11 @@ export interface ScheduleDeps {
   readonly tracksFrom?: readonly Pick<TracksFrom, 'id' | 'kind'>[];
   readonly state: StateStore;
   readonly queue: JobQueue;
+  /**
+   * States kept from earlier ticks by a long-lived caller (the drift
+   * function): a tick then reads only the documents that changed since.
+   */
+  readonly keptStates?: KeptTrackStates;
 }
 
 export interface ScheduleOptions {
@@ -115,7 +121,8 @@ export async function scheduleDueTracks(
   deps: ScheduleDeps,
   options: ScheduleOptions = {},
 ): Promise<{ tracks: string[]; removed: string[] }> {
-  const due = await dueTracks(deps.tracks, deps.state, now, options);
+  const state = deps.keptStates ? await deps.keptStates.forTick(deps.state) : deps.state;
+  const due = await dueTracks(deps.tracks, state, now, options);
   const tick = now.toISOString();
   // Tracks are independent: one failing send must not hold back the others, but is reported.
   const sent = await Promise.allSettled([
@@ -133,6 +140,6 @@ export async function scheduleDueTracks(
   }
   return {
     tracks: due.map((track) => track.name),
-    removed: await tracksRemovedFromConfig(deps.tracks, deps.state),
+    removed: await tracksRemovedFromConfig(deps.tracks, state),
   };
 }

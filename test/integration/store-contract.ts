@@ -442,6 +442,24 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         // Assess
         assert.deepEqual(tracks, ['a.b_c-d', 'infra', 'webapp']);
       });
+
+      it('lists each document with the version a read returns, and a new one after a write', async () => {
+        // Prepare
+        const store = await makeStore();
+        await store.state.write('webapp', { n: 1 }, undefined);
+        const first = await store.state.write('infra', { n: 1 }, undefined);
+        await store.state.write('infra', { n: 2 }, first.version);
+        await store.state.appendHistory('history-only', entry(new Date()));
+
+        // Act
+        const versions = await store.state.listVersions();
+
+        // Assess
+        assert.deepEqual([...versions.keys()].sort(), ['infra', 'webapp']);
+        assert.equal(versions.get('webapp'), (await store.state.read('webapp'))?.version);
+        assert.equal(versions.get('infra'), (await store.state.read('infra'))?.version);
+        assert.notEqual(versions.get('infra'), first.version);
+      });
     });
 
     describe('history', () => {
