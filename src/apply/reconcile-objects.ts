@@ -54,6 +54,12 @@ export interface ReconcileOptions {
   readonly keep?: ReadonlySet<string>;
   /** Subjects created when missing but never updated (`syncTo: git`; apply-objects.ts). */
   readonly createOnly?: ReadonlySet<string>;
+  /**
+   * Objects an earlier apply may have created without recording them (it died mid-apply):
+   * prune candidates like the inventory's (deleted only if labelled with the track), never
+   * counted as owned.
+   */
+  readonly pending?: readonly InventoryEntry[];
 }
 
 type Reconciled = Pick<
@@ -110,7 +116,10 @@ export async function reconcileObjects(
   let pruneFailed: boolean | undefined;
   if (track.prune) {
     const keep = options.keep ?? new Set<string>();
-    const allStale = staleEntries(previous, applied.applied);
+    const candidates = options.pending?.length
+      ? mergeInventory(previous, options.pending.map(refOfEntry))
+      : previous;
+    const allStale = staleEntries(candidates, applied.applied);
     const stale = allStale.filter((entry) => !keep.has(entry.subject));
     const pruned = await pruneObjects(cluster, stale, { track: track.name });
     changeset.push(...pruned);

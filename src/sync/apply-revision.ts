@@ -12,7 +12,8 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
 import { redactDeep, redactError } from '../redact.ts';
-import { refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
+import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
+import { mergeInventory, ownedKeys, type InventoryEntry } from '../apply/inventory.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { capabilitiesDigest, type RenderedBundle } from '../render/index.ts';
 import type { Track } from '../config/types.ts';
@@ -101,6 +102,25 @@ async function unchangedInGit(
   return unchanged;
 }
 
+/**
+ * Writes down, before anything is applied, the objects of the revision the
+ * inventory does not hold: if this job dies mid-apply (a killed process, a
+ * function's timeout), the next sync still finds what it created and prunes
+ * what Git no longer has. Returns every such entry, a dead job's included.
+ */
+async function notePending(
+  state: StateStore,
+  track: string,
+  before: TrackState,
+  objects: readonly KubeObject[],
+): Promise<InventoryEntry[]> {
+  const known = ownedKeys([...before.inventory, ...(before.applying ?? [])]);
+  const added = objects.map(refOf).filter((ref) => !known.has(objectKey(ref)));
+  const pending = mergeInventory(before.applying ?? [], added);
+  if (added.length > 0) await updateTrackState(state, track, (s) => (s.applying = pending));
+  return pending;
+}
+
 async function attemptSync(
   track: Track,
   revision: string,
@@ -136,7 +156,9 @@ async function attemptSync(
       return { type: 'rerender', capabilities };
     }
   }
+  const pending = await notePending(deps.state, track.name, before, stored.objects);
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {
+    pending,
     keep: stored.ruledOut,
     createOnly: await unchangedInGit(track, stored, before.appliedRevision, deps),
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),

@@ -96,7 +96,11 @@ function recordReconciled(
   const now = options.now();
   const counted = (actions: readonly ChangeAction[]): number =>
     result.changeset.filter((e) => actions.includes(e.action)).length;
-  if (!result.applyFailed) state.appliedRevision = revision;
+  if (!result.applyFailed) {
+    state.appliedRevision = revision;
+    // Everything applied, and what left Git was pruned: nothing is pending any more.
+    state.applying = null;
+  }
   if (options.cluster !== undefined) state.cluster = options.cluster;
   if (options.pin) state.pinned = revision;
   state.inventory = result.inventory;

@@ -31,6 +31,7 @@ const FIELDS: Readonly<Record<string, readonly [Expected, 'nullable'?]>> = {
   notified: ['mapping'],
   observed: ['mapping', 'nullable'],
   commits: ['mapping'],
+  applying: ['list', 'nullable'],
   applyLease: ['mapping', 'nullable'],
 };
 

@@ -69,6 +69,12 @@ export interface TrackState {
   observed?: { at: string; objects: ObservedObject[] } | null;
   /** The commits of recently fetched revisions, by commit sha (fetch records them). */
   commits?: Record<string, CommitInfo>;
+  /**
+   * Objects the running (or a dead) apply job may create that the inventory does not hold yet,
+   * written before it applies anything: a job killed mid-apply records nothing after that, and
+   * the next sync prunes what of these Git no longer has. Never counted as owned.
+   */
+  applying?: InventoryEntry[] | null;
   /** Held while an apply job runs: at most one per track, across processes and functions. */
   applyLease?: { holder: string; until: string } | null;
 }
