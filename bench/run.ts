@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cliProcess } from './cli-process.ts';
 import { driftCheck } from './drift-check.ts';
+import { faults } from './faults.ts';
 import { firstApply } from './first-apply.ts';
 import { gitFetch } from './git-fetch.ts';
 import { lambdaBundles } from './lambda-bundles.ts';
@@ -26,6 +27,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   gitFetch,
   cliProcess,
   render,
+  faults,
 ];
 
 const RESULTS_FILE = fileURLToPath(new URL('results.json', import.meta.url));

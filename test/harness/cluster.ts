@@ -37,6 +37,13 @@ export interface TestCluster {
   readonly processes: readonly ManagedProcess[];
   /** Stops controller-manager, API server and etcd, in that order. */
   stop(): Promise<void>;
+  /**
+   * Kills the API server with SIGKILL (a crash, not a shutdown) and resolves once it is gone;
+   * etcd and the controller-manager keep running. For fault tests.
+   */
+  killApiServer(): Promise<void>;
+  /** Starts the API server again on the same port, certificates and etcd; resolves once ready. */
+  restartApiServer(): Promise<void>;
 }
 
 /** GET `path` on the API server with the admin certificate; true on HTTP 200 with body "ok". */
@@ -105,8 +112,9 @@ async function startApiServer(
   certs: ClusterCertificates,
   detached: boolean,
   timeoutMs: number,
+  port?: number,
 ): Promise<{ process: ManagedProcess; server: string }> {
-  const port = await freePort();
+  port ??= await freePort();
   const server = `https://127.0.0.1:${port}`;
   const process = startProcess(
     'kube-apiserver',
@@ -209,7 +217,35 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         timeoutMs,
       ),
     );
-    return { server: api.server, kubeconfigPath, kubeconfig, binaries, processes: started, stop };
+    const apiIndex = started.indexOf(api.process);
+    const apiPort = Number(new URL(api.server).port);
+    const killApiServer = async (): Promise<void> => {
+      const current = started[apiIndex]!;
+      current.child.kill('SIGKILL');
+      await current.exited;
+    };
+    const restartApiServer = async (): Promise<void> => {
+      const restarted = await startApiServer(
+        binaries.kubeApiserver,
+        dir,
+        etcd.url,
+        certs,
+        detached,
+        timeoutMs,
+        apiPort,
+      );
+      started[apiIndex] = restarted.process;
+    };
+    return {
+      server: api.server,
+      kubeconfigPath,
+      kubeconfig,
+      binaries,
+      processes: started,
+      stop,
+      killApiServer,
+      restartApiServer,
+    };
   } catch (error) {
     await stop();
     throw error;

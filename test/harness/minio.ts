@@ -35,6 +35,10 @@ export interface MinioServer {
   client(): S3Client;
   /** Stops the server and removes its data directory. */
   stop(): Promise<void>;
+  /** Kills the server with SIGKILL (a crash: data stays) and resolves once it is gone. For fault tests. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same port, data and credentials; resolves once it is live. */
+  restart(): Promise<void>;
 }
 
 /**
@@ -68,31 +72,35 @@ export async function startMinio(): Promise<MinioServer> {
   const secretAccessKey = randomBytes(24).toString('base64url');
   const kmsKeyName = 'driftless-test-key';
 
-  const server = startProcess(
-    'minio',
-    binary,
-    [
-      'server',
-      dataDir,
-      '--address',
-      `127.0.0.1:${port}`,
-      '--console-address',
-      `127.0.0.1:${consolePort}`,
-      '--quiet',
-    ],
-    {
-      env: {
-        ...process.env,
-        MINIO_ROOT_USER: accessKeyId,
-        MINIO_ROOT_PASSWORD: secretAccessKey,
-        // A static key makes MinIO act as its own KMS; without one it refuses
-        // every request that carries server-side-encryption headers.
-        MINIO_KMS_SECRET_KEY: `${kmsKeyName}:${randomBytes(32).toString('base64')}`,
-        MINIO_BROWSER: 'off',
-        MINIO_UPDATE: 'off',
+  // Kept for restart(): the same key must read back what was encrypted with it.
+  const kmsSecretKey = `${kmsKeyName}:${randomBytes(32).toString('base64')}`;
+  const spawnServer = () =>
+    startProcess(
+      'minio',
+      binary,
+      [
+        'server',
+        dataDir,
+        '--address',
+        `127.0.0.1:${port}`,
+        '--console-address',
+        `127.0.0.1:${consolePort}`,
+        '--quiet',
+      ],
+      {
+        env: {
+          ...process.env,
+          MINIO_ROOT_USER: accessKeyId,
+          MINIO_ROOT_PASSWORD: secretAccessKey,
+          // A static key makes MinIO act as its own KMS; without one it refuses
+          // every request that carries server-side-encryption headers.
+          MINIO_KMS_SECRET_KEY: kmsSecretKey,
+          MINIO_BROWSER: 'off',
+          MINIO_UPDATE: 'off',
+        },
       },
-    },
-  );
+    );
+  let server = spawnServer();
 
   // If the test process ends without calling stop() (a crash, a forgotten
   // after()), the server and its data must not outlive it.
@@ -110,8 +118,8 @@ export async function startMinio(): Promise<MinioServer> {
     await rm(dataDir, { recursive: true, force: true });
   };
 
-  try {
-    await waitUntilReady(
+  const waitUntilLive = (): Promise<void> =>
+    waitUntilReady(
       server,
       async () => {
         const response = await fetch(`${endpoint}/minio/health/live`, {
@@ -121,6 +129,17 @@ export async function startMinio(): Promise<MinioServer> {
       },
       START_TIMEOUT_MS,
     );
+  const kill = async (): Promise<void> => {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  };
+  const restart = async (): Promise<void> => {
+    server = spawnServer();
+    await waitUntilLive();
+  };
+
+  try {
+    await waitUntilLive();
   } catch (error) {
     await stop();
     throw error;
@@ -156,5 +175,7 @@ export async function startMinio(): Promise<MinioServer> {
     createBucket,
     client,
     stop,
+    kill,
+    restart,
   };
 }

@@ -1,0 +1,114 @@
+/**
+ * A loopback HTTP proxy that sits in front of a real server (the test Git
+ * server) and injects one fault at a time: answer 500, hang (accept the
+ * request and never answer), or close the connection part-way through a Git
+ * pack (after the answer's headers and its first bytes). With no fault it
+ * forwards requests and answers byte for byte.
+ */
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type ProxyFault = 'none' | 'status500' | 'hang' | 'closeMidPack';
+
+export interface FaultProxy {
+  /** `http://127.0.0.1:<port>`: use it in place of the target's origin. */
+  readonly url: string;
+  /** The fault from now on; requests already in flight keep theirs. */
+  setFault(fault: ProxyFault): void;
+  /** Requests the current or an earlier fault was injected into. */
+  readonly injected: number;
+  /** Closes the proxy and every connection it holds (hung ones included). */
+  stop(): Promise<void>;
+}
+
+/** Bytes of a pack answer let through before the connection is closed. */
+const MID_PACK_BYTES = 64;
+
+/** Whether `req` asks for a pack (the answer the mid-pack fault cuts). */
+function isPackRequest(req: IncomingMessage): boolean {
+  return req.method === 'POST' && (req.url ?? '').endsWith('/git-upload-pack');
+}
+
+/** Starts a proxy forwarding to `target` (an `http://host:port` origin). */
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const origin = new URL(target);
+  let fault: ProxyFault = 'none';
+  let injected = 0;
+  const sockets = new Set<Socket>();
+
+  const forward = (req: IncomingMessage, res: ServerResponse, cutPack: boolean): void => {
+    const upstream = request(
+      {
+        hostname: origin.hostname,
+        port: origin.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: origin.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
+        if (!cutPack) {
+          answer.pipe(res);
+          return;
+        }
+        let sent = 0;
+        answer.on('data', (chunk: Buffer) => {
+          if (sent >= MID_PACK_BYTES) return;
+          const part = chunk.subarray(0, MID_PACK_BYTES - sent);
+          sent += part.length;
+          const cut = sent >= MID_PACK_BYTES;
+          // The connection goes down with the answer half sent (and flushed), as a crashed host's would.
+          res.write(part, () => {
+            if (cut) res.socket?.destroy();
+          });
+          if (cut) answer.destroy();
+        });
+        answer.on('end', () => res.socket?.destroy());
+      },
+    );
+    upstream.on('error', () => res.socket?.destroy());
+    req.pipe(upstream);
+  };
+
+  const server = createServer((req, res) => {
+    const current = fault;
+    if (current === 'status500') {
+      injected++;
+      req.resume();
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end('injected failure\n');
+      return;
+    }
+    if (current === 'hang') {
+      injected++;
+      // Read the request, answer nothing; stop() closes the socket.
+      req.resume();
+      return;
+    }
+    const cut = current === 'closeMidPack' && isPackRequest(req);
+    if (cut) injected++;
+    forward(req, res, cut);
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    setFault: (next) => {
+      fault = next;
+    },
+    get injected() {
+      return injected;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
