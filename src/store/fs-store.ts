@@ -8,8 +8,8 @@
  * into place. State writes compare versions under a lock file, since the
  * read-compare-rename sequence is not atomic by itself.
  *
- * An artifact file is one JSON header line (`{"digest","storedAt","size"}`)
- * followed by the artifact's bytes.
+ * An artifact file is one JSON header line (`{"digest","storedAt","size",
+ * "track","revision"}`) followed by the artifact's bytes.
  */
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
@@ -27,6 +27,7 @@ import { withFileLock, type FileLockOptions } from './fs-lock.ts';
 import {
   artifactDir,
   artifactKey,
+  misplacedArtifact,
   assertHistoryEntry,
   deliveryKey,
   digestOf,
@@ -66,6 +67,9 @@ interface ArtifactHeader {
   readonly digest: Digest;
   readonly storedAt: string;
   readonly size: number;
+  /** The key it was stored under (see misplacedArtifact); absent in older artifacts. */
+  readonly track?: string;
+  readonly revision?: string;
 }
 
 /** The header line is small; reading this much is enough to list an artifact. */
@@ -175,6 +179,8 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
       digest,
       storedAt: this.#now().toISOString(),
       size: bytes.byteLength,
+      track,
+      revision,
     };
     try {
       const content = Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), bytes]);
@@ -206,6 +212,10 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
     const actual = digestOf(parsed.body);
     if (actual !== parsed.header.digest) {
       throw new ArtifactCorruptError(track, revision, parsed.header.digest, actual);
+    }
+    const misplaced = misplacedArtifact(track, revision, parsed.header);
+    if (misplaced !== undefined) {
+      throw new ArtifactCorruptError(track, revision, parsed.header.digest, actual, misplaced);
     }
     // A copy, detached from the file buffer, so callers may keep or change it.
     return new Uint8Array(parsed.body);

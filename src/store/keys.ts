@@ -183,3 +183,27 @@ export function normalisePrefix(prefix: string | undefined): string {
   }
   return trimmed === '' ? '' : `${trimmed}/`;
 }
+
+/** What an artifact recorded, when stored, about the key it was stored under. */
+export interface RecordedArtifactKey {
+  readonly track?: unknown;
+  readonly revision?: unknown;
+}
+
+/**
+ * Why an artifact that recorded `recorded` cannot be read as the artifact of
+ * `track` at `revision`, or undefined when it can. A file or object copied to
+ * another track's or revision's key still matches its own digest: only what
+ * it recorded tells it is not where it belongs. Artifacts stored before keys
+ * were recorded record none, and are read as before.
+ */
+export function misplacedArtifact(
+  track: string,
+  revision: string,
+  recorded: RecordedArtifactKey,
+): string | undefined {
+  const sameTrack = recorded.track === undefined || recorded.track === track;
+  const sameRevision = recorded.revision === undefined || recorded.revision === revision;
+  if (sameTrack && sameRevision) return undefined;
+  return `stored as the artifact of ${String(recorded.track)}@${String(recorded.revision)}, not of this track and revision`;
+}

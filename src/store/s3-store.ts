@@ -33,6 +33,7 @@ import {
 import {
   artifactDir,
   artifactKey,
+  misplacedArtifact,
   assertHistoryEntry,
   assertRevision,
   deliveryKey,
@@ -89,6 +90,9 @@ export interface S3StoreOptions {
 /** Metadata keys (S3 returns them lower-cased, without `x-amz-meta-`). */
 const DIGEST_METADATA = 'sha256';
 const STORED_AT_METADATA = 'stored-at';
+/** The key an artifact was stored under (see misplacedArtifact). */
+const TRACK_METADATA = 'track';
+const REVISION_METADATA = 'revision';
 
 /** A conditional write that meets AWS's 409 (another conditional write in progress) is retried this often. */
 const CONFLICT_RETRIES = 5;
@@ -236,7 +240,12 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
       ContentType: 'application/octet-stream',
       // S3 checks the body against it on receipt: a damaged upload is refused, not stored.
       ChecksumSHA256: Buffer.from(digest.slice('sha256:'.length), 'hex').toString('base64'),
-      Metadata: { [DIGEST_METADATA]: digest, [STORED_AT_METADATA]: this.#now().toISOString() },
+      Metadata: {
+        [DIGEST_METADATA]: digest,
+        [STORED_AT_METADATA]: this.#now().toISOString(),
+        [TRACK_METADATA]: track,
+        [REVISION_METADATA]: revision,
+      },
     });
     if (created) return { digest, created: true };
     // Already stored: never replaced. Read it verified, so a corrupt one is reported.
@@ -261,6 +270,13 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
     }
     const actual = digestOf(object.bytes);
     if (actual !== recorded) throw new ArtifactCorruptError(track, revision, recorded, actual);
+    const misplaced = misplacedArtifact(track, revision, {
+      track: object.metadata[TRACK_METADATA],
+      revision: object.metadata[REVISION_METADATA],
+    });
+    if (misplaced !== undefined) {
+      throw new ArtifactCorruptError(track, revision, recorded, actual, misplaced);
+    }
     return object.bytes;
   }
 

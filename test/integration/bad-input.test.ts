@@ -17,12 +17,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Track } from '../../src/config/types.ts';
-import { bundleDigest } from '../../src/render/index.ts';
+import { CopyObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { bundleDigest, parseRevision, serializeBundle } from '../../src/render/index.ts';
+import { ArtifactCorruptError } from '../../src/store/errors.ts';
+import { S3Store } from '../../src/store/s3-store.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { runJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
 import { conditionOf, readTrackState, type TrackState } from '../../src/sync/track-state.ts';
 import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
+import { startMinio, type MinioServer } from '../harness/minio.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 
@@ -479,6 +483,32 @@ describe('bad input', () => {
         error: () => /bundle has an unexpected shape: \/format: /,
       },
       {
+        name: 'an artifact copied from another revision of the track',
+        tamper: async ({ artifactFile }) => {
+          await writeFile(artifactFile, await readFile(join(dirname(artifactFile), good)));
+        },
+        error: ({ revision }) =>
+          new RegExp(
+            `main@${revision}: stored artifact is corrupt: stored as the artifact of main@${good}, not of this track and revision`,
+          ),
+      },
+      {
+        name: 'an artifact copied from another track',
+        tamper: async ({ artifactFile, revision }) => {
+          // A valid bundle of another track's: its objects would replace a and b.
+          const intruder = parseRevision([
+            { path: 'x.yaml', content: new TextEncoder().encode(configMap('intruder', 'x')) },
+          ]);
+          await fixture.deps.artifacts.put('elsewhere', revision, serializeBundle(intruder));
+          const copied = join(fixture.storeDir, 'artifacts', 'elsewhere', revision);
+          await writeFile(artifactFile, await readFile(copied));
+        },
+        error: ({ revision }) =>
+          new RegExp(
+            `main@${revision}: stored artifact is corrupt: stored as the artifact of elsewhere@${revision}, not of this track and revision`,
+          ),
+      },
+      {
         name: 'a missing artifact',
         tamper: ({ artifactFile }) => rm(artifactFile),
         error: ({ revision }) =>
@@ -551,6 +581,7 @@ describe('bad input', () => {
           );
         }
         await assertNothingChanged();
+        assert.equal(await fixture.configMapValue(ns, 'intruder'), undefined);
         assert.deepEqual(deps.queued, [], 'nothing else is queued');
       });
     }
@@ -604,9 +635,63 @@ describe('bad input', () => {
       assert.equal(await fixture.configMapValue(other.ns, 'o'), 'other');
       const changeset = done.type === 'sync' ? done.result.changeset : [];
       const prune = changeset.find((entry) => entry.subject === `ConfigMap/${other.ns}/o`);
-      assert.notEqual(prune?.action, 'deleted');
+      assert.equal(prune?.action, 'skipped');
+      assert.equal(prune?.reason, 'not labelled driftless.dev/track=main; left in place');
       await writeFile(mainState, saved);
       await assertNothingChanged();
     });
   });
+});
+
+describe('bad input: artifacts copied to another key of the S3 store (MinIO)', () => {
+  let minio: MinioServer;
+  let s3: S3Client;
+  let store: S3Store;
+  let bucket: string;
+  const revision = (c: string): string => c.repeat(40);
+
+  before(async () => {
+    minio = await startMinio();
+    s3 = minio.client();
+    bucket = await minio.createBucket();
+    store = new S3Store({ bucket, prefix: 'bad-input/', client: s3, kmsKeyId: minio.kmsKeyName });
+  });
+
+  after(() => minio?.stop());
+
+  const COPIES = [
+    { name: 'another track', from: ['other', revision('a')], to: ['main', revision('a')] },
+    { name: 'another revision', from: ['main', revision('b')], to: ['main', revision('c')] },
+  ] as const;
+
+  for (const { name, from, to } of COPIES) {
+    it(`refuses an artifact object copied from ${name}, and keeps the one it holds`, async () => {
+      // Prepare: the target key holds nothing; a server-side copy keeps the object's metadata.
+      await store.put(from[0], from[1], new TextEncoder().encode(`bundle of ${from.join('@')}`));
+      await s3.send(
+        new CopyObjectCommand({
+          Bucket: bucket,
+          CopySource: `${bucket}/bad-input/artifacts/${from[0]}/${from[1]}`,
+          Key: `bad-input/artifacts/${to[0]}/${to[1]}`,
+        }),
+      );
+
+      // Act
+      const read = store.get(to[0], to[1]);
+
+      // Assess
+      await assert.rejects(
+        read,
+        (error: unknown) =>
+          error instanceof ArtifactCorruptError &&
+          error.message ===
+            `${to.join('@')}: stored artifact is corrupt: stored as the artifact of ${from.join('@')}, not of this track and revision`,
+      );
+      assert.deepEqual(
+        new TextDecoder().decode(await store.get(from[0], from[1])),
+        `bundle of ${from.join('@')}`,
+        'the original is still read',
+      );
+    });
+  }
 });
