@@ -86,22 +86,31 @@ async function run(ctx: BenchContext): Promise<Measurement[]> {
   };
 
   // Fault 3: the Git host.
-  for (const fault of ['status500', 'hang', 'closeMidPack'] as const) {
+  for (const fault of ['status500', 'hang', 'closeMidPack', 'stall'] as const) {
     const seen = [];
     for (let i = 0; i < trials; i++) {
       progress(`git ${fault}`, i);
-      seen.push(await gitFaultTrial(world, fault));
+      // A hang is given up after 5 s here, not the default 60 s, to keep the run short.
+      const options = fault === 'hang' ? { idleTimeoutMs: 5_000 } : { stallMs: 6_000 };
+      seen.push(await gitFaultTrial(world, fault, options));
     }
     const failMs = seen.map((s) => s.failMs);
     const convergeMs = seen.map((s) => s.convergeMs);
     rows.push({
-      tried: `Git host ${{ status500: 'answers 500', hang: 'hangs (accepts, never answers)', closeMidPack: 'closes the connection mid-pack' }[fault]} while a new revision is fetched`,
+      tried: `Git host ${{ status500: 'answers 500', hang: 'hangs (accepts, never answers; idle timeout set to 5 s)', closeMidPack: 'closes the connection mid-pack', stall: 'slow: silent for 6 s before the pack (default idle timeout, 60 s)' }[fault]} while a new revision is fetched`,
       trials,
       observed: `fetch ${tally(seen.map((s) => `${s.outcome} ${s.reason}`))}; status says "${seen[0]?.message}"; last good revision kept applied ${count(seen, (s) => s.lastGoodKept)}; fault removed, next fetch+sync: ${convergenceNote(seen.map((s) => s.after))}`,
-      figures: `gave up after ${seconds(failMs)}; fault removed → applied ${seconds(convergeMs)}`,
+      figures:
+        fault === 'stall'
+          ? `fetch + sync through the stall ${seconds(failMs)}`
+          : `gave up after ${seconds(failMs)}; fault removed → applied ${seconds(convergeMs)}`,
     });
     measurements.push(
-      { metric: `git ${fault}: fetch gave up`, unit: 'ms', runs: failMs },
+      {
+        metric: fault === 'stall' ? 'git stall: fetch + sync' : `git ${fault}: fetch gave up`,
+        unit: 'ms',
+        runs: failMs,
+      },
       { metric: `git ${fault}: fault removed → applied`, unit: 'ms', runs: convergeMs },
     );
   }

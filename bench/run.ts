@@ -9,6 +9,7 @@ import { cliProcess } from './cli-process.ts';
 import { driftCheck } from './drift-check.ts';
 import { faults } from './faults.ts';
 import { firstApply } from './first-apply.ts';
+import { fleet } from './fleet.ts';
 import { gitFetch } from './git-fetch.ts';
 import { lambdaBundles } from './lambda-bundles.ts';
 import { BenchContext } from './lib/context.ts';
@@ -28,6 +29,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   cliProcess,
   render,
   faults,
+  fleet,
 ];
 
 const RESULTS_FILE = fileURLToPath(new URL('results.json', import.meta.url));

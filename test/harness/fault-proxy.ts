@@ -8,7 +8,16 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type ProxyFault = 'none' | 'status500' | 'hang' | 'closeMidPack';
+/**
+ * `stall`: a slow but healthy host — the pack answer starts only after
+ * {@link FaultProxyOptions.stallMs} of silence (a big pack being prepared).
+ */
+export type ProxyFault = 'none' | 'status500' | 'hang' | 'closeMidPack' | 'stall';
+
+export interface FaultProxyOptions {
+  /** How long `stall` keeps a pack request silent; default 6 s. */
+  readonly stallMs?: number;
+}
 
 export interface FaultProxy {
   /** `http://127.0.0.1:<port>`: use it in place of the target's origin. */
@@ -30,7 +39,10 @@ function isPackRequest(req: IncomingMessage): boolean {
 }
 
 /** Starts a proxy forwarding to `target` (an `http://host:port` origin). */
-export async function startFaultProxy(target: string): Promise<FaultProxy> {
+export async function startFaultProxy(
+  target: string,
+  options: FaultProxyOptions = {},
+): Promise<FaultProxy> {
   const origin = new URL(target);
   let fault: ProxyFault = 'none';
   let injected = 0;
@@ -82,6 +94,11 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       injected++;
       // Read the request, answer nothing; stop() closes the socket.
       req.resume();
+      return;
+    }
+    if (current === 'stall' && isPackRequest(req)) {
+      injected++;
+      setTimeout(() => forward(req, res, false), options.stallMs ?? 6_000);
       return;
     }
     const cut = current === 'closeMidPack' && isPackRequest(req);

@@ -70,6 +70,8 @@ export interface TrackOptions {
   readonly store?: ArtifactStore & StateStore;
   /** Wraps the real cluster connection (to inject a fault after N applies). */
   readonly wrapCluster?: (cluster: KubernetesPort) => KubernetesPort;
+  /** The Git source's idle timeout; default its own (60 s). */
+  readonly gitIdleTimeoutMs?: number;
 }
 
 let trialCount = 0;
@@ -106,6 +108,7 @@ export async function newTrialTrack(
   const source: GitSource = createTrackSource({
     cacheDir: join(world.workDir, name, 'git'),
     readSecret: async () => credentials,
+    ...(options.gitIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.gitIdleTimeoutMs }),
   });
   const real = KubeApiCluster.forEndpoint(endpointFromFile(world.kubeconfigPath));
   const cluster = options.wrapCluster?.(real) ?? real;
@@ -268,6 +271,8 @@ export function stateBrief(state: TrackState): {
 
 export interface GitFaultObservation {
   readonly fault: ProxyFault;
+  /** The Git source's idle timeout in the trial, when not its default. */
+  readonly idleTimeoutMs: number | undefined;
   /** The fetch job's outcome while the fault was on. */
   readonly outcome: string;
   readonly reason: string | undefined;
@@ -281,15 +286,23 @@ export interface GitFaultObservation {
   readonly after: Convergence;
 }
 
-/** Fault 3: the Git host fails while the new revision is fetched. */
+/**
+ * Fault 3: the Git host fails while the new revision is fetched (or, with
+ * `stall`, is only slow: silent for `stallMs` before the pack comes).
+ */
 export async function gitFaultTrial(
   world: FaultWorld,
   fault: ProxyFault,
+  options: { readonly idleTimeoutMs?: number; readonly stallMs?: number } = {},
 ): Promise<GitFaultObservation> {
-  const proxy = await startFaultProxy(world.git.url);
+  const proxy = await startFaultProxy(
+    world.git.url,
+    options.stallMs === undefined ? {} : { stallMs: options.stallMs },
+  );
   try {
     const t = await newTrialTrack(world, 'git', {
       repositoryUrl: (repo) => repo.url.replace(world.git.url, proxy.url),
+      ...(options.idleTimeoutMs === undefined ? {} : { gitIdleTimeoutMs: options.idleTimeoutMs }),
     });
     const good = await pushFiles(t.repo, configMaps('cm', 5, 'one'));
     const first = await fetchAndSync(t);
@@ -310,12 +323,14 @@ export async function gitFaultTrial(
     const after = await convergence(t, expectedOf('cm', 5, 'two'));
     return {
       fault,
+      idleTimeoutMs: options.idleTimeoutMs,
       outcome: during.sync ?? during.fetch,
       reason: state.reason,
       message: state.message,
       failMs,
       lastGoodKept: state.applied === good && kept.converged && during.sync === undefined,
-      convergeMs: next.sync === 'applied' ? convergeMs : Number.NaN,
+      // After a stall the revision was applied already: the next sync finds it unchanged.
+      convergeMs: next.sync === 'applied' || next.sync === 'unchanged' ? convergeMs : Number.NaN,
       after,
     };
   } finally {

@@ -43,10 +43,15 @@ describe('faults', () => {
 
   for (const fault of ['status500', 'hang', 'closeMidPack'] as const) {
     it(`keeps the last good revision while the Git host fails (${fault}), then converges`, async () => {
-      // Prepare: the trial applies revision 1, pushes revision 2 and turns the fault on.
+      // Prepare: the trial applies revision 1, pushes revision 2 and turns the fault on; a hang
+      // is given up after 2 s here (60 s by default).
 
       // Act
-      const seen = await gitFaultTrial(world, fault);
+      const seen = await gitFaultTrial(
+        world,
+        fault,
+        fault === 'hang' ? { idleTimeoutMs: 2_000 } : {},
+      );
 
       // Assess
       assert.equal(seen.outcome, 'failed');
@@ -62,6 +67,17 @@ describe('faults', () => {
       assert.ok(Number.isFinite(seen.convergeMs), 'the next fetch applied revision 2');
     });
   }
+
+  it('waits for a slow Git host that stays silent for 6 s before the pack', async () => {
+    // Prepare: the default idle timeout; Node's global agent alone gave up after 5 s.
+
+    // Act
+    const seen = await gitFaultTrial(world, 'stall', { stallMs: 6_000 });
+
+    // Assess
+    assert.equal(seen.outcome, 'applied', seen.message);
+    assert.ok(seen.after.converged, JSON.stringify(seen.after));
+  });
 
   it('lets the next job complete once the lease of a killed apply process expired', async () => {
     // Prepare: revision 1 applied; a child process applying revision 2 is killed mid-apply.

@@ -43,6 +43,7 @@ import type { SshSessionPool } from './ssh-transport.ts';
 import { LocalRepository } from './local-repository.ts';
 import type { PushRemote } from './push-commit.ts';
 import { CapabilityCache, RemoteRepository } from './remote-repository.ts';
+import { GIT_HTTP_IDLE_TIMEOUT_MS, withIdleTimeout } from './http-idle-timeout.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
 import { isFullCommitId } from '../../object-id.ts';
@@ -54,13 +55,18 @@ export interface GitSourceOptions {
   readonly readSecret: SecretReader;
   /** HTTP client (isomorphic-git's shape), for ref listing and fetches; default `isomorphic-git/http/node`. */
   readonly http?: HttpClient;
+  /** How long an HTTP exchange may stay silent before it fails (a hung host); default 60 s. */
+  readonly idleTimeoutMs?: number;
   /** Base of relative local repository paths; default the process' working directory. */
   readonly cwd?: string;
 }
 
 /** Creates the Git source; see the module comment for what it does with each kind of repository. */
 export function createGitSource(options: GitSourceOptions): GitSource {
-  const http = options.http ?? httpNode;
+  const http = withIdleTimeout(
+    options.http ?? httpNode,
+    options.idleTimeoutMs ?? GIT_HTTP_IDLE_TIMEOUT_MS,
+  );
   const queue = new KeyQueue();
   const capabilities = new CapabilityCache();
   const cwd = options.cwd ?? process.cwd();
