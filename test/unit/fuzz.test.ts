@@ -590,22 +590,92 @@ const trackLike = fc.record(
     helm: fieldValue(fc.record({ chart: fc.constantFrom('charts/app', '../x') })),
     auth: fieldValue(fc.constantFrom({ type: 'basic', secret: 'env:X' }, { type: 'token' })),
     kustomize: fieldValue(fc.constantFrom('auto', true, false)),
+    cluster: fieldValue(fc.constantFrom('prod', 'staging')),
+    bucket: fieldValue(fc.record({ name: dnsName })),
+    targetNamespace: fieldValue(dnsName),
+    serviceAccountName: fieldValue(dnsName),
+    restrictNamespace: fieldValue(fc.boolean()),
+    healthChecks: fieldValue(
+      fc.array(fc.record({ apiVersion: fc.constant('apps/v1'), kind: fc.constant('Deployment') })),
+    ),
+    substitute: fieldValue(fc.dictionary(fc.constantFrom('A', 'B_1', '1x'), fc.string())),
   },
   { requiredKeys: [] },
 );
 
+const clusterLike = fc.record(
+  {
+    name: fieldValue(fc.constantFrom('prod', 'staging')),
+    kubeconfig: fieldValue(fc.constant('~/.kube/config')),
+    kubeconfigSecret: fieldValue(fc.constant('env:KUBECONFIG_TEXT')),
+    eks: fieldValue(fc.record({ name: dnsName, region: fc.constant('eu-west-1') })),
+    context: fieldValue(fc.constant('admin')),
+  },
+  { requiredKeys: [] },
+);
+
+const tracksFromLike = fc.record(
+  {
+    cluster: fieldValue(fc.constantFrom('prod', 'staging')),
+    gitTracks: fieldValue(fc.boolean()),
+    repository: fieldValue(fc.constant('https://git.example.com/org/tracks.git')),
+    reference: fieldValue(fc.constant('main')),
+    subPath: fieldValue(fc.constantFrom('tracks', '../x')),
+    auth: fieldValue(fc.constant({ type: 'token', secret: 'env:T' })),
+    deployKeySecrets: fieldValue(fc.constantFrom('env:KEY_', 'ssm:/keys/', 'plain')),
+  },
+  { requiredKeys: [] },
+);
+
+const notificationLike = fc.record(
+  {
+    name: fieldValue(dnsName),
+    type: fieldValue(
+      fc.constantFrom('slack', 'msteams', 'webhook', 'commitStatus', 'sns', 'eventBridge'),
+    ),
+    url: fieldValue(fc.constant('env:URL')),
+    token: fieldValue(fc.constant('env:TOKEN')),
+    tracks: fieldValue(fc.array(fc.constantFrom('*', 'web', '#x'))),
+    events: fieldValue(fc.array(fc.constantFrom('applied', 'failed', 'nonsense'))),
+  },
+  { requiredKeys: [] },
+);
+
+/** A Faros GitTrack document, which the loader reads as a track too. */
+const gitTrackLike = fc.record({
+  apiVersion: fc.constant('faros.pusher.com/v1alpha1'),
+  kind: fc.constant('GitTrack'),
+  metadata: fieldValue(fc.record({ name: dnsName, namespace: dnsName }, { requiredKeys: [] })),
+  spec: fieldValue(
+    fc.record(
+      {
+        repository: fieldValue(fc.constant('https://git.example.com/org/repo.git')),
+        reference: fieldValue(fc.constant('main')),
+        subPath: fieldValue(fc.constant('deploy')),
+        deployKey: fieldValue(
+          fc.record(
+            {
+              secretName: fieldValue(dnsName),
+              key: fieldValue(fc.constant('password')),
+              type: fieldValue(fc.constantFrom('HTTPBasicAuth', 'SSH', '')),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+      },
+      { requiredKeys: [] },
+    ),
+  ),
+});
+
 const configLike = fc.record(
   {
     store: fieldValue(fc.constantFrom({ type: 'fs', path: '/tmp/x' }, { type: 's3', bucket: 'b' })),
-    clusters: fieldValue(
-      fc.array(fc.record({ name: dnsName, kubeconfig: fc.constant('~/.kube/config') }), {
-        maxLength: 2,
-      }),
-    ),
+    clusters: fieldValue(fc.array(fieldValue(clusterLike), { maxLength: 2 })),
     webhooks: fieldValue(fc.constantFrom({ github: { secret: 'env:S' } }, { gitlab: {} })),
     tracks: fieldValue(fc.array(fieldValue(trackLike), { maxLength: 3 })),
-    tracksFrom: fieldValue(fc.array(anyJson, { maxLength: 2 })),
-    notifications: fieldValue(anyJson),
+    tracksFrom: fieldValue(fc.array(fieldValue(tracksFromLike), { maxLength: 2 })),
+    notifications: fieldValue(fc.array(fieldValue(notificationLike), { maxLength: 2 })),
     dashboard: fieldValue(fc.constantFrom({ users: [{ name: 'a', password: 'env:P' }] }, {})),
   },
   { requiredKeys: [] },
@@ -652,9 +722,19 @@ describe('fuzz: the config loader', () => {
       // Act: JSON is YAML, and dump() covers YAML's own quoting.
       const runs = await fuzz(
         'config loader, config-shaped values',
-        fc.property(configLike, fc.boolean(), (config, asJson) => {
-          checkConfig(asJson ? JSON.stringify(config) : dump(config));
-        }),
+        fc.property(
+          configLike,
+          fc.boolean(),
+          fc.array(gitTrackLike, { maxLength: 2 }),
+          (config, asJson, gitTracks) => {
+            const documents = [config, ...gitTracks];
+            checkConfig(
+              asJson
+                ? documents.map((document) => JSON.stringify(document)).join('\n---\n')
+                : documents.map((document) => dump(document)).join('---\n'),
+            );
+          },
+        ),
       );
 
       // Assess
