@@ -17,13 +17,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Track } from '../../src/config/types.ts';
+import { messageOf } from '../../src/errors.ts';
 import { CopyObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { bundleDigest, parseRevision, serializeBundle } from '../../src/render/index.ts';
 import { ArtifactCorruptError } from '../../src/store/errors.ts';
 import { S3Store } from '../../src/store/s3-store.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
 import type { Job } from '../../src/sync/jobs.ts';
-import { runJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
+import { runJob, summarizeJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
 import { conditionOf, readTrackState, type TrackState } from '../../src/sync/track-state.ts';
 import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
 import { startMinio, type MinioServer } from '../harness/minio.ts';
@@ -558,27 +559,23 @@ describe('bad input', () => {
         };
         const stateBefore = await readFile(context.stateFile, 'utf8');
         await testCase.tamper(context);
+        const damagedState = await readFile(context.stateFile, 'utf8');
 
         // Act: the queue runs the sync; a job that cannot run at all throws (and is retried).
-        let error: string;
-        try {
-          const done = await runJob(context.sync, deps, executeJob);
-          assert.equal(done.type === 'sync' && done.result.result, 'failed');
-          error = done.type === 'sync' ? (done.result.error ?? '') : '';
-        } catch (thrown) {
-          error = (thrown as Error).message;
-        }
-        const tamperedState = await readFile(context.stateFile, 'utf8');
+        const error = await runJob(context.sync, deps, executeJob).then(
+          (done) =>
+            done.type === 'sync' && done.result.result === 'failed'
+              ? (done.result.error ?? '')
+              : `not refused: ${JSON.stringify(summarizeJob(done))}`,
+          (thrown: unknown) => messageOf(thrown),
+        );
+        const stateAfterJob = await readFile(context.stateFile, 'utf8');
         await writeFile(context.stateFile, stateBefore);
 
         // Assess
         assert.match(error, testCase.error(context));
-        if (tamperedState !== stateBefore) {
-          assert.notEqual(
-            await readFile(context.stateFile, 'utf8'),
-            '',
-            'damaged state is left for a person',
-          );
+        if (damagedState !== stateBefore) {
+          assert.equal(stateAfterJob, damagedState, 'a damaged state is left as found');
         }
         await assertNothingChanged();
         assert.equal(await fixture.configMapValue(ns, 'intruder'), undefined);
