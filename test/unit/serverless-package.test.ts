@@ -845,10 +845,46 @@ describe('serverless package', () => {
     assert.equal(lambda('dashboard').Layers, undefined, 'no renderers, no sops');
   });
 
-  it('sets log retention on every function log group', () => {
+  it('sets log retention and the logs key on every function log group and the HTTP API access logs', () => {
     // Assess
     const groups = ofType('AWS::Logs::LogGroup').map(([, r]) => r.Properties);
-    assert.equal(groups.length, FUNCTIONS.length);
-    for (const group of groups) assert.equal(group.RetentionInDays, 30, group.LogGroupName);
+    assert.deepEqual(
+      groups.map((group) => group.LogGroupName).sort(),
+      [
+        '/aws/http-api/driftless-test',
+        ...FUNCTIONS.map((fn) => `/aws/lambda/driftless-test-${fn}`),
+      ].sort(),
+    );
+    for (const group of groups) {
+      assert.equal(group.RetentionInDays, 30, group.LogGroupName);
+      assert.deepEqual(group.KmsKeyId, { 'Fn::GetAtt': ['LogsKey', 'Arn'] }, group.LogGroupName);
+    }
+    assert.deepEqual(resource('HttpApiStage').Properties.AccessLogSettings.DestinationArn, {
+      'Fn::GetAtt': ['HttpApiLogGroup', 'Arn'],
+    });
+    // CloudWatch Logs may use the key for this stack's log groups only; no role is granted it.
+    const [, logs] = resource('LogsKey').Properties.KeyPolicy.Statement as Statement[];
+    assert.deepEqual(logs!.Condition, {
+      ArnLike: {
+        'kms:EncryptionContext:aws:logs:arn': [
+          {
+            'Fn::Sub':
+              'arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/driftless-test-*',
+          },
+          {
+            'Fn::Sub':
+              'arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/http-api/driftless-test',
+          },
+        ],
+      },
+    });
+    for (const fn of FUNCTIONS) assert.ok(!text(statementsOf(fn)).includes('LogsKey'), fn);
+  });
+
+  it('throttles the HTTP API stage, so a flood of webhook or dashboard requests invokes no function', () => {
+    // Assess
+    const settings = resource('HttpApiStage').Properties.DefaultRouteSettings;
+    assert.equal(settings.ThrottlingRateLimit, 50);
+    assert.equal(settings.ThrottlingBurstLimit, 100);
   });
 });
