@@ -1,7 +1,8 @@
 /**
  * moto's server (PyPI, pinned in test/testbin/python/requirements.txt and
  * installed outside the checkout by test/testbin/python/install.sh): local
- * AWS APIs — KMS for SOPS, SNS, EventBridge and SQS for notifications — one
+ * AWS APIs — KMS for SOPS, SNS, EventBridge and SQS for notifications, SQS
+ * queues, Secrets Manager and SSM for the deployed functions — one
  * server per test file, on a free loopback port. moto accepts any
  * credentials; {@link MotoServer.env} points the AWS SDKs (Go's in sops,
  * JavaScript's in Driftless) at it through their own endpoint variables.
@@ -61,6 +62,9 @@ export async function startMoto(): Promise<MotoServer> {
       AWS_ENDPOINT_URL_SNS: endpoint,
       AWS_ENDPOINT_URL_EVENTBRIDGE: endpoint,
       AWS_ENDPOINT_URL_SQS: endpoint,
+      // The deployed functions' secret references (aws-secretsmanager:, aws-ssm:).
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
+      AWS_ENDPOINT_URL_SSM: endpoint,
       AWS_REGION: MOTO_REGION,
       AWS_ACCESS_KEY_ID: 'testing',
       AWS_SECRET_ACCESS_KEY: 'testing',

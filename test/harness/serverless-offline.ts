@@ -34,6 +34,11 @@ export interface ServerlessOfflineOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Default `local`: the stage whose functions use the `store:` of driftless.yaml. */
   readonly stage?: string;
+  /**
+   * More `--param name=value` (they win over the stage's params), e.g. `handlers: 'handlers'`
+   * and the queue URLs of a local SQS, to run the deployed entry points (test/e2e/sqs-queues.test.ts).
+   */
+  readonly params?: Readonly<Record<string, string>>;
 }
 
 /** What an Invoke API call answered. */
@@ -87,6 +92,10 @@ export async function startServerlessOffline(
       `config=${options.configFile}`,
       '--param',
       `esbuildWorkFolder=${relative(REPO_ROOT, workDir)}`,
+      ...Object.entries(options.params ?? {}).flatMap(([name, value]) => [
+        '--param',
+        `${name}=${value}`,
+      ]),
       '--host',
       '127.0.0.1',
       '--httpPort',
