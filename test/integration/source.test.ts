@@ -239,6 +239,26 @@ describe('the Git source over HTTP', () => {
     assert.deepEqual(reads[0], CREDENTIALS_REF);
   });
 
+  it('describes a fetched commit from the cache: no credentials read, no request sent', async () => {
+    // Prepare
+    const repository = await newRepository();
+    const sha = await pushFiles(repository, { 'a.yaml': 'a: 1\n' }, { message: 'Add a\n\nbody' });
+    const recorded = recordingHttp();
+    const { source, reads } = sourceFor(basicSecret(repository), { http: recorded.http });
+    const track = trackOf(repository);
+    await source.readFiles(track, (await source.resolve(track)).revision);
+    const [readsBefore, requestsBefore] = [reads.length, recorded.requests.length];
+
+    // Act
+    const info = await source.describeCommit!(track, sha);
+
+    // Assess
+    assert.equal(info?.message, 'Add a\n\nbody');
+    assert.match(info?.author ?? '', /^.+ <.+@.+>$/);
+    assert.ok(!Number.isNaN(Date.parse(info?.date ?? '')), info?.date);
+    assert.deepEqual([reads.length, recorded.requests.length], [readsBefore, requestsBefore]);
+  });
+
   it('authenticates a token as x-access-token', async () => {
     // Prepare
     const token = randomBytes(12).toString('hex');

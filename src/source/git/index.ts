@@ -86,12 +86,23 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     return { location: located, context: { track: track.name, repository: located.display } };
   };
 
-  const open = async (track: TrackSource): Promise<LocalRepository | RemoteRepository> => {
+  /**
+   * The track's repository. `cachedOnly` is for reads of what a fetch just
+   * brought into the cache: no credentials are asked for (a GitHub App token
+   * near its expiry would otherwise be issued again), so a read that does
+   * need the server goes to it without them.
+   */
+  const open = async (
+    track: TrackSource,
+    { cachedOnly = false } = {},
+  ): Promise<LocalRepository | RemoteRepository> => {
     const { location, context } = locate(track);
     if (location.kind === 'local') return LocalRepository.open(location, context);
     const remote = { location, cacheDir: options.cacheDir, http, queue, capabilities, context };
     if (location.ssh === undefined) {
-      const credentials = await credentialsFor(track.auth, options.readSecret, context);
+      const credentials = cachedOnly
+        ? undefined
+        : await credentialsFor(track.auth, options.readSecret, context);
       return new RemoteRepository({ ...remote, credentials, track: track.name });
     }
     if (track.auth?.type !== 'ssh') {
@@ -177,7 +188,9 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     },
 
     async describeCommit(track: TrackSource, revision: string): Promise<CommitInfo> {
-      return parseCommitInfo(await (await open(track)).readCommit(revision));
+      // Called after the fetch that brought `revision` into the cache.
+      const repository = await open(track, { cachedOnly: true });
+      return parseCommitInfo(await repository.readCommit(revision));
     },
 
     async verifyCommit(track: TrackSource, revision: string): Promise<string | undefined> {
