@@ -22,6 +22,7 @@
  * Basic credentials, when the track has some, are sent with the first
  * request of each exchange: no round trip is spent on a 401 challenge.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -363,7 +364,9 @@ async function writeShallow(gitdir: string, oids: ReadonlySet<string>): Promise<
     await rm(path, { force: true });
     return;
   }
-  const temporary = `${path}.lock`;
+  // A name of its own, as storePack's: two fetches of one track sharing the cache (functions
+  // under serverless-offline share /tmp) would rename each other's file away.
+  const temporary = `${path}.tmp-${randomBytes(6).toString('hex')}`;
   await writeFile(temporary, [...oids].sort().join('\n') + '\n');
   await rename(temporary, path);
 }
