@@ -18,6 +18,7 @@ import type { Benchmark } from './lib/types.ts';
 import { pushToApplied } from './push-to-applied.ts';
 import { render } from './render.ts';
 import { syncRss } from './sync-rss.ts';
+import { webhookLoad } from './webhook-load.ts';
 
 const BENCHMARKS: readonly Benchmark[] = [
   firstApply,
@@ -28,6 +29,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   gitFetch,
   cliProcess,
   render,
+  webhookLoad,
   faults,
   fleet,
 ];

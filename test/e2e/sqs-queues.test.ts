@@ -15,7 +15,7 @@
  * the serverless-esbuild bundles under serverless-offline (Invoke API) — not
  * the default: there, an apply invocation sometimes stopped answering while
  * another one waited for health (no log line, until serverless-offline's
- * 300 s timeout; 3 of 5 runs), which is not understood yet.
+ * 300 s timeout; 3 of 7 runs), which is not understood yet.
  *
  * One attribute differs from serverless.yml: VisibilityTimeout, shortened so
  * a failed message comes back within the test (fetch), and for the apply
