@@ -63,6 +63,7 @@ import type {
 } from './ports.ts';
 import { s3FailureKind, s3Unavailable } from './s3-errors.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
+import { AWS_REQUEST_TIMEOUTS, type AwsRequestTimeouts } from '../aws-request-timeouts.ts';
 
 /** Options of {@link S3Store}. */
 export interface S3StoreOptions {
@@ -85,6 +86,8 @@ export interface S3StoreOptions {
   readonly concurrency?: number;
   /** Time source for `storedAt` and delivery records. */
   readonly now?: () => Date;
+  /** For the default client: how long to wait on the network. Default {@link AWS_REQUEST_TIMEOUTS}. */
+  readonly timeouts?: AwsRequestTimeouts;
 }
 
 /** Metadata keys (S3 returns them lower-cased, without `x-amz-meta-`). */
@@ -118,6 +121,7 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
     this.#client =
       options.client ??
       new S3Client({
+        requestHandler: { ...(options.timeouts ?? AWS_REQUEST_TIMEOUTS) },
         ...(options.region === undefined ? {} : { region: options.region }),
         ...(options.endpoint === undefined
           ? {}
