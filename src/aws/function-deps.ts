@@ -14,6 +14,7 @@
  * bundles never contain it.
  */
 import { tmpdir } from 'node:os';
+import { isMainThread, threadId } from 'node:worker_threads';
 import { join } from 'node:path';
 import { readEnv, readOptionalEnv, type Environment } from '../config/env.ts';
 import type { Config, Track, TracksFrom } from '../config/types.ts';
@@ -98,6 +99,17 @@ export async function webhookDeps(
 }
 
 /**
+ * The fetch function's Git cache: one per Lambda instance. Lambda gives each
+ * instance a /tmp of its own; serverless-offline runs instances as worker
+ * threads sharing one, and the cache is guarded within a thread only
+ * (source/git/key-queue.ts): two fetches of a track at once in one
+ * directory failed there ("commit ... not found", a renamed shallow file).
+ */
+function defaultGitCacheDir(): string {
+  return join(tmpdir(), isMainThread ? 'driftless-git' : `driftless-git-${threadId}`);
+}
+
+/**
  * The fetch function: the Git source with its credentials; a fetch's
  * follow-up is a sync, a discovery's the first poll of each new track.
  */
@@ -111,7 +123,7 @@ export async function fetchDeps(
     // Loaded on the first fetch: isomorphic-git and the pack reader are most of this bundle.
     const { createTrackSource } = await import('../source/track-source.ts');
     return createTrackSource({
-      cacheDir: readOptionalEnv(FUNCTION_ENV.gitCacheDir, env) ?? join(tmpdir(), 'driftless-git'),
+      cacheDir: readOptionalEnv(FUNCTION_ENV.gitCacheDir, env) ?? defaultGitCacheDir(),
       readSecret: secretReader(env),
     });
   });
