@@ -456,6 +456,51 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     assert.equal(await liveValue(), 'one');
   });
 
+  it('answers the dashboard through its function: reads need a user, an unpin by one is recorded and followed', async () => {
+    // Prepare: serverless-offline runs the routes without API Gateway's authorizer (noAuth) and
+    // hands the function the claims of the token it is sent, as the JWT authorizer would.
+    const claims = { email: 'alice@example.test', exp: Math.floor(Date.now() / 1000) + 3600 };
+    const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const token = `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
+    const asAlice = { authorization: `Bearer ${token}` };
+    const pinned = await readTrackState(store.state, TRACK);
+    assert.equal(pinned.pinned, first, 'the rollback test left the track pinned');
+
+    // Act
+    const anonymous = await fetch(`${offline.httpUrl}/api/tracks`);
+    const page = await fetch(`${offline.httpUrl}/`, { headers: asAlice });
+    const tracks = await fetch(`${offline.httpUrl}/api/tracks`, { headers: asAlice });
+    const refused = await fetch(`${offline.httpUrl}/api/tracks/${TRACK}/unpin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const unpin = await fetch(`${offline.httpUrl}/api/tracks/${TRACK}/unpin`, {
+      method: 'POST',
+      headers: { ...asAlice, 'content-type': 'application/json' },
+      body: '{}',
+    });
+
+    // Assess
+    assert.equal(anonymous.status, 401);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<html/i);
+    assert.equal(tracks.status, 200);
+    assert.match(await tracks.text(), new RegExp(`"${TRACK}"`));
+    assert.equal(refused.status, 401);
+    assert.equal(unpin.status, 202, await unpin.clone().text());
+    assert.equal(((await unpin.json()) as { by?: string }).by, claims.email);
+    // Unpinned, the track follows main again: the apply function fetches at once.
+    assert.ok(await eventually(async () => (await liveValue()) === 'two', 60_000), recentLogs());
+    const state = await readTrackState(store.state, TRACK);
+    assert.equal(state.pinned ?? undefined, undefined, 'still pinned');
+    const history = await store.state.listHistory(TRACK, 5);
+    assert.ok(
+      history.some((entry) => entry.by === claims.email),
+      `no history entry by ${claims.email}: ${JSON.stringify(history)}`,
+    );
+  });
+
   it('adds a track with kubectl: a GitTrack is discovered, published, deployed and given its status', async () => {
     // Prepare: the GitTrack's repository has a ConfigMap.
     await pushFiles(gitTrackRepo, { 'settings.yaml': gitTrackConfigMap('from-gittrack') });
