@@ -116,7 +116,8 @@ async function notePending(
 ): Promise<InventoryEntry[]> {
   const known = ownedKeys([...before.inventory, ...(before.applying ?? [])]);
   const added = objects.map(refOf).filter((ref) => !known.has(objectKey(ref)));
-  const pending = mergeInventory(before.applying ?? [], added);
+  // Stored like the inventory: a name substituted from a secret value is redacted (src/redact.ts).
+  const pending = mergeInventory(before.applying ?? [], redactDeep(added));
   if (added.length > 0) await updateTrackState(state, track, (s) => (s.applying = pending));
   return pending;
 }
