@@ -26,7 +26,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +55,7 @@ import {
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
 import { eventually } from '../harness/eventually.ts';
+import { githubPush } from '../harness/push-load.ts';
 import { controlPlaneBinaries } from '../harness/testbin.ts';
 
 const GITHUB_SECRET = `gh-${randomUUID()}`;
@@ -76,34 +77,6 @@ interface EmfDirective {
 
 const configMap = (value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${OBJECT}\ndata:\n  value: "${value}"\n`;
-
-/** A push delivery signed as GitHub signs it (`secret` other than the configured one: forged). */
-function githubPush(
-  repo: GitRepository,
-  push: { before: string; after: string },
-  id: string,
-  secret = GITHUB_SECRET,
-): { body: string; headers: Record<string, string> } {
-  const body = JSON.stringify({
-    ref: 'refs/heads/main',
-    before: push.before,
-    after: push.after,
-    repository: {
-      clone_url: repo.url,
-      html_url: repo.url.replace(/\.git$/, ''),
-      default_branch: 'main',
-    },
-  });
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': 'push',
-      'x-github-delivery': id,
-      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-    },
-  };
-}
 
 /**
  * Waits until the wall clock is clear of the schedule's tick at second 0,
@@ -325,7 +298,12 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
       'settings.yaml': configMap('one'),
     });
     firstDelivery = randomUUID();
-    const delivery = githubPush(repo, { before: '0'.repeat(40), after: first }, firstDelivery);
+    const delivery = githubPush(
+      repo,
+      { before: '0'.repeat(40), after: first },
+      GITHUB_SECRET,
+      firstDelivery,
+    );
 
     // Act
     const response = await postWebhook(delivery);
@@ -361,7 +339,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
   it('answers 401 to a forged delivery and records no delivery marker', async () => {
     // Prepare
     const id = randomUUID();
-    const delivery = githubPush(repo, { before: first, after: first }, id, 'not-the-secret');
+    const delivery = githubPush(repo, { before: first, after: first }, 'not-the-secret', id);
 
     // Act
     const response = await postWebhook(delivery);
@@ -381,7 +359,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     await clearOfTick();
     second = await pushFiles(repo, { 'settings.yaml': configMap('two') });
     const response = await postWebhook(
-      githubPush(repo, { before: first, after: second }, randomUUID()),
+      githubPush(repo, { before: first, after: second }, GITHUB_SECRET),
     );
     assert.equal(response.status, 202);
     assert.ok(await eventually(async () => (await liveValue()) === 'two', 30_000), recentLogs());
@@ -552,7 +530,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     await clearOfTick();
     const head = await pushFiles(gitTrackRepo, { 'settings.yaml': gitTrackConfigMap('pushed') });
     const response = await postWebhook(
-      githubPush(gitTrackRepo, { before: '0'.repeat(40), after: head }, randomUUID()),
+      githubPush(gitTrackRepo, { before: '0'.repeat(40), after: head }, GITHUB_SECRET),
     );
     const answer = (await response.json()) as { kind: string; tracks: string[] };
     assert.deepEqual([response.status, answer.tracks], [202, [GITTRACK]]);

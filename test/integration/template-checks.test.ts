@@ -18,13 +18,14 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { dump, load } from 'js-yaml';
+import { packageService, UPDATE_TEMPLATE } from '../harness/serverless-package.ts';
 import { REPO_ROOT, runBuildScript } from '../harness/testbin.ts';
 
 const EXAMPLE_CONFIG = 'infra/driftless.example.yaml';
 const REQUIREMENTS = join(REPO_ROOT, 'test/testbin/python/template-checks.txt');
 /** serverless.yml's default region: cfn-lint checks resource types and values for it. */
 const REGION = 'eu-west-1';
-const TEMPLATE = 'cloudformation-template-update-stack.json';
+const TEMPLATE = UPDATE_TEMPLATE;
 const FUNCTIONS = ['Webhook', 'Fetch', 'Apply', 'Drift', 'Rollback', 'Dashboard'];
 const QUEUES = [
   'FetchQueue',
@@ -163,39 +164,17 @@ before(
     };
     await writeFile(jwtConfig, dump(config));
 
-    // No credentials of any kind: packaging must not need AWS.
-    const env: NodeJS.ProcessEnv = { ...process.env, SLS_TELEMETRY_DISABLED: '1' };
-    for (const name of Object.keys(env)) {
-      if (
-        /^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE|DEFAULT_PROFILE)$/.test(name)
-      )
-        delete env[name];
-    }
-    env.AWS_CONFIG_FILE = join(outDir, 'no-aws-config');
-    env.AWS_SHARED_CREDENTIALS_FILE = join(outDir, 'no-aws-credentials');
     for (const [name, path] of [
       ['example', EXAMPLE_CONFIG],
       ['jwt', relative(REPO_ROOT, jwtConfig)],
     ] as const) {
-      const into = join(outDir, name);
-      const ran = await runTool(
-        'npx',
-        [
-          'serverless',
-          'package',
-          '--package',
-          into,
-          '--param',
-          `config=${path}`,
-          // Its own esbuild folder: the packaging unit test may rebuild and remove `.esbuild`.
-          '--param',
-          `esbuildWorkFolder=${relative(REPO_ROOT, join(configDir, `esbuild-${name}`))}`,
-          '--stage',
-          'test',
-        ],
-        { cwd: REPO_ROOT, env },
-      );
-      assert.equal(ran.code, 0, `serverless package (${path}):\n${ran.stdout}\n${ran.stderr}`);
+      await packageService({
+        config: path,
+        into: join(outDir, name),
+        scratch: outDir,
+        // Its own esbuild folder: the packaging unit test may rebuild and remove `.esbuild`.
+        esbuildWorkFolder: relative(REPO_ROOT, join(configDir, `esbuild-${name}`)),
+      });
       templates.set(name, join(name, TEMPLATE));
     }
 

@@ -14,6 +14,7 @@ import { inflateRawSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { load, dump } from 'js-yaml';
 import { parseJob } from '../../src/aws/parse-job.ts';
+import { packageService } from '../harness/serverless-package.ts';
 
 const run = promisify(execFile);
 
@@ -174,38 +175,8 @@ async function webFiles(): Promise<string[]> {
 before(
   async () => {
     outDir = await mkdtemp(join(tmpdir(), 'driftless-sls-'));
-    // No credentials of any kind: packaging must not need AWS.
-    const env: NodeJS.ProcessEnv = { ...process.env, SLS_TELEMETRY_DISABLED: '1' };
-    for (const name of Object.keys(env)) {
-      if (
-        /^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE|DEFAULT_PROFILE)$/.test(name)
-      )
-        delete env[name];
-    }
-    env.AWS_CONFIG_FILE = join(outDir, 'no-aws-config');
-    env.AWS_SHARED_CREDENTIALS_FILE = join(outDir, 'no-aws-credentials');
-    const packageWith = async (config: string, into: string): Promise<Template> => {
-      await run(
-        'npx',
-        [
-          'serverless',
-          'package',
-          '--package',
-          into,
-          '--param',
-          `config=${config}`,
-          '--stage',
-          'test',
-        ],
-        // The first run builds kustomize and helm for linux/arm64 (minutes); later runs find the cache.
-        { env, maxBuffer: 16 * 1024 * 1024, timeout: 20 * 60_000 },
-      ).catch((error: Error & { stdout?: string; stderr?: string }) => {
-        throw new Error(`serverless package (${config}) failed: ${error.stdout}\n${error.stderr}`);
-      });
-      return JSON.parse(
-        await readFile(join(into, 'cloudformation-template-update-stack.json'), 'utf8'),
-      );
-    };
+    const packageWith = async (config: string, into: string): Promise<Template> =>
+      (await packageService({ config, into, scratch: outDir })) as Template;
     template = await packageWith(CONFIG, outDir);
     // The same service for a dashboard open to read, signing in with an OIDC provider's tokens.
     await mkdir('.driftless', { recursive: true });
