@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DriftlessError } from '../errors.ts';
+import { canonicalJson } from '../render/canonical-json.ts';
 import { runsInFetch, type Job, type JobQueue } from '../sync/jobs.ts';
 import { currentWebhookArrival, WEBHOOK_ARRIVAL_ATTRIBUTE } from './webhook-arrival.ts';
 
@@ -38,20 +39,11 @@ export function isFifoQueueUrl(url: string): boolean {
   return url.endsWith('.fifo');
 }
 
-/** JSON with object keys sorted, so equal jobs give equal bytes whatever order their fields were set in. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, field: unknown) =>
-    field !== null && typeof field === 'object' && !Array.isArray(field)
-      ? Object.fromEntries(
-          Object.entries(field as Record<string, unknown>).sort(([a], [b]) =>
-            a < b ? -1 : a > b ? 1 : 0,
-          ),
-        )
-      : field,
-  );
-}
-
-/** The FIFO deduplication id of a job: sha256 hex of its canonical JSON (64 of the 128 characters allowed). */
+/**
+ * The FIFO deduplication id of a job: sha256 hex of its canonical JSON (64 of
+ * the 128 characters allowed), so equal jobs give equal ids whatever order
+ * their fields were set in.
+ */
 export function deduplicationIdOf(job: Job): string {
   return createHash('sha256').update(canonicalJson(job), 'utf8').digest('hex');
 }

@@ -10,12 +10,12 @@ import {
 } from '../../src/aws/parse-job.ts';
 import { processSqsBatch } from '../../src/aws/sqs-batch.ts';
 import {
-  canonicalJson,
   deduplicationIdOf,
   QueueNotConfiguredError,
   SqsJobQueue,
 } from '../../src/aws/sqs-job-queue.ts';
 import type { SqsRecord } from '../../src/aws/lambda-events.ts';
+import { canonicalJson } from '../../src/render/canonical-json.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 
 const FETCH_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/driftless-dev-fetch';
