@@ -61,6 +61,12 @@ export interface ApplyObjectsResult {
   readonly changeset: ChangeSetEntry[];
   /** The objects that exist in the cluster as desired (everything but failures). */
   readonly applied: ObjectRef[];
+  /**
+   * The cluster's copy of applied objects as last seen, by object key: the
+   * apply's answer, or the LIST's for an object left alone. The health wait
+   * judges these first instead of reading every object again.
+   */
+  readonly observed: ReadonlyMap<string, KubeObject>;
 }
 
 interface Item {
@@ -147,10 +153,14 @@ async function applyOne(
   existing: Existing,
   options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>> &
     Pick<ApplyObjectsOptions, 'owned' | 'adopt' | 'force' | 'createOnly'>,
+  observed: Map<string, KubeObject>,
 ): Promise<ChangeSetEntry> {
   const { object, subject } = item;
-  const live = existing.get(objectKey(refOf(object)));
+  const key = objectKey(refOf(object));
+  const live = existing.get(key);
   const exists = live !== undefined;
+  // Left alone, an object stays as the LIST saw it; a write replaces this with its answer.
+  if (live !== undefined) observed.set(key, live);
   let strategy: UpdateStrategy;
   try {
     strategy = updateStrategyOf(object);
@@ -193,6 +203,7 @@ async function applyOne(
     cluster.apply(desired, { fieldManager: FIELD_MANAGER, force: true });
   try {
     const result = await apply();
+    observed.set(key, result.object);
     if (result.created) return { subject, action: 'created' };
     // Only the field owners changed (Driftless took over fields someone else set to Git's
     // values, as after a write-back): the object is as it was, so it is not `configured`.
@@ -206,8 +217,9 @@ async function applyOne(
       (error.isImmutableFieldChange || error.httpStatus === 422);
     if (refused && (strategy === 'recreate' || options.force)) {
       try {
+        observed.delete(key);
         await deleteAndWait(cluster, refOf(object), options.timeoutMs);
-        await apply();
+        observed.set(key, (await apply()).object);
         return { subject, action: 'recreated' };
       } catch (recreateError) {
         return {
@@ -274,18 +286,25 @@ export async function applyObjects(
     index,
   }));
   const changeset = new Array<ChangeSetEntry>(items.length);
+  const observed = new Map<string, KubeObject>();
   let done = 0;
   const run = async (stage: readonly Item[], limit: number): Promise<void> => {
     const existing = await readExisting(cluster, stage);
     await mapWithLimit(stage, limit, async (item) => {
-      changeset[item.index] = await applyOne(cluster, item, existing, {
-        track: options.track,
-        timeoutMs,
-        ...(options.owned ? { owned: options.owned } : {}),
-        ...(options.adopt ? { adopt: true } : {}),
-        ...(options.force ? { force: true } : {}),
-        ...(options.createOnly ? { createOnly: options.createOnly } : {}),
-      });
+      changeset[item.index] = await applyOne(
+        cluster,
+        item,
+        existing,
+        {
+          track: options.track,
+          timeoutMs,
+          ...(options.owned ? { owned: options.owned } : {}),
+          ...(options.adopt ? { adopt: true } : {}),
+          ...(options.force ? { force: true } : {}),
+          ...(options.createOnly ? { createOnly: options.createOnly } : {}),
+        },
+        observed,
+      );
       options.onProgress?.(++done, items.length);
     });
   };
@@ -308,10 +327,10 @@ export async function applyObjects(
         error: `${item.subject}: ${messageOf(error)}`,
       };
     }
-    return { changeset, applied: appliedRefs(items, changeset) };
+    return { changeset, applied: appliedRefs(items, changeset), observed };
   }
   await run(rest, concurrency);
-  return { changeset, applied: appliedRefs(items, changeset) };
+  return { changeset, applied: appliedRefs(items, changeset), observed };
 }
 
 function appliedRefs(items: readonly Item[], changeset: readonly ChangeSetEntry[]): ObjectRef[] {

@@ -4,7 +4,7 @@
  * has given up (Failed).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { subjectOf, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
+import { objectKey, subjectOf, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { messageOf } from '../errors.ts';
 
@@ -166,6 +166,13 @@ export interface WaitForHealthResult {
 /**
  * Polls `refs` until all are Current, one Failed, or `timeoutMs` passed.
  * The results name every object that is not ready and why.
+ *
+ * `observed` holds copies of objects read moments ago (the apply's answers,
+ * the LIST before it). The first poll takes an object that is Current in its
+ * copy as Current, and reads every other one as before, so nothing is judged
+ * not ready or failed from a copy. What is Current at once — a ConfigMap, an
+ * unchanged Deployment with its replicas available — then costs no request
+ * (500 ConfigMaps: 500 GETs fewer per sync).
  */
 export async function waitForHealth(
   cluster: KubernetesPort,
@@ -175,13 +182,17 @@ export async function waitForHealth(
   custom?: CustomHealth,
   /** Asked between polls: a reason to stop waiting, or undefined to go on. */
   cancelled?: () => Promise<string | undefined>,
+  observed?: ReadonlyMap<string, KubeObject>,
 ): Promise<WaitForHealthResult> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  for (let poll = 0; ; poll++) {
     const results = await Promise.all(
       refs.map(async (ref): Promise<HealthResult> => {
         const subject = subjectOf(ref);
         try {
+          const seen = poll === 0 ? observed?.get(objectKey(ref)) : undefined;
+          const judged = seen === undefined ? undefined : healthOf(seen, custom);
+          if (judged?.state === 'Current') return { subject, ...judged };
           const live = await cluster.get(ref);
           if (!live) return { subject, state: 'NotFound', message: 'not found' };
           return { subject, ...healthOf(live, custom) };

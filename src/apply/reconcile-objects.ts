@@ -143,6 +143,7 @@ export async function reconcileObjects(
           500,
           exprHealth(track.healthCheckExprs),
           options.cancelHealth,
+          applied.observed,
         )
       : undefined;
   // A cancelled wait judged nothing: the newer revision's sync waits for health instead.

@@ -99,6 +99,10 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
       if (!connection) {
         const cluster = clusterOf(config.clusters, track);
         connection = connectCluster(withExpandedPaths(cluster, env), { readSecret: secrets, env });
+        // Every command that connects reads discovery: start it now, so its requests
+        // (and the connection's TLS handshake) overlap the Git and store work. A failure
+        // is not kept (discover() reads again) and reaches the caller that needs it.
+        void connection.then((port) => port.discover()).catch(() => undefined);
         clusters.set(track.cluster, connection);
       }
       return connection;
