@@ -7,7 +7,6 @@
  * A field missing from the object makes the expression not true yet (a
  * status not written so far), rather than failing the sync.
  */
-import { parse } from '@marcbachmann/cel-js';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { ConfigError, type ConfigIssue } from '../config/config-error.ts';
 import type { HealthCheckExpr } from '../config/types.ts';
@@ -18,11 +17,22 @@ type Compiled = (variables: Record<string, unknown>) => unknown;
 
 const compiled = new Map<string, Compiled>();
 
+let parseCel: ((expression: string) => unknown) | undefined;
+
+/**
+ * Loads the CEL parser (about 110 KB of code) once. Only tracks that declare
+ * expressions need it, so every other command and sync starts without it.
+ */
+export async function loadCel(): Promise<void> {
+  parseCel ??= (await import('@marcbachmann/cel-js')).parse;
+}
+
 /** The expression parsed (once per process); throws with CEL's message, caret included. */
 export function compileCel(expression: string): Compiled {
   let program = compiled.get(expression);
   if (program === undefined) {
-    program = parse(expression) as Compiled;
+    if (parseCel === undefined) throw new Error('the CEL parser is not loaded (loadCel)');
+    program = parseCel(expression) as Compiled;
     compiled.set(expression, program);
   }
   return program;
@@ -52,10 +62,11 @@ function holds(expression: string, object: KubeObject): { value: boolean; error?
 }
 
 /** The track's expressions as a custom health judge, or undefined when it has none. */
-export function exprHealth(
+export async function exprHealth(
   exprs: readonly HealthCheckExpr[] | undefined,
-): CustomHealth | undefined {
+): Promise<CustomHealth | undefined> {
   if (exprs === undefined || exprs.length === 0) return undefined;
+  await loadCel();
   return (object) => judgeByExprs(object, exprs);
 }
 
@@ -85,14 +96,15 @@ export function judgeByExprs(
  * that do not parse. Run where health is judged (the apply function, the CLI and
  * serve) right after the config is loaded.
  */
-export function checkHealthExprs(
+export async function checkHealthExprs(
   config: {
     readonly tracks: readonly { readonly healthCheckExprs?: readonly HealthCheckExpr[] }[];
   },
   file: string,
-): void {
+): Promise<void> {
   const problems: ConfigIssue[] = [];
   const { tracks } = config;
+  if (tracks.some((track) => (track.healthCheckExprs ?? []).length > 0)) await loadCel();
   tracks.forEach((track, t) =>
     (track.healthCheckExprs ?? []).forEach((rule, r) => {
       for (const field of ['current', 'inProgress', 'failed'] as const) {

@@ -141,7 +141,7 @@ export async function reconcileObjects(
           healthRefs,
           track.timeout,
           500,
-          exprHealth(track.healthCheckExprs),
+          await exprHealth(track.healthCheckExprs),
           options.cancelHealth,
           applied.observed,
         )

@@ -74,7 +74,7 @@ function withExpandedPaths(cluster: Cluster, env: Environment): Cluster {
 /** Opens the context of the real CLI: the configured store, Git over isomorphic-git, kubeconfig clusters. */
 export const openLocalContext: OpenLocalContext = async (configFile, env) => {
   const config = await loadConfig(configFile);
-  checkHealthExprs(config, configFile);
+  await checkHealthExprs(config, configFile);
   const store = createStore(storePortConfig(config.store));
   const secrets = (ref: Parameters<typeof readSecret>[0]): Promise<string> => readSecret(ref, env);
   let source: Promise<GitSource> | undefined;

@@ -46,12 +46,12 @@ export interface ObjectsSeen {
  * Each object's sync and health from one reading of the cluster: shared by
  * `status --objects`, the dashboard and the drift check (which records it).
  */
-export function judgeObjects(track: Track, seen: ObjectsSeen): ObservedObject[] {
+export async function judgeObjects(track: Track, seen: ObjectsSeen): Promise<ObservedObject[]> {
   const { selected, live, report, failed } = seen;
   const drifted = new Map(report.drifted.map((d) => [d.subject, d]));
   const missing = new Set(report.missing);
   const unreadable = new Map(report.errors.map((e) => [e.subject, e.error]));
-  const custom = exprHealth(track.healthCheckExprs);
+  const custom = await exprHealth(track.healthCheckExprs);
   const observed = selected.map((object): ObservedObject => {
     const manifest = object.manifest as KubeObject;
     const { subject } = object;

@@ -95,7 +95,12 @@ export async function reconcileDrift(
       selected.map((object) => object.manifest as KubeObject),
     );
     const report = await detectDrift(deps.cluster, track, selected, { live });
-    observed = judgeObjects(track, { selected, live, report, failed: before.failedObjects ?? {} });
+    observed = await judgeObjects(track, {
+      selected,
+      live,
+      report,
+      failed: before.failedObjects ?? {},
+    });
     // syncTo: git objects changed in the cluster are written back, not put back (still
     // created from Git when missing).
     const toCorrect = { ...report, drifted: report.drifted.filter((d) => !toGit.has(d.subject)) };

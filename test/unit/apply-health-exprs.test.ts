@@ -1,7 +1,7 @@
 /** CEL health checks (Flux's healthCheckExprs): the verdicts, and the config check of their syntax. */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { checkHealthExprs, judgeByExprs } from '../../src/apply/health-exprs.ts';
+import { before, describe, it } from 'node:test';
+import { checkHealthExprs, judgeByExprs, loadCel } from '../../src/apply/health-exprs.ts';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 
@@ -21,6 +21,8 @@ const widget = (status?: Record<string, unknown>): KubeObject => ({
 });
 
 describe('healthCheckExprs', () => {
+  before(loadCel);
+
   it('evaluates inProgress, then failed, then current; none true is still in progress', () => {
     // Act
     const states = [
@@ -44,9 +46,9 @@ describe('healthCheckExprs', () => {
     assert.equal(verdict, undefined);
   });
 
-  it('refuses expressions that do not parse, naming the field', () => {
+  it('refuses expressions that do not parse, naming the field', async () => {
     // Act + Assess
-    assert.throws(
+    await assert.rejects(
       () =>
         checkHealthExprs(
           { tracks: [{ healthCheckExprs: [{ ...RULE, failed: "self.status.phase === 'x'" }] }] },
@@ -61,6 +63,6 @@ describe('healthCheckExprs', () => {
         return true;
       },
     );
-    assert.doesNotThrow(() => checkHealthExprs({ tracks: [{ healthCheckExprs: [RULE] }] }, 'f'));
+    await checkHealthExprs({ tracks: [{ healthCheckExprs: [RULE] }] }, 'f');
   });
 });

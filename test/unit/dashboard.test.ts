@@ -353,8 +353,8 @@ describe('objects as the dashboard shows them', () => {
     'driftless.yaml',
   ).tracks[0]!;
 
-  it("shows what the cluster has beside Git's value, but no Secret value on either side", () => {
-    const observed = judgeObjects(track, {
+  it("shows what the cluster has beside Git's value, but no Secret value on either side", async () => {
+    const observed = await judgeObjects(track, {
       selected: bundle.objects,
       live: {
         found: new Map([
