@@ -13,8 +13,11 @@
  * - `driftless --help` vs `node -e 0`;
  * - the first sync's floor: the same 500 server-side apply PATCHes sent raw
  *   from this process (no start-up, Git, render, store or LIST), what the
- *   API server on this machine takes whoever sends them.
+ *   API server on this machine takes whoever sends them;
+ * - an unchanged sync's floor: a plain node process that only LISTs the 500
+ *   ConfigMaps (bench/lib/list-configmaps.mjs).
  */
+import { fileURLToPath } from 'node:url';
 import { runCommand, type CommandResult } from './lib/command.ts';
 import type { BenchContext } from './lib/context.ts';
 import { writeBenchConfig } from './lib/driftless-config.ts';
@@ -28,6 +31,7 @@ import { rotated, median, timed } from './lib/stats.ts';
 import type { Benchmark, Measurement } from './lib/types.ts';
 
 const TRACK = 'cli';
+const LIST_CONFIGMAPS = fileURLToPath(new URL('./lib/list-configmaps.mjs', import.meta.url));
 /** `--help` and `node -e 0` take tens of ms: each run's figure is the median of this many pairs. */
 const HELP_PAIRS = 10;
 
@@ -74,6 +78,7 @@ export const cliProcess: Benchmark = {
     const unchangedSync = pair();
     const help = pair();
     const applyFloor: number[] = [];
+    const listFloor: number[] = [];
     // What a run found that a correct set-up never shows, reported beside the figure it spoils.
     const firstSyncFaults = new Set<string>();
     const noopDriftFaults = new Set<string>();
@@ -85,12 +90,13 @@ export const cliProcess: Benchmark = {
       // Each run starts from nothing: a fresh namespace on each side and a fresh driftless store.
       const dir = await ctx.scratch(`cli-process-${run}`);
       const kubectlNs = await ctx.namespace('cli-k');
+      const syncNamespace = await ctx.namespace('cli-d');
       const config = await writeBenchConfig({
         dir,
         kubeconfigPath: kubeconfig,
         track: TRACK,
         repository,
-        namespace: await ctx.namespace('cli-d'),
+        namespace: syncNamespace,
       });
       const sync = ['sync', '-c', config, '--track', TRACK, '-o', 'json'];
       const apply = ['apply', '--server-side', '-n', kubectlNs, '-f', `${repository}/`];
@@ -138,6 +144,10 @@ export const cliProcess: Benchmark = {
           record(unchangedSync.driftless, ms);
         },
         async () => record(unchangedSync.peer, (await timed(() => kubectl(apply))).ms),
+        async () => {
+          const list = [LIST_CONFIGMAPS, kubeconfig, syncNamespace, String(count)];
+          record(listFloor, (await timed(() => runCommand(process.execPath, list))).ms);
+        },
       ]);
       const helpPair = pair();
       const nodeAlone = ['-e', '0'];
@@ -198,6 +208,15 @@ export const cliProcess: Benchmark = {
         peer: { label: 'kubectl apply --server-side', runs: unchangedSync.peer },
         goal: { maxRatio: 0.15 },
         notes: ['the same revision synced again; kubectl applies what it applied again'],
+      },
+      {
+        metric: `unchanged sync's floor: a node process that only LISTs the ${count} ConfigMaps`,
+        unit: 'ms',
+        runs: listFloor,
+        peer: { label: 'kubectl apply --server-side', runs: unchangedSync.peer },
+        notes: [
+          "plain node, no driftless code: kubeconfig read, TLS, one LIST, JSON parsed (bench/lib/list-configmaps.mjs). Its ratio less the goal's 0.15 is what is left for loading driftless, the config, the ref, the state and artifact, comparing and recording",
+        ],
       },
       {
         metric: 'driftless --help (installed bin)',
