@@ -5,14 +5,10 @@
  * (a GET and a dry-run PATCH per object) as driftless' field manager.
  */
 import { applyObjects, withOwnershipLabel } from '../src/apply/apply-objects.ts';
-import { FIELD_MANAGER } from '../src/apply/ownership.ts';
-import { KubeApiCluster } from '../src/cluster/kube-api-cluster.ts';
-import { detectDrift } from '../src/drift/index.ts';
 import type { BenchContext } from './lib/context.ts';
-import { countingTransport } from './lib/counting-transport.ts';
-import { kubectlFor, traceOf } from './lib/kubectl.ts';
+import { kubectlFor } from './lib/kubectl.ts';
 import { benchObjects, kindsOf, writeManifests } from './lib/manifests.ts';
-import { rotated, timed } from './lib/stats.ts';
+import { measureNoOpDrift } from './lib/no-op-drift.ts';
 import type { Benchmark, Measurement } from './lib/types.ts';
 
 const TRACK = 'bench';
@@ -36,60 +32,17 @@ export const driftCheck: Benchmark = {
       dir,
       objects.map((o) => withOwnershipLabel(o, TRACK)),
     );
-    const diffArgs = [
-      'diff',
-      '--server-side',
-      `--field-manager=${FIELD_MANAGER}`,
-      '--force-conflicts',
-      '-f',
-      `${dir}/`,
-    ];
-
-    const timeRuns: number[] = [];
-    const requestRuns: number[] = [];
-    const kubectlRuns: number[] = [];
-    let kubectlRequests = 0;
-    let found = 0;
-    let kubectlFound = false;
-    let byMethod: Record<string, number> = {};
-    for (let run = 0; run <= ctx.runs; run++) {
-      const measured = run > 0;
-      await rotated(run, [
-        async () => {
-          const counter = countingTransport(endpoint);
-          const { ms, value } = await timed(() =>
-            detectDrift(
-              new KubeApiCluster(counter.transport),
-              { name: TRACK, ignore: [] },
-              objects,
-            ),
-          );
-          found += value.drifted.length + value.missing.length + value.errors.length;
-          if (measured) {
-            timeRuns.push(ms);
-            requestRuns.push(counter.total());
-            byMethod = counter.byMethod();
-          }
-        },
-        async () => {
-          const args = measured ? diffArgs : [...diffArgs, '--v=6'];
-          // Exit 1 means differences were found: a figure, not a failure.
-          const { ms, value } = await timed(() => kubectl(args, [0, 1]));
-          if (value.code === 1) kubectlFound = true;
-          if (measured) kubectlRuns.push(ms);
-          else kubectlRequests = traceOf(value.stderr).requests;
-        },
-      ]);
-      process.stderr.write(`# drift-check run ${run}${measured ? '' : ' (warm-up)'} done\n`);
-    }
-
+    const { timeRuns, requestRuns, kubectlRuns, kubectlRequests, byMethod, sanity } =
+      await measureNoOpDrift({
+        endpoint,
+        kubectl,
+        objects,
+        manifestsDir: dir,
+        track: TRACK,
+        runs: ctx.runs,
+        label: 'drift-check',
+      });
     const kinds = kindsOf(objects);
-    const sanity = [
-      ...(found > 0
-        ? [`driftless reported ${found} drifted/missing/unreadable objects on a no-op check`]
-        : []),
-      ...(kubectlFound ? ['kubectl diff reported differences on a no-op check'] : []),
-    ];
     return [
       {
         metric: `no-op drift check, ${count} objects, time`,

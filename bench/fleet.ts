@@ -22,18 +22,16 @@
  *   steady state; and the same stores with every track due.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dump } from 'js-yaml';
 import { applyObjects, withOwnershipLabel } from '../src/apply/apply-objects.ts';
-import { FIELD_MANAGER } from '../src/apply/ownership.ts';
 import { endpointFromFile } from '../src/cluster/connect-cluster.ts';
 import { KubeApiCluster } from '../src/cluster/kube-api-cluster.ts';
 import type { KubeObject } from '../src/cluster/kube-object.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { readSecret } from '../src/config/read-secret.ts';
 import type { Track } from '../src/config/types.ts';
-import { detectDrift } from '../src/drift/index.ts';
 import { mapWithLimit } from '../src/map-with-limit.ts';
 import { createTrackSource } from '../src/source/track-source.ts';
 import { S3Store } from '../src/store/s3-store.ts';
@@ -47,16 +45,16 @@ import type { TrackState } from '../src/sync/track-state.ts';
 import { startTestCluster, type TestCluster } from '../test/harness/cluster.ts';
 import { pushFiles } from '../test/harness/git-server.ts';
 import { startMinio, type MinioServer } from '../test/harness/minio.ts';
-import { REPO_ROOT } from '../test/harness/testbin.ts';
-import { runCommand } from './lib/command.ts';
 import type { BenchContext } from './lib/context.ts';
 import { countS3Requests, s3Since, type CountingS3, type S3Counts } from './lib/counting-s3.ts';
 import { countingTransport, type CountingTransport } from './lib/counting-transport.ts';
-import { benchEnv, writeBenchConfig } from './lib/driftless-config.ts';
+import { benchEnv } from './lib/driftless-config.ts';
 import { installedCli } from './lib/installed-cli.ts';
-import { kubectlFor, traceOf } from './lib/kubectl.ts';
+import { kubectlFor } from './lib/kubectl.ts';
 import { benchConfigMaps, benchObjects, kindsOf, manifestFiles } from './lib/manifests.ts';
-import { median, rotated, timed } from './lib/stats.ts';
+import { measureNoOpDrift } from './lib/no-op-drift.ts';
+import { peakRssSync } from './lib/peak-rss-sync.ts';
+import { median, timed } from './lib/stats.ts';
 import type { Benchmark, Measurement } from './lib/types.ts';
 
 const CLUSTERS = 3;
@@ -584,55 +582,17 @@ async function driftRows(ctx: BenchContext): Promise<Measurement[]> {
       chunk.map((o) => dump(o)).join('---\n'),
     );
   }
-  const diffArgs = [
-    'diff',
-    '--server-side',
-    `--field-manager=${FIELD_MANAGER}`,
-    '--force-conflicts',
-    '-f',
-    `${dir}/`,
-  ];
-
-  const runs = Math.min(ctx.runs, MAX_HEAVY_RUNS);
-  const timeRuns: number[] = [];
-  const requestRuns: number[] = [];
-  const kubectlRuns: number[] = [];
-  let kubectlRequests = 0;
-  let found = 0;
-  let kubectlFound = false;
-  let byMethod: Record<string, number> = {};
-  for (let run = 0; run <= runs; run++) {
-    const measured = run > 0;
-    await rotated(run, [
-      async () => {
-        const counter = countingTransport(endpoint);
-        const { ms, value } = await timed(() =>
-          detectDrift(new KubeApiCluster(counter.transport), { name: track, ignore: [] }, objects),
-        );
-        found += value.drifted.length + value.missing.length + value.errors.length;
-        if (measured) {
-          timeRuns.push(ms);
-          requestRuns.push(counter.total());
-          byMethod = counter.byMethod();
-        }
-      },
-      async () => {
-        const args = measured ? diffArgs : [...diffArgs, '--v=6'];
-        const { ms, value } = await timed(() => kubectl(args, [0, 1]));
-        if (value.code === 1) kubectlFound = true;
-        if (measured) kubectlRuns.push(ms);
-        else kubectlRequests = traceOf(value.stderr).requests;
-      },
-    ]);
-    process.stderr.write(`# fleet drift run ${run}${measured ? '' : ' (warm-up)'} done\n`);
-  }
+  const { timeRuns, requestRuns, kubectlRuns, kubectlRequests, byMethod, sanity } =
+    await measureNoOpDrift({
+      endpoint,
+      kubectl,
+      objects,
+      manifestsDir: dir,
+      track,
+      runs: Math.min(ctx.runs, MAX_HEAVY_RUNS),
+      label: 'fleet drift',
+    });
   const kinds = kindsOf(objects);
-  const sanity = [
-    ...(found > 0
-      ? [`driftless reported ${found} drifted/missing/unreadable objects on a no-op check`]
-      : []),
-    ...(kubectlFound ? ['kubectl diff reported differences on a no-op check'] : []),
-  ];
   return [
     {
       metric: `no-op drift check, ${count} objects in ${namespaces} namespaces, time`,
@@ -673,39 +633,16 @@ async function rssRows(ctx: BenchContext): Promise<Measurement[]> {
   const rss: number[] = [];
   const seconds: number[] = [];
   for (let run = 0; run < Math.min(ctx.runs, MAX_HEAVY_RUNS); run++) {
-    const dir = await ctx.scratch('fleet-rss');
-    const config = await writeBenchConfig({
-      dir,
-      kubeconfigPath: kubeconfig,
-      track: 'rss',
+    const figures = await peakRssSync(ctx, {
       repository,
-      namespace: await ctx.namespace('fleet-rss'),
+      kubeconfig,
+      env,
+      track: 'rss',
+      command: [installed.bin],
+      label: 'fleet-rss',
     });
-    const timeFile = join(dir, 'time.txt');
-    const { stdout } = await runCommand(
-      '/usr/bin/time',
-      [
-        '-f',
-        '%M %e',
-        '-o',
-        timeFile,
-        installed.bin,
-        'sync',
-        '-c',
-        config,
-        '--track',
-        'rss',
-        '-o',
-        'json',
-      ],
-      { env, cwd: REPO_ROOT },
-    );
-    const result = JSON.parse(stdout) as { result: string; error?: string };
-    if (result.result !== 'applied')
-      throw new Error(`sync ended "${result.result}": ${result.error ?? ''}`);
-    const [kb, s] = (await readFile(timeFile, 'utf8')).trim().split(/\s+/).map(Number);
-    rss.push((kb ?? 0) / 1024);
-    seconds.push((s ?? 0) * 1000);
+    rss.push(figures.maxRssMB);
+    seconds.push(figures.seconds * 1000);
     process.stderr.write(`# fleet rss run ${run + 1} done\n`);
   }
   return [

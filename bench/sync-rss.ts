@@ -7,26 +7,18 @@
  * npm installed from the packed tarball).
  */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { pushFiles } from '../test/harness/git-server.ts';
-import { REPO_ROOT } from '../test/harness/testbin.ts';
-import { runCommand } from './lib/command.ts';
 import type { BenchContext } from './lib/context.ts';
-import { benchEnv, writeBenchConfig } from './lib/driftless-config.ts';
+import { benchEnv } from './lib/driftless-config.ts';
 import { installedCli } from './lib/installed-cli.ts';
 import { benchObjects, manifestFiles } from './lib/manifests.ts';
+import { peakRssSync, type SyncFigures } from './lib/peak-rss-sync.ts';
 import { rotated } from './lib/stats.ts';
 import type { Benchmark, Measurement } from './lib/types.ts';
 
 const TRACK = 'rss';
 /** Ten documents a file: 500 files for 5,000 objects, as a larger repository lays them out. */
 const OBJECTS_PER_FILE = 10;
-
-interface ChildFigures {
-  readonly maxRssMB: number;
-  readonly seconds: number;
-}
 
 export const syncRss: Benchmark = {
   name: 'sync-rss',
@@ -42,46 +34,18 @@ export const syncRss: Benchmark = {
     const installed = await installedCli(ctx);
     const env = { ...benchEnv(repository, 'unused'), PATH: installed.env.PATH };
 
-    const sync = async (label: string, command: readonly string[]): Promise<ChildFigures> => {
-      // A fresh namespace, store and Git cache: the first sync of the revision, the heaviest.
-      const dir = await ctx.scratch(`sync-rss-${label}`);
-      const namespace = await ctx.namespace(`rss-${label}`);
-      const config = await writeBenchConfig({
-        dir,
-        kubeconfigPath: kubeconfig,
-        track: TRACK,
+    const sync = (label: string, command: readonly string[]): Promise<SyncFigures> =>
+      peakRssSync(ctx, {
         repository,
-        namespace,
+        kubeconfig,
+        env,
+        track: TRACK,
+        command,
+        label: `rss-${label}`,
       });
-      const timeFile = join(dir, 'time.txt');
-      const { stdout } = await runCommand(
-        '/usr/bin/time',
-        [
-          '-f',
-          '%M %e',
-          '-o',
-          timeFile,
-          ...command,
-          'sync',
-          '-c',
-          config,
-          '--track',
-          TRACK,
-          '-o',
-          'json',
-        ],
-        { env, cwd: REPO_ROOT },
-      );
-      const result = JSON.parse(stdout) as { result: string; error?: string };
-      if (result.result !== 'applied') {
-        throw new Error(`${label} sync ended "${result.result}": ${result.error ?? ''}`);
-      }
-      const [kb, seconds] = (await readFile(timeFile, 'utf8')).trim().split(/\s+/).map(Number);
-      return { maxRssMB: (kb ?? 0) / 1024, seconds: seconds ?? 0 };
-    };
 
-    const tsx: ChildFigures[] = [];
-    const shipped: ChildFigures[] = [];
+    const tsx: SyncFigures[] = [];
+    const shipped: SyncFigures[] = [];
     for (let run = 0; run < ctx.runs; run++) {
       await rotated(run, [
         async () => {
