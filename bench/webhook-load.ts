@@ -22,7 +22,7 @@ import { createStore } from '../src/store/create-store.ts';
 import type { StateStore } from '../src/store/ports.ts';
 import { openLocalContext } from '../src/sync/local-context.ts';
 import { readTrackState } from '../src/sync/track-state.ts';
-import { startMinio } from '../test/harness/minio.ts';
+import { startMinio, s3StoreLines } from '../test/harness/minio.ts';
 import {
   answeredByStack,
   createLoadTracks,
@@ -224,14 +224,7 @@ export const webhookLoad: Benchmark = {
     let offlineFigures: StackFigures;
     try {
       const bucket = await minio.createBucket();
-      const storeLines = [
-        'store:',
-        '  type: s3',
-        `  bucket: ${bucket}`,
-        '  prefix: driftless/',
-        `  endpoint: ${minio.endpoint}`,
-        `  region: ${minio.region}`,
-      ];
+      const storeLines = s3StoreLines(minio, bucket, 'driftless/');
       const offlineConfig = join(offlineDir, 'driftless.yaml');
       await writeFile(
         offlineConfig,

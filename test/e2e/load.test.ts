@@ -44,7 +44,7 @@ import { openLocalContext, type LocalContext } from '../../src/sync/local-contex
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { eventually } from '../harness/eventually.ts';
 import { startGitServer, type GitServer } from '../harness/git-server.ts';
-import { startMinio, type MinioServer } from '../harness/minio.ts';
+import { startMinio, type MinioServer, s3StoreLines } from '../harness/minio.ts';
 import {
   applyWindows,
   createLoadTracks,
@@ -392,14 +392,7 @@ describe(`${TRACKS * PUSHES} concurrent signed pushes over ${TRACKS} tracks`, ()
     );
     const configFile = await writeConfig(
       'offline',
-      [
-        'store:',
-        '  type: s3',
-        `  bucket: ${bucket}`,
-        `  prefix: ${PREFIX}`,
-        `  endpoint: ${started.endpoint}`,
-        `  region: ${started.region}`,
-      ],
+      s3StoreLines(started, bucket, PREFIX),
       tracks,
       namespace,
     );

@@ -34,6 +34,7 @@ import {
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
 import { eventually } from '../harness/eventually.ts';
+import { githubPush } from '../harness/push-load.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli/run.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -59,26 +60,8 @@ const GITHUB: Host = {
   name: 'github',
   track: 'gh',
   delivery(repo, push, { id, secret = GITHUB_SECRET }) {
-    const body = JSON.stringify({
-      ref: 'refs/heads/main',
-      before: push.before,
-      after: push.after,
-      repository: {
-        clone_url: repo.url,
-        html_url: repo.url.replace(/\.git$/, ''),
-        default_branch: 'main',
-      },
-    });
-    const signature = createHmac('sha256', secret).update(body).digest('hex');
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'push',
-        'x-github-delivery': id,
-        'x-hub-signature-256': `sha256=${signature}`,
-      },
-    };
+    const { body, headers } = githubPush(repo, push, secret, id);
+    return { body, headers };
   },
 };
 

@@ -46,7 +46,7 @@ import {
   type GitServer,
 } from '../harness/git-server.ts';
 import { startGitea, type Gitea, type GiteaRepository } from '../harness/gitea.ts';
-import { startMinio, type MinioServer } from '../harness/minio.ts';
+import { startMinio, type MinioServer, s3StoreLines } from '../harness/minio.ts';
 import { startServerlessOffline, type ServerlessOffline } from '../harness/serverless-offline.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
 import {
@@ -192,12 +192,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     await writeFile(
       configFile,
       [
-        'store:',
-        '  type: s3',
-        `  bucket: ${bucket}`,
-        `  prefix: ${PREFIX}`,
-        `  endpoint: ${minio.endpoint}`,
-        `  region: ${minio.region}`,
+        ...s3StoreLines(minio, bucket, PREFIX),
         'clusters:',
         '  - name: test',
         `    kubeconfig: ${sharedKubeconfigPath()}`,

@@ -64,7 +64,7 @@ import {
   type GitRepository,
   type GitServer,
 } from '../harness/git-server.ts';
-import { startMinio, type MinioServer } from '../harness/minio.ts';
+import { startMinio, type MinioServer, s3StoreLines } from '../harness/minio.ts';
 import { MOTO_REGION, startMoto, type MotoServer } from '../harness/moto.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
 import {
@@ -245,12 +245,7 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
     await writeFile(
       configFile,
       [
-        'store:',
-        '  type: s3',
-        `  bucket: ${bucket}`,
-        `  prefix: ${PREFIX}`,
-        `  endpoint: ${minio.endpoint}`,
-        `  region: ${minio.region}`,
+        ...s3StoreLines(minio, bucket, PREFIX),
         'clusters:',
         '  - name: test',
         `    kubeconfig: ${sharedKubeconfigPath()}`,

@@ -195,14 +195,10 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     const certs = await generateCertificates(dir);
     const etcd = await startEtcd(binaries.etcd, dir, detached, timeoutMs);
     started.push(etcd.process);
-    const api = await startApiServer(
-      binaries.kubeApiserver,
-      dir,
-      etcd.url,
-      certs,
-      detached,
-      timeoutMs,
-    );
+    // The same API server at start and at a fault test's restart (on the port it had).
+    const launchApiServer = (port?: number) =>
+      startApiServer(binaries.kubeApiserver, dir, etcd.url, certs, detached, timeoutMs, port);
+    const api = await launchApiServer();
     started.push(api.process);
     const kubeconfig = await adminKubeconfig(api.server, certs);
     const kubeconfigPath = join(dir, 'kubeconfig');
@@ -225,16 +221,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       await current.exited;
     };
     const restartApiServer = async (): Promise<void> => {
-      const restarted = await startApiServer(
-        binaries.kubeApiserver,
-        dir,
-        etcd.url,
-        certs,
-        detached,
-        timeoutMs,
-        apiPort,
-      );
-      started[apiIndex] = restarted.process;
+      started[apiIndex] = (await launchApiServer(apiPort)).process;
     };
     return {
       server: api.server,

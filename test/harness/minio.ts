@@ -41,6 +41,22 @@ export interface MinioServer {
   restart(): Promise<void>;
 }
 
+/** The `store:` block of a driftless.yaml over `bucket` on this server, as lines. */
+export function s3StoreLines(
+  server: Pick<MinioServer, 'endpoint' | 'region'>,
+  bucket: string,
+  prefix: string,
+): string[] {
+  return [
+    'store:',
+    '  type: s3',
+    `  bucket: ${bucket}`,
+    `  prefix: ${prefix}`,
+    `  endpoint: ${server.endpoint}`,
+    `  region: ${server.region}`,
+  ];
+}
+
 /**
  * The minio binary: `DRIFTLESS_MINIO_BIN` when set, else the one build.sh
  * builds (or finds in its cache). Throws when neither yields an executable.

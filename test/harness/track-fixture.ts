@@ -13,6 +13,8 @@ import type { Track } from '../../src/config/types.ts';
 import { createTrackSource } from '../../src/source/track-source.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
+import type { Job } from '../../src/sync/jobs.ts';
+import type { JobDeps } from '../../src/sync/run-job.ts';
 import type { SyncDeps } from '../../src/sync/sync-track.ts';
 import { startGitServer, type GitRepository, type GitServer } from './git-server.ts';
 import { sharedCluster, sharedKubeConfig } from './shared-cluster.ts';
@@ -52,6 +54,26 @@ export class TrackFixture {
       source: wrapSource(source),
       artifacts: store,
       state: store,
+    };
+  }
+
+  /**
+   * Job deps over the fixture for `tracks`: every job runs in this process and
+   * the jobs a job queues are kept in `queued`, to be run by hand. `source` may
+   * stand in for the fixture's.
+   */
+  jobDeps(tracks: readonly Track[], source?: GitSource): JobDeps & { queued: Job[] } {
+    const queued: Job[] = [];
+    const { cluster, artifacts, state } = this.deps;
+    const gitSource = source ?? this.deps.source;
+    return {
+      tracks,
+      artifacts,
+      state,
+      queue: { enqueue: async (job) => void queued.push(job) },
+      source: async () => gitSource,
+      cluster: async () => cluster,
+      queued,
     };
   }
 

@@ -319,20 +319,6 @@ describe('bad input', () => {
   let goodState: TrackState;
   const savedEnv: Record<string, string | undefined> = {};
 
-  /** Job deps over the fixture with `tracks`; the jobs jobs queue are kept to be run by hand. */
-  function jobDeps(tracks: readonly Track[]): JobDeps & { queued: Job[] } {
-    const queued: Job[] = [];
-    return {
-      tracks,
-      artifacts: fixture.deps.artifacts,
-      state: fixture.deps.state,
-      queue: { enqueue: async (job) => void queued.push(job) },
-      source: async () => fixture.deps.source,
-      cluster: async () => fixture.deps.cluster,
-      queued,
-    };
-  }
-
   /** A fetch job, then the sync job it queued, if any. */
   async function fetchAndSync(
     deps: JobDeps & { queued: Job[] },
@@ -373,7 +359,7 @@ describe('bad input', () => {
       'a.yaml': configMap('a', 'one'),
       'b.yaml': configMap('b', 'one'),
     });
-    const { sync } = await fetchAndSync(jobDeps([track]));
+    const { sync } = await fetchAndSync(fixture.jobDeps([track]));
     assert.equal(sync?.type === 'sync' && sync.result.result, 'applied');
     goodState = await readTrackState(fixture.deps.state, track.name);
     assert.equal(goodState.appliedRevision, good);
@@ -396,7 +382,7 @@ describe('bad input', () => {
           { 'a.yaml': configMap('a', 'two'), ...testCase.files },
           testCase.links ?? {},
         );
-        const deps = jobDeps([testCase.track?.(track) ?? track]);
+        const deps = fixture.jobDeps([testCase.track?.(track) ?? track]);
 
         // Act
         const { fetch, sync } = await fetchAndSync(deps);
@@ -543,7 +529,7 @@ describe('bad input', () => {
       it(`refuses ${testCase.name}, naming it, and changes nothing`, async () => {
         // Prepare: a valid revision (a -> two, b dropped) fetched and stored, its sync queued.
         await pushTree(repo, { 'a.yaml': configMap('a', 'two') }, {});
-        const deps = jobDeps([track]);
+        const deps = fixture.jobDeps([track]);
         const fetch = await runJob(
           { type: 'fetch', track: track.name, trigger: 'webhook' },
           deps,
@@ -608,7 +594,7 @@ describe('bad input', () => {
       // Prepare: a second track with its own object, and its state copied over main's.
       const other = await fixture.newTrack('other');
       await pushFiles(other.repo, { 'o.yaml': configMap('o', 'other') });
-      const deps = jobDeps([track, other.track]);
+      const deps = fixture.jobDeps([track, other.track]);
       const applied = await fetchAndSync(deps, 'other');
       assert.equal(applied.sync?.type === 'sync' && applied.sync.result.result, 'applied');
       const mainState = join(fixture.storeDir, 'state', `${track.name}.json`);

@@ -11,9 +11,8 @@ import { promisify } from 'node:util';
 import { AppsV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import type { Track } from '../../src/config/types.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
-import type { Job } from '../../src/sync/jobs.ts';
 import { deleteTrack, resumeTrack, suspendTrack } from '../../src/sync/lifecycle.ts';
-import { runJob, type JobDeps } from '../../src/sync/run-job.ts';
+import { runJob } from '../../src/sync/run-job.ts';
 import { objectStatuses } from '../../src/sync/object-statuses.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
@@ -33,21 +32,6 @@ describe('track lifecycle', () => {
 
   before(() => fixture.start());
   after(() => fixture.stop());
-
-  /** Job deps over the fixture: every job runs in this process, queued jobs are kept. */
-  function jobDeps(tracks: Track[]): JobDeps & { queued: Job[] } {
-    const queued: Job[] = [];
-    const { source, cluster, artifacts, state } = fixture.deps;
-    return {
-      tracks,
-      artifacts,
-      state,
-      queue: { enqueue: async (job) => void queued.push(job) },
-      source: async () => source,
-      cluster: async () => cluster,
-      queued,
-    };
-  }
 
   it('never changes an object another track owns, nor one created by hand unless adopting', async () => {
     // Prepare: track "first" owns ConfigMap shared; a ConfigMap made by hand sits beside it.
@@ -106,7 +90,7 @@ describe('track lifecycle', () => {
     // Prepare
     const { track, repo, ns } = await fixture.newTrack('paused');
     await pushFiles(repo, { 'settings.yaml': configMap('settings', 'v1') });
-    const deps = jobDeps([track]);
+    const deps = fixture.jobDeps([track]);
     await runJob({ type: 'fetch', track: 'paused', trigger: 'manual' }, deps, executeJob);
     await runJob(deps.queued.shift()!, deps, executeJob);
     assert.equal(await fixture.configMapValue(ns, 'settings'), 'v1');
@@ -495,7 +479,7 @@ describe('track lifecycle', () => {
       ].join('\n');
     const { track, repo } = await fixture.newTrack('newer', 'wait: true\ntimeout: 60s');
     await pushFiles(repo, { 'slow.yaml': deployment('registry.example/slow:1') });
-    const deps = jobDeps([track]);
+    const deps = fixture.jobDeps([track]);
     await runJob({ type: 'fetch', track: 'newer', trigger: 'webhook' }, deps, executeJob);
     const firstSync = deps.queued.shift()!;
 

@@ -79,20 +79,6 @@ describe('two-way sync', () => {
   });
   after(() => fixture.stop());
 
-  /** Job deps running every job here; `source` may stand in for the fixture's. */
-  function jobDeps(tracks: Track[], source?: GitSource): JobDeps & { queued: Job[] } {
-    const queued: Job[] = [];
-    return {
-      tracks,
-      artifacts: fixture.deps.artifacts,
-      state: fixture.deps.state,
-      queue: { enqueue: async (job) => void queued.push(job) },
-      source: async () => source ?? fixture.deps.source,
-      cluster: async () => fixture.deps.cluster,
-      queued,
-    };
-  }
-
   async function runAll(job: Job, deps: JobDeps & { queued: Job[] }): Promise<JobResult[]> {
     const results = [await runJob(job, deps, executeJob)];
     while (deps.queued.length > 0)
@@ -118,7 +104,7 @@ describe('two-way sync', () => {
     });
     const results = await runAll(
       { type: 'fetch', track: name, trigger: 'webhook' },
-      jobDeps([made.track]),
+      fixture.jobDeps([made.track]),
     );
     assert.equal(results.at(-1)?.type, 'sync');
     return made;
@@ -145,7 +131,7 @@ describe('two-way sync', () => {
     // A poll's sync before the drift check (as a schedule tick queues both) leaves it alone.
     const poll = await runAll(
       { type: 'fetch', track: 'ops', trigger: 'schedule' },
-      jobDeps([track]),
+      fixture.jobDeps([track]),
     );
     const polled = poll.find((r) => r.type === 'sync');
     assert.ok(polled?.type === 'sync');
@@ -153,7 +139,7 @@ describe('two-way sync', () => {
       polled.result.changeset.find((e) => e.subject === `ConfigMap/${ns}/ops-settings`)?.action,
       'skipped',
     );
-    const deps = jobDeps([track]);
+    const deps = fixture.jobDeps([track]);
     const results = await runAll({ type: 'drift', track: 'ops', trigger: 'schedule' }, deps);
 
     // Assess: the drift was not put back but committed, in the file it came from.
@@ -205,7 +191,7 @@ describe('two-way sync', () => {
     // The write-back commit's own webhook: fetched and synced, nothing changes.
     const loop = await runAll(
       { type: 'fetch', track: 'ops', trigger: 'webhook' },
-      jobDeps([track]),
+      fixture.jobDeps([track]),
     );
     const sync = loop.find((r) => r.type === 'sync');
     assert.ok(sync?.type === 'sync');
@@ -220,7 +206,7 @@ describe('two-way sync', () => {
     await patchLive('secret', 'ops-token', ns, '{"stringData":{"token":"from-cluster-secret"}}');
     const secretRun = await runAll(
       { type: 'drift', track: 'ops', trigger: 'schedule' },
-      jobDeps([track]),
+      fixture.jobDeps([track]),
     );
     assert.ok(secretRun[0]?.type === 'drift');
     assert.match(
@@ -244,7 +230,10 @@ describe('two-way sync', () => {
     );
     const { track, repo, ns } = made;
     await pushFiles(repo, { 'deploy/settings.yaml': SETTINGS });
-    await runAll({ type: 'fetch', track: 'ops-include', trigger: 'webhook' }, jobDeps([track]));
+    await runAll(
+      { type: 'fetch', track: 'ops-include', trigger: 'webhook' },
+      fixture.jobDeps([track]),
+    );
     await kubectl('create', 'configmap', 'made-live', '-n', ns, '--from-literal=owner=ops');
     await kubectl('label', 'configmap', 'made-live', '-n', ns, 'team=ops');
     await kubectl('create', 'configmap', 'not-ops', '-n', ns, '--from-literal=x=1');
@@ -252,7 +241,7 @@ describe('two-way sync', () => {
     // Act
     const results = await runAll(
       { type: 'drift', track: 'ops-include', trigger: 'schedule' },
-      jobDeps([track]),
+      fixture.jobDeps([track]),
     );
 
     // Assess: written to deploy/<namespace>/configmap-made-live.yaml as a person wrote it.
@@ -270,7 +259,7 @@ describe('two-way sync', () => {
     // The commit's webhook: the sync adopts it (labelled for the track), changing no value.
     const loop = await runAll(
       { type: 'fetch', track: 'ops-include', trigger: 'webhook' },
-      jobDeps([track]),
+      fixture.jobDeps([track]),
     );
     const sync = loop.find((r) => r.type === 'sync');
     assert.ok(sync?.type === 'sync');
@@ -305,7 +294,7 @@ describe('two-way sync', () => {
     // Act
     const results = await runAll(
       { type: 'drift', track: 'ops-race', trigger: 'schedule' },
-      jobDeps([track], racing),
+      fixture.jobDeps([track], racing),
     );
 
     // Assess: retried on the new head, both changes on the branch, nothing forced.
@@ -325,7 +314,7 @@ describe('two-way sync', () => {
     await patchLive('configmap', 'ops-settings', ns, '{"data":{"value":"tuned-again"}}');
     const conflict = await runAll(
       { type: 'drift', track: 'ops-race', trigger: 'schedule' },
-      jobDeps([track]),
+      fixture.jobDeps([track]),
     );
     const second = conflict.find((r) => r.type === 'writeBack');
     assert.ok(second?.type === 'writeBack');
@@ -336,7 +325,10 @@ describe('two-way sync', () => {
     );
     assert.match(await show(repo, 'main:settings.yaml'), /value: set-in-git/);
     // And Git's change reaches the cluster when its revision is synced: both directions meet.
-    await runAll({ type: 'fetch', track: 'ops-race', trigger: 'webhook' }, jobDeps([track]));
+    await runAll(
+      { type: 'fetch', track: 'ops-race', trigger: 'webhook' },
+      fixture.jobDeps([track]),
+    );
     const live = JSON.parse(
       await kubectl('get', 'configmap', 'ops-settings', '-n', ns, '-o', 'json'),
     );

@@ -21,17 +21,9 @@ import type { HttpApiEvent } from '../../src/aws/lambda-events.ts';
 import { parseConfig } from '../../src/config/parse-config.ts';
 import type { DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
 import { storedObjects } from '../../src/dashboard/read-model.ts';
-import type { Logger } from '../../src/logger.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { Job } from '../../src/sync/jobs.ts';
-
-const silent: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  child: () => silent,
-};
 
 /** An HTTP API event as API Gateway sends it ($default stage unless told). */
 function event(fields: Partial<HttpApiEvent> & { method?: string } = {}): HttpApiEvent {
@@ -286,7 +278,7 @@ tracks:
   it('queues an action as the IAM principal API Gateway authenticated', async () => {
     // Prepare
     jobs = [];
-    const handler = createDashboardHandler(deps(), silent);
+    const handler = createDashboardHandler(deps(), silentLogger);
 
     // Act
     const result = await handler(
@@ -317,7 +309,7 @@ tracks:
   it('refuses an action without an authorizer’s identity, whatever the headers say', async () => {
     // Prepare
     jobs = [];
-    const handler = createDashboardHandler(deps({ readAccess: 'open' }), silent);
+    const handler = createDashboardHandler(deps({ readAccess: 'open' }), silentLogger);
 
     // Act
     const result = await handler(
@@ -339,7 +331,7 @@ tracks:
 
   it('serves the page under a named stage, and the session of a JWT user', async () => {
     // Prepare
-    const handler = createDashboardHandler(deps(), silent);
+    const handler = createDashboardHandler(deps(), silentLogger);
     const jwt = { jwt: { claims: { sub: '5f3c', email: 'alice@example.com' } } };
 
     // Act
@@ -364,7 +356,7 @@ tracks:
   it('answers 500 without details when its ports fail', async () => {
     // Prepare
     const logged: unknown[] = [];
-    const log: Logger = { ...silent, error: (_msg, fields) => void logged.push(fields) };
+    const log: Logger = { ...silentLogger, error: (_msg, fields) => void logged.push(fields) };
     const handler = createDashboardHandler(async () => {
       throw new Error('AccessDenied: arn:aws:s3:::internal-bucket');
     }, log);

@@ -34,7 +34,7 @@ import {
 } from '../../src/aws/webhook-arrival.ts';
 import { parseConfig } from '../../src/config/parse-config.ts';
 import type { Config, Track } from '../../src/config/types.ts';
-import type { Logger } from '../../src/logger.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
 import { METRIC_NAMES } from '../../src/metric-names.ts';
 import { addSecretValues, forgetSecretValuesForTests } from '../../src/redact.ts';
 import { ServeMetrics } from '../../src/serve/serve-metrics.ts';
@@ -73,14 +73,6 @@ function track(name: string): Track {
   assert.ok(found, name);
   return found;
 }
-
-const silent: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  child: () => silent,
-};
 
 interface EmfLine {
   readonly namespace: string;
@@ -249,9 +241,9 @@ describe('function metrics (CloudWatch EMF through Powertools)', () => {
 
   it("writes a webhook-triggered sync's metrics with /metrics' names, labels and values", async () => {
     // Prepare
-    const metrics = functionMetrics(silent);
+    const metrics = functionMetrics(silentLogger);
     const handler = sqsJobHandler(parseApplyJob, fakeApply('applied'), deps, {
-      log: silent,
+      log: silentLogger,
       metrics,
       now: () => ARRIVAL + 4_500,
     });
@@ -343,8 +335,8 @@ describe('function metrics (CloudWatch EMF through Powertools)', () => {
   it('reports no time-to-deploy for a sync no webhook caused, and `-` for an empty namespace', async () => {
     // Prepare
     const handler = sqsJobHandler(parseApplyJob, fakeApply('applied'), deps, {
-      log: silent,
-      metrics: functionMetrics(silent),
+      log: silentLogger,
+      metrics: functionMetrics(silentLogger),
     });
 
     // Act
@@ -362,12 +354,12 @@ describe('function metrics (CloudWatch EMF through Powertools)', () => {
   it('counts a failed job and one that could not run as reconcile errors', async () => {
     // Prepare
     const failing = sqsJobHandler(parseApplyJob, fakeApply('failed'), deps, {
-      log: silent,
-      metrics: functionMetrics(silent),
+      log: silentLogger,
+      metrics: functionMetrics(silentLogger),
     });
     const throwing = sqsJobHandler(parseApplyJob, fakeApply('throws'), deps, {
-      log: silent,
-      metrics: functionMetrics(silent),
+      log: silentLogger,
+      metrics: functionMetrics(silentLogger),
     });
 
     // Act
@@ -404,8 +396,8 @@ describe('function metrics (CloudWatch EMF through Powertools)', () => {
         deliveries: { markDelivery: async () => true },
         queue,
       }),
-      silent,
-      functionMetrics(silent),
+      silentLogger,
+      functionMetrics(silentLogger),
       () => ARRIVAL,
     );
     const push = JSON.stringify({
@@ -465,8 +457,8 @@ describe('function metrics (CloudWatch EMF through Powertools)', () => {
     };
     const fetch = createFetchHandler(
       async () => ({ ...(await deps()), source: async () => source, queue }),
-      silent,
-      functionMetrics(silent),
+      silentLogger,
+      functionMetrics(silentLogger),
     );
     const fetchJob = { type: 'fetch', track: 'web', trigger: 'webhook' };
 
@@ -501,9 +493,9 @@ describe('function metrics (CloudWatch EMF through Powertools)', () => {
     await store.state.write('retired', { inventory: [] }, undefined);
     const handler = createDriftHandler(
       async () => ({ ...(await deps()), queue: { enqueue: async () => undefined } }),
-      silent,
+      silentLogger,
       () => new Date('2026-01-02T03:04:05Z'),
-      functionMetrics(silent),
+      functionMetrics(silentLogger),
     );
 
     // Act
@@ -557,7 +549,7 @@ describe('function metrics (CloudWatch EMF through Powertools)', () => {
   it('logs a metric it cannot write, drops it, and goes on writing the next', async () => {
     // Prepare
     const warnings: string[] = [];
-    const log: Logger = { ...silent, warn: (message) => void warnings.push(message) };
+    const log: Logger = { ...silentLogger, warn: (message) => void warnings.push(message) };
     const metrics = functionMetrics(log);
 
     // Act: a state without counters (as no reader would hand over) has no numbers to write.

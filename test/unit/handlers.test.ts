@@ -15,7 +15,7 @@ import type { HttpApiEvent, SqsEvent } from '../../src/aws/lambda-events.ts';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { parseConfig } from '../../src/config/parse-config.ts';
 import type { Config } from '../../src/config/types.ts';
-import type { Logger } from '../../src/logger.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import type { AcceptWebhookDeps } from '../../src/sync/accept-webhook.ts';
@@ -44,14 +44,6 @@ tracks:
 `,
   'driftless.yaml',
 );
-
-const silent: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  child: () => silent,
-};
 
 function recordingQueue(): JobQueue & { jobs: Job[] } {
   const jobs: Job[] = [];
@@ -84,7 +76,11 @@ function webhookFixture() {
     },
     queue,
   };
-  return { marked, queue, handler: createWebhookHandler(async () => deps, silent, silentMetrics) };
+  return {
+    marked,
+    queue,
+    handler: createWebhookHandler(async () => deps, silentLogger, silentMetrics),
+  };
 }
 
 const PUSH_HEADERS = { 'x-github-event': 'push', 'x-github-delivery': 'delivery-1' };
@@ -190,7 +186,7 @@ describe('webhook handler', () => {
         deliveries: { markDelivery: async () => true },
         queue: { enqueue: async () => Promise.reject(new Error('SQS: AccessDenied for arn:...')) },
       }),
-      silent,
+      silentLogger,
       silentMetrics,
     );
 
@@ -248,7 +244,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue,
       }),
-      silent,
+      silentLogger,
       silentMetrics,
     );
 
@@ -287,7 +283,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue: recordingQueue(),
       }),
-      silent,
+      silentLogger,
       silentMetrics,
     );
 
@@ -318,7 +314,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue,
       }),
-      silent,
+      silentLogger,
       () => new Date('2026-01-02T03:04:05Z'),
       silentMetrics,
     );
@@ -344,7 +340,7 @@ describe('queue and trigger handlers', () => {
     const queue = recordingQueue();
     const warnings: [string, unknown][] = [];
     const log: Logger = {
-      ...silent,
+      ...silentLogger,
       warn: (message, fields) => void warnings.push([message, fields]),
     };
     const handler = createDriftHandler(
@@ -390,7 +386,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue,
       }),
-      silent,
+      silentLogger,
     );
 
     // Act
@@ -411,7 +407,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue,
       }),
-      silent,
+      silentLogger,
     );
 
     // Act + Assess
@@ -442,7 +438,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue,
       }),
-      silent,
+      silentLogger,
     );
 
     // Act
@@ -494,7 +490,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue,
       }),
-      silent,
+      silentLogger,
       silentMetrics,
     );
 
