@@ -16,15 +16,15 @@ import { discoverInApply, executeApplyJob } from '../src/sync/execute-job.ts';
  * The apply function's deps, its config's CEL health expressions checked: it
  * alone judges health, so only its bundle carries the CEL parser.
  */
-async function checkedApplyDeps() {
-  const deps = await applyDeps();
-  checkHealthExprs(deps, functionConfigFile());
+export async function checkedApplyDeps(load: typeof applyDeps = applyDeps) {
+  const deps = await load();
+  await checkHealthExprs(deps, functionConfigFile());
   return deps;
 }
 
 /** The handler over `deps` (tests and the local stage pass their own). */
 export function createApplyHandler(
-  deps = checkedApplyDeps,
+  deps = () => checkedApplyDeps(),
   log = functionLogger('apply'),
   metrics = functionMetrics(log),
 ) {

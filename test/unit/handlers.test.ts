@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createApplyHandler } from '../../handlers/apply.ts';
+import { checkedApplyDeps, createApplyHandler } from '../../handlers/apply.ts';
 import { createDriftHandler } from '../../handlers/drift.ts';
 import { createFetchHandler } from '../../handlers/fetch.ts';
 import { createRollbackHandler } from '../../handlers/rollback.ts';
@@ -13,6 +13,7 @@ import { createWebhookHandler } from '../../handlers/webhook.ts';
 import { silentMetrics } from '../../src/aws/function-metrics.ts';
 import type { HttpApiEvent, SqsEvent } from '../../src/aws/lambda-events.ts';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
+import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/parse-config.ts';
 import type { Config } from '../../src/config/types.ts';
 import { silentLogger, type Logger } from '../../src/logger.ts';
@@ -20,6 +21,7 @@ import type { GitSource } from '../../src/source/ports.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import type { AcceptWebhookDeps } from '../../src/sync/accept-webhook.ts';
 import type { Job, JobQueue } from '../../src/sync/jobs.ts';
+import type { JobDeps } from '../../src/sync/run-job.ts';
 
 const SECRET = 'It is a secret to everybody';
 const PUSH = readFileSync('test/fixtures/webhooks/github-push.json', 'utf8');
@@ -507,5 +509,40 @@ describe('queue and trigger handlers', () => {
     const state = await store.state.read<{ suspended?: boolean }>('web');
     assert.equal(state?.value.suspended, true);
     assert.deepEqual(queue.jobs, []);
+  });
+});
+
+describe("apply function's config check", () => {
+  const withExprs = (current: string): JobDeps =>
+    ({
+      tracks: parseConfig(
+        [
+          'tracks:',
+          '  - name: web',
+          '    repository: https://github.com/octo-org/manifests',
+          '    healthCheckExprs:',
+          '      - apiVersion: example.com/v1',
+          '        kind: Widget',
+          `        current: ${JSON.stringify(current)}`,
+        ].join('\n'),
+        'driftless.yaml',
+      ).tracks,
+    }) as unknown as JobDeps;
+
+  it('refuses a CEL expression that does not parse, naming the field, before any job runs', async () => {
+    // Act + Assess
+    await assert.rejects(
+      checkedApplyDeps(async () => withExprs("self.status.phase === 'Ready'")),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(
+          error.message,
+          /tracks\[0\]\.healthCheckExprs\[0\]\.current: .* is not a CEL expression/,
+        );
+        return true;
+      },
+    );
+    const good = withExprs("self.status.phase == 'Ready'");
+    assert.equal(await checkedApplyDeps(async () => good), good);
   });
 });
