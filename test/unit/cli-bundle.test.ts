@@ -2,7 +2,8 @@
  * The bundled CLI (`npm run build`) loads only what a command uses: the
  * entry chunk carries no command and no dependency, and no command carries
  * the AWS SDK or isomorphic-git in the chunks it imports statically (those
- * load behind dynamic imports when a store, secret or fetch needs them).
+ * load behind dynamic imports when a store, secret or fetch needs them),
+ * and the Git source loads neither for a local repository's refs.
  * Then the bundle runs: `--help` and a usage error, as processes.
  */
 import assert from 'node:assert/strict';
@@ -75,6 +76,23 @@ describe('the bundled CLI', () => {
     const context = staticInputs(metafile, outputOf(metafile, 'src/sync/local-context.ts'));
     assert.deepEqual(
       context.filter((input) => SDK_OR_GIT.test(input)),
+      [],
+    );
+  });
+
+  it('keeps isomorphic-git and the remote-repository code out of the Git source itself', () => {
+    // A sync of a local repository whose revision is stored already only resolves a
+    // ref (refs-on-disk.ts): remote repositories, fetches and signatures load on use.
+    const source = staticInputs(metafile, outputOf(metafile, 'src/source/track-source.ts'));
+    assert.ok(source.includes('src/source/git/local-repository.ts'));
+    assert.deepEqual(
+      source.filter(
+        (input) =>
+          SDK_OR_GIT.test(input) ||
+          /src\/source\/(git\/(remote-repository|upload-pack|push-commit)|verify-signature)\.ts$/.test(
+            input,
+          ),
+      ),
       [],
     );
   });

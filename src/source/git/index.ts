@@ -3,8 +3,8 @@
  * Which path each operation takes, and why, is in docs/git-source.md: in
  * short, refs and commits travel over our own smart-HTTP client
  * (upload-pack.ts, pack-index.ts), every object is read by one reader
- * (object-reader.ts), and isomorphic-git provides the HTTP client and reads
- * and writes refs on disk.
+ * (object-reader.ts), a local repository's refs by refs-on-disk.ts, and
+ * isomorphic-git provides the HTTP client and the cache repository's refs.
  *
  * - https/http repositories: refs read from one ref advertisement; commits
  *   fetched shallow into a cache under `cacheDir` (one bare repository per
@@ -17,7 +17,6 @@
  * `Authorization` header of requests to the repository: never into URLs,
  * cache keys, logs or messages.
  */
-import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
 import type {
   CommitInfo,
@@ -29,8 +28,7 @@ import type {
   TrackSource,
 } from '../ports.ts';
 import type { RevisionFile } from '../../render/types.ts';
-import { parseTrustedKeys, verifyCommitSignature } from '../verify-signature.ts';
-import { credentialsFor, type SecretReader } from './credentials.ts';
+import type { SecretReader } from './credentials.ts';
 import {
   GitAuthError,
   GitRefNotFoundError,
@@ -42,7 +40,7 @@ import { KeyQueue } from './key-queue.ts';
 import type { SshSessionPool } from './ssh-transport.ts';
 import { LocalRepository } from './local-repository.ts';
 import type { PushRemote } from './push-commit.ts';
-import { CapabilityCache, RemoteRepository } from './remote-repository.ts';
+import type { CapabilityCache, RemoteRepository } from './remote-repository.ts';
 import { GIT_HTTP_IDLE_TIMEOUT_MS, withIdleTimeout } from './http-idle-timeout.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
@@ -63,12 +61,17 @@ export interface GitSourceOptions {
 
 /** Creates the Git source; see the module comment for what it does with each kind of repository. */
 export function createGitSource(options: GitSourceOptions): GitSource {
-  const http = withIdleTimeout(
-    options.http ?? httpNode,
-    options.idleTimeoutMs ?? GIT_HTTP_IDLE_TIMEOUT_MS,
-  );
+  // The HTTP client, isomorphic-git and the remote-repository code load on the
+  // first remote repository: a sync of a local repository whose revision is
+  // stored already reads a few ref files and nothing else (refs-on-disk.ts).
+  let httpClient: HttpClient | undefined;
+  const http = async (): Promise<HttpClient> =>
+    (httpClient ??= withIdleTimeout(
+      options.http ?? (await import('isomorphic-git/http/node')).default,
+      options.idleTimeoutMs ?? GIT_HTTP_IDLE_TIMEOUT_MS,
+    ));
   const queue = new KeyQueue();
-  const capabilities = new CapabilityCache();
+  let capabilities: CapabilityCache | undefined;
   const cwd = options.cwd ?? process.cwd();
   // A resolve's SSH session, kept for the fetch that follows (ssh-transport.ts).
   let sshSessions: SshSessionPool | undefined;
@@ -98,7 +101,19 @@ export function createGitSource(options: GitSourceOptions): GitSource {
   ): Promise<LocalRepository | RemoteRepository> => {
     const { location, context } = locate(track);
     if (location.kind === 'local') return LocalRepository.open(location, context);
-    const remote = { location, cacheDir: options.cacheDir, http, queue, capabilities, context };
+    const [{ CapabilityCache, RemoteRepository }, { credentialsFor }] = await Promise.all([
+      import('./remote-repository.ts'),
+      import('./credentials.ts'),
+    ]);
+    capabilities ??= new CapabilityCache();
+    const remote = {
+      location,
+      cacheDir: options.cacheDir,
+      http: await http(),
+      queue,
+      capabilities,
+      context,
+    };
     if (location.ssh === undefined) {
       const credentials = cachedOnly
         ? undefined
@@ -140,10 +155,11 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       );
     }
     if (location.ssh === undefined) {
+      const { credentialsFor } = await import('./credentials.ts');
       const credentials = await credentialsFor(track.auth, options.readSecret, context);
       return {
         url: location.url,
-        http,
+        http: await http(),
         ...(credentials ? { onAuth: () => ({ ...credentials }) } : {}),
       };
     }
@@ -196,6 +212,8 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     async verifyCommit(track: TrackSource, revision: string): Promise<string | undefined> {
       if (track.verify === undefined) return undefined;
       const raw = await (await open(track)).readCommit(revision);
+      // Loaded by signed tracks only.
+      const { parseTrustedKeys, verifyCommitSignature } = await import('../verify-signature.ts');
       const keys = await Promise.all(track.verify.keys.map((ref) => options.readSecret(ref)));
       const signed = await verifyCommitSignature(raw, parseTrustedKeys(keys), revision);
       return signed.signer;

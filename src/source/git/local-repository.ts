@@ -1,14 +1,12 @@
 /**
  * A repository on this machine (a local path or a file:// URL), read in
  * place: no clone, no cache, nothing written. Only committed content
- * counts; the work tree is never read. Refs are listed and resolved by
- * isomorphic-git (loose and packed refs, symbolic HEAD: a few files, which
- * it reads well); objects are read by object-reader.ts, as for a cache.
+ * counts; the work tree is never read. Refs are listed and resolved from
+ * their files (refs-on-disk.ts, which says why not isomorphic-git); objects
+ * are read by object-reader.ts, as for a cache.
  */
-import fs from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import git from 'isomorphic-git';
 import { DriftlessError, messageOf } from '../../errors.ts';
 import type { RevisionFile } from '../../render/types.ts';
 import type { ReadScope, ResolvedRevision } from '../ports.ts';
@@ -21,6 +19,7 @@ import {
 import { ObjectReader } from './object-reader.ts';
 import { readTreeFiles } from './read-tree-files.ts';
 import type { LocalLocation } from './repository-location.ts';
+import { listRefNames, readRef, resolveRef } from './refs-on-disk.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
 
 /** A local repository, opened per call. */
@@ -45,7 +44,7 @@ export class LocalRepository {
     // Names only: resolving every ref of a repository with many tags would be wasted work.
     const refs = await this.listRefNames();
     const entry = selectRefOrThrow(refs, request, this.location.display, this.context);
-    const oid = await this.guard(() => git.resolveRef({ fs, gitdir: this.gitdir, ref: entry.ref }));
+    const oid = await this.guard(() => resolveRef(this.gitdir, entry.ref));
     const commit = await this.commit(oid, entry.ref);
     return { revision: commit.oid, ref: entry.target ?? entry.ref };
   }
@@ -100,16 +99,11 @@ export class LocalRepository {
 
   /** Every ref's full name (loose and packed), plus HEAD with its target; oids are left empty. */
   private async listRefNames(): Promise<RefEntry[]> {
-    const gitdir = this.gitdir;
-    const names = await this.guard(() => git.listRefs({ fs, gitdir, filepath: 'refs' }));
-    const entries: RefEntry[] = names
-      // packed-refs lists peeled tags as `<tag>^{}`; they are not refs.
-      .filter((name) => !name.endsWith('^{}'))
-      .map((name) => ({ ref: `refs/${name}`, oid: '' }));
-    const head = await git.resolveRef({ fs, gitdir, ref: 'HEAD', depth: 1 }).catch(() => undefined);
+    const names = await this.guard(() => listRefNames(this.gitdir));
+    const entries: RefEntry[] = names.map((ref) => ({ ref, oid: '' }));
+    const head = await readRef(this.gitdir, 'HEAD').catch(() => undefined);
     if (head !== undefined) {
-      const target = head.startsWith('ref: ') ? head.slice('ref: '.length) : undefined;
-      entries.push({ ref: 'HEAD', oid: '', ...(target ? { target } : {}) });
+      entries.push({ ref: 'HEAD', oid: '', ...('target' in head ? { target: head.target } : {}) });
     }
     return entries;
   }
