@@ -15,7 +15,18 @@ export function parsePointer(pointer: string): string[] {
 }
 
 export function formatPointer(tokens: readonly string[]): string {
-  return tokens.map((t) => `/${t.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+  let pointer = '';
+  for (const token of tokens) pointer = appendToken(pointer, token);
+  return pointer;
+}
+
+/** `pointer` with `token` appended: `formatPointer([...tokens, token])` without the list. */
+export function appendToken(pointer: string, token: string): string {
+  const escaped =
+    token.includes('~') || token.includes('/')
+      ? token.replaceAll('~', '~0').replaceAll('/', '~1')
+      : token;
+  return `${pointer}/${escaped}`;
 }
 
 /** True when `pointer` is `prefix` or lies below it. */

@@ -145,19 +145,19 @@ describe('ref selection', () => {
   ];
   const repo = 'https://h/r.git';
 
-  it('finds a branch and an annotated tag by short name', () => {
+  it('finds a branch and an annotated tag by short name', async () => {
     // Act
-    const branch = selectRef(refs, { kind: 'name', name: 'main' }, repo);
-    const tag = selectRef(refs, { kind: 'name', name: 'v1.2.0' }, repo);
+    const branch = await selectRef(refs, { kind: 'name', name: 'main' }, repo);
+    const tag = await selectRef(refs, { kind: 'name', name: 'v1.2.0' }, repo);
 
     // Assess
     assert.deepEqual(branch, { entry: { ref: 'refs/heads/main', oid: SHA('1') } });
     assert.deepEqual(tag, { entry: refs[4] });
   });
 
-  it('refuses a name that is both a branch and a tag', () => {
+  it('refuses a name that is both a branch and a tag', async () => {
     // Act
-    const selection = selectRef(refs, { kind: 'name', name: 'both' }, repo);
+    const selection = await selectRef(refs, { kind: 'name', name: 'both' }, repo);
 
     // Assess
     assert.ok('error' in selection);
@@ -165,9 +165,9 @@ describe('ref selection', () => {
     assert.match(selection.message, /refs\/heads\/both or refs\/tags\/both/);
   });
 
-  it('names the missing reference and lists available refs', () => {
+  it('names the missing reference and lists available refs', async () => {
     // Act
-    const selection = selectRef(refs, { kind: 'name', name: 'nope' }, repo);
+    const selection = await selectRef(refs, { kind: 'name', name: 'nope' }, repo);
 
     // Assess
     assert.ok('error' in selection);
@@ -179,44 +179,44 @@ describe('ref selection', () => {
     );
   });
 
-  it('hints at full shas for an abbreviated sha', () => {
+  it('hints at full shas for an abbreviated sha', async () => {
     // Act
-    const selection = selectRef(refs, { kind: 'name', name: 'abc1234' }, repo);
+    const selection = await selectRef(refs, { kind: 'name', name: 'abc1234' }, repo);
 
     // Assess
     assert.ok('error' in selection);
     assert.match(selection.message, /use the full 40-hex sha/);
   });
 
-  it('takes refs/... and HEAD literally', () => {
+  it('takes refs/... and HEAD literally', async () => {
     // Act
-    const head = selectRef(refs, { kind: 'full', ref: 'HEAD' }, repo);
-    const missing = selectRef(refs, { kind: 'full', ref: 'refs/heads/nope' }, repo);
+    const head = await selectRef(refs, { kind: 'full', ref: 'HEAD' }, repo);
+    const missing = await selectRef(refs, { kind: 'full', ref: 'refs/heads/nope' }, repo);
 
     // Assess
     assert.deepEqual(head, { entry: refs[0] });
     assert.ok('error' in missing);
   });
 
-  it('picks the newest tag in a semver range, ignoring prereleases, v2 and non-semver tags', () => {
+  it('picks the newest tag in a semver range, ignoring prereleases, v2 and non-semver tags', async () => {
     // Act
-    const selection = selectRef(refs, { kind: 'semver', range: '>=1.0.0 <2' }, repo);
+    const selection = await selectRef(refs, { kind: 'semver', range: '>=1.0.0 <2' }, repo);
 
     // Assess: 1.4.0 and v1.4.0 tie; the name decides, so the choice is stable.
     assert.deepEqual(selection, { entry: refs[5] });
   });
 
-  it('includes a prerelease when the range names one', () => {
+  it('includes a prerelease when the range names one', async () => {
     // Act
-    const selection = selectRef(refs, { kind: 'semver', range: '>=1.5.0-rc.0 <2' }, repo);
+    const selection = await selectRef(refs, { kind: 'semver', range: '>=1.5.0-rc.0 <2' }, repo);
 
     // Assess
     assert.deepEqual(selection, { entry: refs[7] });
   });
 
-  it('lists the semver tags when no tag matches', () => {
+  it('lists the semver tags when no tag matches', async () => {
     // Act
-    const selection = selectRef(refs, { kind: 'semver', range: '>=3' }, repo);
+    const selection = await selectRef(refs, { kind: 'semver', range: '>=3' }, repo);
 
     // Assess
     assert.ok('error' in selection);

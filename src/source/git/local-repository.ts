@@ -43,7 +43,7 @@ export class LocalRepository {
     }
     // Names only: resolving every ref of a repository with many tags would be wasted work.
     const refs = await this.listRefNames();
-    const entry = selectRefOrThrow(refs, request, this.location.display, this.context);
+    const entry = await selectRefOrThrow(refs, request, this.location.display, this.context);
     const oid = await this.guard(() => resolveRef(this.gitdir, entry.ref));
     const commit = await this.commit(oid, entry.ref);
     return { revision: commit.oid, ref: entry.target ?? entry.ref };

@@ -112,7 +112,7 @@ export class RemoteRepository {
       return { revision: request.sha, ref: request.sha };
     }
     const refs = await this.listRefs();
-    const entry = selectRefOrThrow(
+    const entry = await selectRefOrThrow(
       refs,
       request,
       this.options.location.display,

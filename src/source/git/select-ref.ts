@@ -2,12 +2,6 @@
  * Choosing the ref a track follows from a repository's ref list: pure
  * functions over the list, so remote and local repositories resolve alike.
  */
-// Only the functions used: the package's index loads every module of it (~11 ms at each start).
-import type SemVer from 'semver/classes/semver.js';
-import compareBuild from 'semver/functions/compare-build.js';
-import parseVersion from 'semver/functions/parse.js';
-import satisfies from 'semver/functions/satisfies.js';
-import validRange from 'semver/ranges/valid.js';
 import { GitRefAmbiguousError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
 import { isFullCommitId } from '../../object-id.ts';
 
@@ -66,11 +60,11 @@ export type RefSelection =
  * `v1.2.3` (others are ignored); prereleases only match a range that names
  * one (node-semver's rule). `commit` requests are not handled here.
  */
-export function selectRef(
+export async function selectRef(
   refs: readonly RefEntry[],
   request: Exclude<RefRequest, { kind: 'commit' }>,
   repository: string,
-): RefSelection {
+): Promise<RefSelection> {
   switch (request.kind) {
     case 'full': {
       const entry = refs.find((candidate) => candidate.ref === request.ref);
@@ -102,50 +96,32 @@ export function selectRef(
 }
 
 /** {@link selectRef}, throwing {@link GitRefNotFoundError} or {@link GitRefAmbiguousError}. */
-export function selectRefOrThrow(
+export async function selectRefOrThrow(
   refs: readonly RefEntry[],
   request: Exclude<RefRequest, { kind: 'commit' }>,
   repository: string,
   context: GitErrorContext,
-): RefEntry {
-  const selection = selectRef(refs, request, repository);
+): Promise<RefEntry> {
+  const selection = await selectRef(refs, request, repository);
   if (!('error' in selection)) return selection.entry;
   throw selection.error === 'ambiguous'
     ? new GitRefAmbiguousError(selection.message, context)
     : new GitRefNotFoundError(selection.message, context);
 }
 
-/** Tags whose name is a semver version, with the version. */
-export function semverTags(
+async function selectSemver(
   refs: readonly RefEntry[],
-): { readonly entry: RefEntry; readonly name: string; readonly version: SemVer }[] {
-  return refs.flatMap((entry) => {
-    if (!entry.ref.startsWith('refs/tags/') || entry.ref.endsWith('^{}')) return [];
-    const name = entry.ref.slice('refs/tags/'.length);
-    // Strict parsing: `v1.2.3` and `1.2.3` count, `release-1.2` does not.
-    const version = /^v?\d/.test(name) ? parseVersion(name) : null;
-    return version ? [{ entry, name, version }] : [];
-  });
-}
-
-function selectSemver(refs: readonly RefEntry[], range: string, repository: string): RefSelection {
-  if (validRange(range) === null) {
-    return notFound(`semver range "${range}" is not valid`);
-  }
-  const tags = semverTags(refs);
-  const matching = tags
-    .filter((tag) => satisfies(tag.version, range))
-    // Highest first; equal versions (`v1.2.3` and `1.2.3`) by name, so the choice is stable.
-    .sort(
-      (a, b) =>
-        compareBuild(b.version, a.version) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
-    );
-  const best = matching[0];
-  if (best) return { entry: best.entry };
-  const names = tags.sort((a, b) => compareBuild(b.version, a.version)).map((tag) => tag.name);
+  range: string,
+  repository: string,
+): Promise<RefSelection> {
+  // Loaded for semver tracks only (see select-semver.ts).
+  const { chooseSemverTag } = await import('./select-semver.ts');
+  const choice = chooseSemverTag(refs, range);
+  if ('entry' in choice) return { entry: choice.entry };
+  if ('invalidRange' in choice) return notFound(`semver range "${range}" is not valid`);
   return notFound(
     `no tag matching semver range "${range}" in ${repository} (${
-      names.length === 0 ? 'it has no semver tags' : `semver tags: ${listed(names)}`
+      choice.tags.length === 0 ? 'it has no semver tags' : `semver tags: ${listed(choice.tags)}`
     })`,
   );
 }

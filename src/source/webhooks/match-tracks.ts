@@ -2,10 +2,9 @@
  * Which tracks a verified push concerns: same repository (by normalised URL)
  * and a ref the track follows.
  */
-import satisfies from 'semver/functions/satisfies.js';
-import validRange from 'semver/ranges/valid.js';
 import type { Track } from '../../config/types.ts';
-import { classifyReference, semverTags } from '../git/select-ref.ts';
+import { classifyReference } from '../git/select-ref.ts';
+import { semverTags, tagSatisfies } from '../git/select-semver.ts';
 import { normaliseRepositoryUrl } from './normalise-repository-url.ts';
 import type { PushEvent } from './types.ts';
 
@@ -64,12 +63,8 @@ function refMatches(event: PushEvent, track: MatchableTrack): boolean {
         event.ref === `refs/heads/${request.name}` || event.ref === `refs/tags/${request.name}`
       );
     case 'semver': {
-      const [tag] = semverTags([{ ref: event.ref, oid: event.after }]);
-      return (
-        tag !== undefined &&
-        validRange(request.range) !== null &&
-        satisfies(tag.version, request.range)
-      );
+      const [tag] = semverTags([{ ref: event.ref }]);
+      return tag !== undefined && tagSatisfies(tag, request.range);
     }
   }
 }
