@@ -36,3 +36,30 @@ export function canonicalJson(value: unknown): string {
   }
   return `${text}}`;
 }
+
+/** True when every object in `value` already has its keys in code-unit order. */
+function keysInOrder(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) return value.every(keysInOrder);
+  const record = value as Record<string, unknown>;
+  let previous: string | undefined;
+  for (const key of Object.keys(record)) {
+    if (previous !== undefined && !(previous < key)) return false;
+    if (!keysInOrder(record[key])) return false;
+    previous = key;
+  }
+  return true;
+}
+
+/**
+ * Whether `text` is `canonicalJson(value)` for a value JSON.parse gave,
+ * without building that string when it can: JSON.stringify (native, several
+ * times faster) writes keys in the value's own order, so when every object's
+ * keys are in order already and it writes `text`, canonicalJson would too.
+ * Otherwise — integer-like keys, which V8 keeps in numeric order, or text
+ * that is not canonical — canonicalJson itself decides.
+ */
+export function isCanonicalJson(value: unknown, text: string): boolean {
+  if (keysInOrder(value) && JSON.stringify(value) === text) return true;
+  return canonicalJson(value) === text;
+}

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import * as z from 'zod/mini';
+import { canonicalJson, isCanonicalJson } from '../../src/render/canonical-json.ts';
 import {
   BUNDLE_FORMAT,
   InvalidBundleError,
@@ -256,5 +259,148 @@ describe('parseBundle', () => {
       // Assess
       assert.throws(act, InvalidBundleError, label);
     }
+  });
+});
+
+/**
+ * The zod schema parseBundle checked the shape with before it was written
+ * by hand (src/render/parse-bundle.ts says why): the oracle of which
+ * documents have the expected shape.
+ */
+const nonEmpty = z.string().check(z.minLength(1));
+const oracleSchema = z.strictObject({
+  format: z.literal(BUNDLE_FORMAT),
+  capabilities: z.optional(nonEmpty),
+  objects: z.array(
+    z.strictObject({
+      group: z.string(),
+      version: nonEmpty,
+      kind: nonEmpty,
+      name: nonEmpty,
+      namespace: z.optional(nonEmpty),
+      subject: nonEmpty,
+      source: z.strictObject({ file: nonEmpty, line: z.int().check(z.positive()) }),
+      manifest: z.custom<object>(
+        (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+      ),
+    }),
+  ),
+  skipped: z.optional(z.array(z.strictObject({ file: nonEmpty, reason: nonEmpty }))),
+  encryptedSources: z.optional(
+    z.array(
+      z.strictObject({
+        path: nonEmpty,
+        format: z.enum(['yaml', 'json', 'dotenv', 'binary']),
+        content: nonEmpty,
+      }),
+    ),
+  ),
+  substituted: z.optional(z.literal(true)),
+});
+
+describe('parseBundle against its oracles', () => {
+  const document = JSON.parse(
+    decoder.decode(
+      serializeBundle({
+        ...render(),
+        capabilities: 'sha256:abc',
+        skipped: [{ file: 'README.md', reason: 'not a manifest' }],
+        encryptedSources: [{ path: 'app/cm.yaml', format: 'yaml', content: 'ENC' }],
+        substituted: true,
+      }),
+    ),
+  ) as Record<string, unknown>;
+
+  /** Every path in the document down to the objects' fields (manifests are checked apart). */
+  function paths(value: unknown, at: string[] = []): string[][] {
+    if (at.at(-1) === 'manifest' || value === null || typeof value !== 'object') return [at];
+    const keys = Array.isArray(value) ? value.map((_, i) => String(i)) : Object.keys(value);
+    return [
+      at,
+      ...keys.flatMap((key) => paths((value as Record<string, unknown>)[key], [...at, key])),
+    ];
+  }
+  const replacements = [undefined, null, 0, -1, 1.5, 3, '', 'x', [], {}, true, false];
+
+  it('refuses exactly the shapes the zod schema refused', () => {
+    const everyPath = paths(document);
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...everyPath),
+        fc.constantFrom(...replacements),
+        fc.boolean(),
+        (path, replacement, addField) => {
+          const altered = structuredClone(document);
+          const parent = path
+            .slice(0, -1)
+            .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], altered) as
+            Record<string, unknown> | undefined;
+          const last = path.at(-1);
+          if (addField || parent === undefined || last === undefined) {
+            const target = (parent?.[last ?? ''] ?? altered) as Record<string, unknown>;
+            if (typeof target !== 'object' || target === null) return;
+            (target as Record<string, unknown>).extra = replacement ?? 1;
+          } else if (replacement === undefined) {
+            if (Array.isArray(parent)) return;
+            delete parent[last];
+          } else {
+            parent[last] = replacement;
+          }
+          const shapeOk = oracleSchema.safeParse(altered).success;
+          let refusedShape = false;
+          try {
+            parseBundle(encoder.encode(canonicalJson(altered)));
+          } catch (error) {
+            assert.ok(error instanceof InvalidBundleError);
+            refusedShape = error.message.startsWith('bundle has an unexpected shape: ');
+          }
+          assert.equal(
+            refusedShape,
+            !shapeOk,
+            `${path.join('/')} := ${JSON.stringify(replacement)}`,
+          );
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('tells canonical JSON text exactly as canonicalJson does', () => {
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.constantFrom(
+          null,
+          true,
+          false,
+          0,
+          -1,
+          1.5,
+          10,
+          9,
+          1e21,
+          '',
+          'x',
+          '\u00e9',
+          '\ud83d\ude00',
+        ),
+        fc.string(),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(
+          fc.oneof(fc.string(), fc.constantFrom('10', '9', '0', '__proto__', 'a', 'B')),
+          tie('value'),
+          { maxKeys: 5 },
+        ),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(json, fc.boolean(), (value, canonical) => {
+        // Either the canonical text, or JSON.stringify's (keys in insertion order).
+        const text = canonical ? canonicalJson(value) : JSON.stringify(value);
+        const parsed: unknown = JSON.parse(text);
+        assert.equal(isCanonicalJson(parsed, text), canonicalJson(parsed) === text);
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
