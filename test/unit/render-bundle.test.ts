@@ -8,6 +8,8 @@ import {
   InvalidBundleError,
   bundleDigest,
   parseBundle,
+  parseRevision,
+  placeBundle,
   renderManifests,
   serializeBundle,
   type RenderedBundle,
@@ -107,6 +109,24 @@ describe('serializeBundle', () => {
 
     // Assess
     assert.notEqual(before, after);
+  });
+});
+
+describe('placeBundle', () => {
+  it('places a copy: the bundle it was given keeps its namespaces as written', () => {
+    // Prepare
+    const parsed = parseRevision(FILES);
+    const before = structuredClone(parsed);
+
+    // Act
+    const placed = placeBundle(parsed, { scopeOf, defaultNamespace: 'apps' });
+
+    // Assess
+    assert.deepEqual(parsed, before);
+    const settings = placed.objects.find((object) => object.name === 'settings');
+    assert.equal((settings?.manifest.metadata as { namespace?: string }).namespace, 'apps');
+    const namespace = placed.objects.find((object) => object.kind === 'Namespace');
+    assert.equal((namespace?.manifest.metadata as { namespace?: string }).namespace, undefined);
   });
 });
 
