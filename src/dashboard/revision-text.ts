@@ -5,7 +5,7 @@
  * unified diff between two revisions.
  */
 import type { Track } from '../config/types.ts';
-import { parseBundle } from '../render/index.ts';
+import { parseBundle } from '../render/parse-bundle.ts';
 import { formatManifests } from '../render/manifests-yaml.ts';
 import type { JsonObject, RenderedBundle } from '../render/types.ts';
 import type { ArtifactStore } from '../store/ports.ts';

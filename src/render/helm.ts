@@ -10,29 +10,14 @@
  *   branch on `.Capabilities` render for the real cluster;
  * - the network: only a repository chart gets it, to download the chart.
  */
-import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { HelmSource } from '../config/types.ts';
+import type { ClusterCapabilities } from './capabilities.ts';
 import { RenderInputError } from './errors.ts';
 import { withRevisionTree } from './revision-tree.ts';
 import { networkEnvironment, NO_NETWORK, runTool } from './run-tool.ts';
 import type { RevisionFile } from './types.ts';
-
-/** What the target cluster serves, as Helm's `.Capabilities` sees it. */
-export interface ClusterCapabilities {
-  /** e.g. `v1.36.3`. */
-  readonly kubeVersion: string;
-  /** `group/version` and `group/version/Kind` entries, as `helm template --api-versions` takes them. */
-  readonly apiVersions: readonly string[];
-}
-
-/** What a bundle records of the capabilities it was rendered for: `none`, or a digest of them. */
-export function capabilitiesDigest(capabilities: ClusterCapabilities | undefined): string {
-  if (capabilities === undefined) return 'none';
-  const text = JSON.stringify([capabilities.kubeVersion, [...capabilities.apiVersions].sort()]);
-  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
-}
 
 export interface HelmOptions {
   readonly binary: string;

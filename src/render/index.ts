@@ -9,7 +9,7 @@ export {
   type RenderSpec,
   type RendererKind,
 } from './render-revision.ts';
-export { capabilitiesDigest, type ClusterCapabilities } from './helm.ts';
+export { capabilitiesDigest, type ClusterCapabilities } from './capabilities.ts';
 export { serializeBundle, BUNDLE_FORMAT } from './serialize-bundle.ts';
 export { parseBundle } from './parse-bundle.ts';
 export { bundleDigest } from './bundle-digest.ts';

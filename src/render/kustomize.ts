@@ -18,13 +18,13 @@ import { load } from 'js-yaml';
 import { posix } from 'node:path';
 import { RenderRefusedError } from './errors.ts';
 import { isJsonObject } from './json-value.ts';
+import { KUSTOMIZATION_FILES } from './kustomization-files.ts';
 import { withRevisionTree } from './revision-tree.ts';
 import { networkEnvironment, NO_NETWORK, runTool } from './run-tool.ts';
 import type { RevisionFile } from './types.ts';
 import { MANIFEST_SCHEMA } from './yaml-schema.ts';
 
-/** The file names kustomize accepts for a kustomization, in its order of preference. */
-export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+export { KUSTOMIZATION_FILES };
 
 /** The kustomization file directly in `dir` (`''` = root), if there is one. */
 export function kustomizationIn(

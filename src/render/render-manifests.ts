@@ -8,7 +8,7 @@ import { parseManifestFile } from './parse-manifest-file.ts';
 import { resolveScope } from './resolve-scope.ts';
 import { selectManifestFiles } from './select-manifest-files.ts';
 import { isJsonObject } from './json-value.ts';
-import { KUSTOMIZATION_FILES } from './kustomize.ts';
+import { KUSTOMIZATION_FILES } from './kustomization-files.ts';
 import { formatSubject } from './subject.ts';
 import type {
   JsonObject,

@@ -18,7 +18,8 @@
  */
 import type { Track } from '../config/types.ts';
 import { RenderInputError } from './errors.ts';
-import { capabilitiesDigest, helmTemplate, type ClusterCapabilities } from './helm.ts';
+import { capabilitiesDigest, type ClusterCapabilities } from './capabilities.ts';
+import { helmTemplate } from './helm.ts';
 import { kustomizationIn, kustomizeBuild, KUSTOMIZATION_FILES } from './kustomize.ts';
 import { resolveLimits } from './limits.ts';
 import { parseRendererOutput, parseRevision } from './render-manifests.ts';

@@ -16,7 +16,7 @@ import type { FetchJob, SyncJob } from './jobs.ts';
 import { conditionOf, setCondition, updateTrackState, type TrackState } from './track-state.ts';
 import type { SkippedFile } from '../render/types.ts';
 import { commitOf, isRevisionId } from '../object-id.ts';
-import { renderTrackRevision, type RenderedTrackRevision } from './render-track-revision.ts';
+import type { RenderedTrackRevision } from './render-track-revision.ts';
 
 export interface FetchDeps {
   readonly source: GitSource;
@@ -131,6 +131,8 @@ export async function fetchTrack(
     const commit = revision;
     let rendered: RenderedTrackRevision;
     try {
+      // Loaded when a revision is rendered: a sync of a stored one needs none of the renderers.
+      const { renderTrackRevision } = await import('./render-track-revision.ts');
       rendered = await renderTrackRevision(track, commit, deps);
     } catch (error) {
       return fail(

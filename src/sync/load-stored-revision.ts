@@ -9,7 +9,9 @@ import type { KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
-import { parseBundle, placeBundle } from '../render/index.ts';
+// The modules themselves, not render/index.ts: that would load every renderer.
+import { parseBundle } from '../render/parse-bundle.ts';
+import { placeBundle } from '../render/render-manifests.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { ArtifactStore } from '../store/ports.ts';
 import type { Refusal } from './record-sync.ts';

@@ -16,7 +16,6 @@ import { selectObjects } from './select-objects.ts';
 import { writeBackChanges, type SecretChange } from '../drift/write-back-changes.ts';
 import { parseBundle } from '../render/parse-bundle.ts';
 import type { EncryptedSource } from '../render/types.ts';
-import { reencryptedSecret } from './reencrypt-secret.ts';
 import { objectsNotInGit } from '../drift/objects-not-in-git.ts';
 import type { ResourceCatalog } from '../cluster/discovery.ts';
 import type { RenderedObject } from '../render/types.ts';
@@ -109,6 +108,8 @@ export async function reconcileDrift(
     const secretChange: SecretChange = async (object, live, paths) => {
       sources ??=
         parseBundle(await deps.artifacts.get(track.name, revision)).encryptedSources ?? [];
+      // Loaded for a Secret written back only: it brings the SOPS runner.
+      const { reencryptedSecret } = await import('./reencrypt-secret.ts');
       return reencryptedSecret(track, object, live, paths, sources, deps);
     };
     const toWrite = job.detectOnly

@@ -10,7 +10,7 @@ import type { KubeObject } from '../cluster/kube-object.ts';
 import type { Track } from '../config/types.ts';
 import { DriftlessError } from '../errors.ts';
 import { addSecretValues } from '../redact.ts';
-import { DEFAULT_RENDER_LIMITS } from '../render/index.ts';
+import { DEFAULT_RENDER_LIMITS } from '../render/limits.ts';
 import { rendererBinary } from '../render/renderer-binaries.ts';
 import { recipientsOf, sopsDecrypt, sopsEncrypt } from '../render/sops.ts';
 import type { EncryptedSource, RenderedObject } from '../render/types.ts';

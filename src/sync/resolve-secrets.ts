@@ -13,10 +13,8 @@ import { SecretUnavailableError } from '../config/read-secret.ts';
 import { formatSecretRef, type SecretRef } from '../config/secret-ref.ts';
 import { DriftlessError } from '../errors.ts';
 import { addSecretValues } from '../redact.ts';
-import { decryptBundle } from '../render/decrypt-bundle.ts';
-import { DEFAULT_RENDER_LIMITS, DecryptionError } from '../render/index.ts';
-import { rendererBinary } from '../render/renderer-binaries.ts';
-import { sopsDecrypt } from '../render/sops.ts';
+import { DecryptionError } from '../render/errors.ts';
+import { DEFAULT_RENDER_LIMITS } from '../render/limits.ts';
 import { substituteBundle, substitutes } from '../render/substitute-bundle.ts';
 import { parseVariables } from '../render/substitute-variables.ts';
 import type { RenderedBundle } from '../render/types.ts';
@@ -59,6 +57,12 @@ async function decrypted(
   const read = reader(track, deps, 'its decryption keys');
   const ageKeys = await Promise.all(decryption.keys.map((ref) => read(ref)));
   addSecretValues(ageKeys);
+  // Loaded for revisions with SOPS files only: most syncs decrypt nothing.
+  const [{ decryptBundle }, { rendererBinary }, { sopsDecrypt }] = await Promise.all([
+    import('../render/decrypt-bundle.ts'),
+    import('../render/renderer-binaries.ts'),
+    import('../render/sops.ts'),
+  ]);
   const binary = rendererBinary('sops', `track ${track.name} (decryption)`, deps.env);
   const result = await decryptBundle(bundle, (source) =>
     sopsDecrypt(source, {

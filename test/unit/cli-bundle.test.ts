@@ -80,6 +80,21 @@ describe('the bundled CLI', () => {
     );
   });
 
+  it('keeps the renderers out of the commands that apply stored revisions', () => {
+    // A sync of a revision stored already, a drift check or a rollback parses the stored
+    // bundle; helm, kustomize, SOPS and the source filters load only when something renders.
+    const RENDERERS =
+      /^src\/render\/(helm|kustomize|sops|sops-sources|decrypt-bundle|render-revision|source-ignore)\.ts$|node_modules\/ignore\//;
+    for (const command of ['sync', 'drift', 'rollback']) {
+      const inputs = staticInputs(metafile, outputOf(metafile, `src/cli/${command}-command.ts`));
+      assert.deepEqual(
+        inputs.filter((input) => RENDERERS.test(input)),
+        [],
+        `driftless ${command}`,
+      );
+    }
+  });
+
   it('keeps isomorphic-git and the remote-repository code out of the Git source itself', () => {
     // A sync of a local repository whose revision is stored already only resolves a
     // ref (refs-on-disk.ts): remote repositories, fetches and signatures load on use.
