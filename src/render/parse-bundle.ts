@@ -14,33 +14,10 @@ import { isJsonObject } from './json-value.ts';
 import { compareObjectKeys, objectIdentity } from './object-order.ts';
 import { BUNDLE_FORMAT } from './serialize-bundle.ts';
 import { formatSubject } from './subject.ts';
-import type { JsonObject, RenderedBundle, RenderedObject } from './types.ts';
+import type { RenderedBundle, RenderedObject } from './types.ts';
 
-/** One object of the stored document, as serializeBundle writes it. */
-interface StoredObject {
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly namespace?: string;
-  readonly subject: string;
-  readonly source: { readonly file: string; readonly line: number };
-  readonly manifest: JsonObject;
-}
-
-/** The stored document, as serializeBundle writes it. */
-interface StoredBundle {
-  readonly format: string;
-  readonly capabilities?: string;
-  readonly objects: readonly StoredObject[];
-  readonly skipped?: readonly { readonly file: string; readonly reason: string }[];
-  readonly encryptedSources?: readonly {
-    readonly path: string;
-    readonly format: 'yaml' | 'json' | 'dotenv' | 'binary';
-    readonly content: string;
-  }[];
-  readonly substituted?: true;
-}
+/** The stored document as serializeBundle writes it: a bundle with its format. */
+type StoredBundle = RenderedBundle & { readonly format: string; readonly substituted?: true };
 
 const ENCRYPTED_FORMATS: ReadonlySet<unknown> = new Set(['yaml', 'json', 'dotenv', 'binary']);
 
@@ -157,7 +134,7 @@ function isCanonicalBundle(data: StoredBundle, text: string): boolean {
 }
 
 /** Checks that an object's fields say the same as its manifest, so neither can be altered alone. */
-function checkConsistent(object: StoredObject, index: number): void {
+function checkConsistent(object: RenderedObject, index: number): void {
   const fail = (reason: string): never => {
     throw new InvalidBundleError(`bundle object ${index} (${object.subject}): ${reason}`);
   };

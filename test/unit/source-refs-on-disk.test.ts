@@ -5,12 +5,12 @@
  * detached HEAD, with isomorphic-git's listRefs/resolveRef as the oracle.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs, { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import isogit from 'isomorphic-git';
+import { runGit } from '../harness/git-server.ts';
 import {
   listRefNames,
   readRef,
@@ -23,48 +23,39 @@ after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    },
-  }).trim();
+/** git in `cwd`, as the harness runs it (isolated config, a test identity); stdout trimmed. */
+async function git(cwd: string, ...args: string[]): Promise<string> {
+  return (await runGit(args, { cwd })).trim();
 }
 
 /** Three commits on main, branches (one nested), light and annotated tags; some refs packed. */
-function repository(): string {
+async function repository(): Promise<string> {
   const work = mkdtempSync(join(tmpdir(), 'driftless-refs-'));
   dirs.push(work);
-  git(work, 'init', '--quiet', '-b', 'main');
+  await git(work, 'init', '--quiet', '-b', 'main');
   for (let commit = 0; commit < 3; commit++) {
     writeFileSync(join(work, 'a.yaml'), `n: ${commit}\n`);
-    git(work, 'add', '.');
-    git(work, 'commit', '--quiet', '-m', `c${commit}`);
-    git(work, 'tag', `v1.${commit}.0`);
-    git(work, 'tag', '-a', '-m', 'annotated', `release-${commit}`);
+    await git(work, 'add', '.');
+    await git(work, 'commit', '--quiet', '-m', `c${commit}`);
+    await git(work, 'tag', `v1.${commit}.0`);
+    await git(work, 'tag', '-a', '-m', 'annotated', `release-${commit}`);
   }
-  git(work, 'branch', 'feature/deep/name', 'HEAD~1');
-  git(work, 'branch', 'old', 'HEAD~2');
+  await git(work, 'branch', 'feature/deep/name', 'HEAD~1');
+  await git(work, 'branch', 'old', 'HEAD~2');
   // Everything so far packed (annotated tags get `^` peeled lines), then some refs loose again:
-  git(work, 'pack-refs', '--all');
+  await git(work, 'pack-refs', '--all');
   // ...a branch moved after packing (loose wins over its stale packed line),
-  git(work, 'update-ref', 'refs/heads/old', 'HEAD');
+  await git(work, 'update-ref', 'refs/heads/old', 'HEAD');
   // ...a loose-only branch and tag, and a symbolic ref besides HEAD.
-  git(work, 'branch', 'loose-only', 'HEAD~1');
-  git(work, 'tag', '-a', '-m', 'loose annotated', 'v2.0.0');
-  git(work, 'symbolic-ref', 'refs/heads/alias', 'refs/heads/feature/deep/name');
+  await git(work, 'branch', 'loose-only', 'HEAD~1');
+  await git(work, 'tag', '-a', '-m', 'loose annotated', 'v2.0.0');
+  await git(work, 'symbolic-ref', 'refs/heads/alias', 'refs/heads/feature/deep/name');
   return join(work, '.git');
 }
 
 describe('refs on disk, with isomorphic-git as the oracle', () => {
   it('lists the same refs as isomorphic-git, loose and packed, without peeled lines', async () => {
-    const gitdir = repository();
+    const gitdir = await repository();
     const ours = await listRefNames(gitdir);
     const oracle = (await isogit.listRefs({ fs, gitdir, filepath: 'refs' }))
       .filter((name) => !name.endsWith('^{}'))
@@ -78,31 +69,34 @@ describe('refs on disk, with isomorphic-git as the oracle', () => {
   });
 
   it('resolves every ref and HEAD to what isomorphic-git and git resolve', async () => {
-    const gitdir = repository();
+    const gitdir = await repository();
     const names = [...(await listRefNames(gitdir)), 'HEAD'];
     for (const ref of names) {
       const ours = await resolveRef(gitdir, ref);
       assert.equal(ours, await isogit.resolveRef({ fs, gitdir, ref }), ref);
-      assert.equal(ours, git(gitdir, 'rev-parse', ref), ref);
+      assert.equal(ours, await git(gitdir, 'rev-parse', ref), ref);
     }
     // The loose line of a moved branch wins over its stale packed one.
-    assert.equal(await resolveRef(gitdir, 'refs/heads/old'), git(gitdir, 'rev-parse', 'main'));
+    assert.equal(
+      await resolveRef(gitdir, 'refs/heads/old'),
+      await git(gitdir, 'rev-parse', 'main'),
+    );
   });
 
   it('reads HEAD as symbolic, and as an object id once detached', async () => {
-    const gitdir = repository();
+    const gitdir = await repository();
     assert.deepEqual(await readRef(gitdir, 'HEAD'), { target: 'refs/heads/main' });
     const head = await isogit.resolveRef({ fs, gitdir, ref: 'HEAD', depth: 1 });
     assert.equal(head, 'ref: refs/heads/main');
-    git(gitdir, 'update-ref', '--no-deref', 'HEAD', 'refs/tags/v1.0.0');
-    const detached = git(gitdir, 'rev-parse', 'v1.0.0');
+    await git(gitdir, 'update-ref', '--no-deref', 'HEAD', 'refs/tags/v1.0.0');
+    const detached = await git(gitdir, 'rev-parse', 'v1.0.0');
     assert.deepEqual(await readRef(gitdir, 'HEAD'), { oid: detached });
     assert.equal(await resolveRef(gitdir, 'HEAD'), detached);
     assert.equal(await isogit.resolveRef({ fs, gitdir, ref: 'HEAD' }), detached);
   });
 
   it('names the missing ref, and a symbolic ref pointing nowhere', async () => {
-    const gitdir = repository();
+    const gitdir = await repository();
     await assert.rejects(resolveRef(gitdir, 'refs/heads/nope'), (error: unknown) => {
       assert.ok(error instanceof RefNotOnDiskError);
       assert.equal(error.message, 'ref refs/heads/nope not found');
@@ -120,7 +114,7 @@ describe('refs on disk, with isomorphic-git as the oracle', () => {
   });
 
   it('refuses a ref file holding neither an object id nor a ref, and skips lock files', async () => {
-    const gitdir = repository();
+    const gitdir = await repository();
     writeFileSync(join(gitdir, 'refs', 'heads', 'broken'), 'not a sha\n');
     writeFileSync(join(gitdir, 'refs', 'heads', 'main.lock'), `${'a'.repeat(40)}\n`);
     await assert.rejects(resolveRef(gitdir, 'refs/heads/broken'), /holds neither/);
