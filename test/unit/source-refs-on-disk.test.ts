@@ -113,6 +113,15 @@ describe('refs on disk, with isomorphic-git as the oracle', () => {
     );
   });
 
+  it('refuses a symbolic ref pointing outside refs/, which git never writes', async () => {
+    const gitdir = await repository();
+    writeFileSync(join(gitdir, 'refs', 'heads', 'escape'), 'ref: refs/../../config\n');
+    writeFileSync(join(gitdir, 'refs', 'heads', 'absolute'), 'ref: /etc/hostname\n');
+    for (const name of ['escape', 'absolute']) {
+      await assert.rejects(resolveRef(gitdir, `refs/heads/${name}`), /points outside refs\//);
+    }
+  });
+
   it('refuses a ref file holding neither an object id nor a ref, and skips lock files', async () => {
     const gitdir = await repository();
     writeFileSync(join(gitdir, 'refs', 'heads', 'broken'), 'not a sha\n');

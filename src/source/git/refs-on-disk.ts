@@ -59,9 +59,32 @@ async function packedRefs(gitdir: string): Promise<Map<string, string>> {
   return refs;
 }
 
+/**
+ * Whether a symbolic ref's target names a ref under `refs/`, as git requires
+ * ("refusing to point HEAD outside of refs/"): its file is then inside the
+ * git directory, whatever a repository's files say.
+ */
+function isRefUnderRefs(target: string): boolean {
+  const parts = target.split('/');
+  return (
+    parts[0] === 'refs' &&
+    parts.length > 1 &&
+    parts.every((p) => p !== '' && p !== '.' && p !== '..')
+  );
+}
+
 function parseLoose(ref: string, text: string): RefValue {
   const value = text.trim();
-  if (value.startsWith('ref: ')) return { target: value.slice('ref: '.length).trim() };
+  if (value.startsWith('ref: ')) {
+    const target = value.slice('ref: '.length).trim();
+    if (!isRefUnderRefs(target)) {
+      throw new RefNotOnDiskError(
+        ref,
+        `ref ${ref} points outside refs/ (${JSON.stringify(target)})`,
+      );
+    }
+    return { target };
+  }
   if (isFullCommitId(value.toLowerCase())) return { oid: value.toLowerCase() };
   throw new RefNotOnDiskError(ref, `ref ${ref} holds neither an object id nor a ref`);
 }
