@@ -177,40 +177,24 @@ export function parseBundle(bytes: Uint8Array, expectedDigest?: string): Rendere
   }
   checkShape(data);
   const seen = new Set<string>();
-  const objects: RenderedObject[] = data.objects.map((object, index) => {
+  data.objects.forEach((object, index) => {
     checkConsistent(object, index);
     const identity = objectIdentity(object);
     if (seen.has(identity)) throw new InvalidBundleError(`bundle lists ${object.subject} twice`);
     seen.add(identity);
-    const { namespace, source, ...rest } = object;
-    return {
-      ...rest,
-      source: { file: source.file, line: source.line },
-      ...(namespace === undefined ? {} : { namespace }),
-    };
   });
-  const { capabilities, skipped, encryptedSources, substituted } = data;
-  const bundle: RenderedBundle = {
-    objects,
-    ...(capabilities === undefined ? {} : { capabilities }),
-    ...(skipped === undefined
-      ? {}
-      : { skipped: skipped.map(({ file, reason }) => ({ file, reason })) }),
-    ...(encryptedSources === undefined
-      ? {}
-      : {
-          encryptedSources: encryptedSources.map(({ path, format, content }) => ({
-            path,
-            format,
-            content,
-          })),
-        }),
-    ...(substituted === undefined ? {} : { substituted }),
-  };
   if (!isCanonicalBundle(data, text)) {
     throw new InvalidBundleError(
       'bundle is not in canonical form (altered or not written by serializeBundle)',
     );
   }
-  return bundle;
+  // Checked field by field, with nothing else in them: the parsed objects and lists are the bundle's.
+  const { objects, capabilities, skipped, encryptedSources, substituted } = data;
+  return {
+    objects,
+    ...(capabilities === undefined ? {} : { capabilities }),
+    ...(skipped === undefined ? {} : { skipped }),
+    ...(encryptedSources === undefined ? {} : { encryptedSources }),
+    ...(substituted === undefined ? {} : { substituted }),
+  };
 }

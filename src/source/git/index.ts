@@ -3,8 +3,8 @@
  * Which path each operation takes, and why, is in docs/git-source.md: in
  * short, refs and commits travel over our own smart-HTTP client
  * (upload-pack.ts, pack-index.ts), every object is read by one reader
- * (object-reader.ts), a local repository's refs by refs-on-disk.ts, and
- * isomorphic-git provides the HTTP client and the cache repository's refs.
+ * (object-reader.ts), every ref on disk by refs-on-disk.ts, and
+ * isomorphic-git provides the HTTP client and writes the cache's refs.
  *
  * - https/http repositories: refs read from one ref advertisement; commits
  *   fetched shallow into a cache under `cacheDir` (one bare repository per

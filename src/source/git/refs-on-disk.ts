@@ -1,13 +1,15 @@
 /**
  * The refs of a repository on this machine, read from its files: loose refs
  * under `refs/`, the `packed-refs` file, and `HEAD` (symbolic or detached).
+ * The one ref reader of the Git source: local repositories' refs and the
+ * cache's `refs/driftless/*` (which isomorphic-git writes).
  *
  * Our own code rather than isomorphic-git's listRefs/resolveRef because of
  * what it costs a command that only resolves a ref: loading isomorphic-git
  * takes ~15 ms of every `driftless sync` of a local repository whose
  * revision is stored already, and its resolve ~15 ms more, where reading
  * these few files takes about a millisecond (`npm run bench -- cli-process`).
- * isomorphic-git stays the oracle: test/unit/refs-on-disk.test.ts compares
+ * isomorphic-git stays the oracle: test/unit/source-refs-on-disk.test.ts compares
  * both on repositories git itself wrote (loose, packed, peeled tags,
  * symbolic and detached HEAD). Reftable repositories are read by neither.
  */

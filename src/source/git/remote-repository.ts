@@ -37,6 +37,7 @@ import { ObjectReader, type PeeledObject } from './object-reader.ts';
 import type { KeyQueue } from './key-queue.ts';
 import { storePack } from './pack-index.ts';
 import { readTreeFiles } from './read-tree-files.ts';
+import { resolveRef } from './refs-on-disk.ts';
 import type { RemoteLocation } from './repository-location.ts';
 import { selectRefOrThrow, type RefEntry, type RefRequest } from './select-ref.ts';
 import { fetchPack, readAdvertisement, UnknownWantError } from './upload-pack.ts';
@@ -261,7 +262,7 @@ export class RemoteRepository {
   private async haveCommit(): Promise<string | undefined> {
     const candidates = [this.trackRef, LAST_FETCHED_REF].filter((ref): ref is string => !!ref);
     for (const ref of candidates) {
-      const oid = await git.resolveRef({ fs, gitdir: this.gitdir, ref }).catch(() => undefined);
+      const oid = await resolveRef(this.gitdir, ref).catch(() => undefined);
       if (oid) return oid;
     }
     return undefined;
