@@ -9,7 +9,8 @@
  * - `drift --detect-only` with nothing changed vs `kubectl diff --server-side`
  *   of kubectl's namespace;
  * - `sync` of the revision already applied vs `kubectl apply --server-side`
- *   of what kubectl already applied;
+ *   of what kubectl already applied, and the same sync without the code
+ *   cache (as the first run after an install);
  * - `driftless --help` vs `node -e 0`;
  * - the first sync's floor: the same 500 server-side apply PATCHes sent raw
  *   from this process (no start-up, Git, render, store or LIST), what the
@@ -17,6 +18,7 @@
  * - an unchanged sync's floor: a plain node process that only LISTs the 500
  *   ConfigMaps (bench/lib/list-configmaps.mjs).
  */
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCommand, type CommandResult } from './lib/command.ts';
 import type { BenchContext } from './lib/context.ts';
@@ -70,12 +72,23 @@ export const cliProcess: Benchmark = {
     const kc = await ctx.kubeConfig();
     const repository = await ctx.scratch('cli-process-repository');
     await createRepository(repository, count);
-    const driftless = (args: readonly string[], okCodes?: readonly number[]) =>
-      timed(() => runCommand(cli.bin, args, { env: cli.env, ...(okCodes ? { okCodes } : {}) }));
+    // The code cache in a folder of this bench run: the warm-up run writes it, as a user's
+    // first run of each command does, and no cache of an earlier build or run takes part.
+    const cacheEnv = {
+      ...cli.env,
+      DRIFTLESS_COMPILE_CACHE: join(await ctx.scratch('cli-process-compile-cache'), 'cache'),
+    };
+    const withoutCache = { ...cli.env, DRIFTLESS_COMPILE_CACHE: 'off' };
+    const driftless = (
+      args: readonly string[],
+      okCodes?: readonly number[],
+      env: NodeJS.ProcessEnv = cacheEnv,
+    ) => timed(() => runCommand(cli.bin, args, { env, ...(okCodes ? { okCodes } : {}) }));
 
     const firstSync = pair();
     const noopDrift = pair();
     const unchangedSync = pair();
+    const unchangedSyncUncached: number[] = [];
     const help = pair();
     const applyFloor: number[] = [];
     const listFloor: number[] = [];
@@ -148,6 +161,11 @@ export const cliProcess: Benchmark = {
           const list = [LIST_CONFIGMAPS, kubeconfig, syncNamespace, String(count)];
           record(listFloor, (await timed(() => runCommand(process.execPath, list))).ms);
         },
+        async () => {
+          const { ms, value } = await driftless(sync, undefined, withoutCache);
+          syncResult(value);
+          record(unchangedSyncUncached, ms);
+        },
       ]);
       const helpPair = pair();
       const nodeAlone = ['-e', '0'];
@@ -207,7 +225,18 @@ export const cliProcess: Benchmark = {
         runs: unchangedSync.driftless,
         peer: { label: 'kubectl apply --server-side', runs: unchangedSync.peer },
         goal: { maxRatio: 0.15 },
-        notes: ['the same revision synced again; kubectl applies what it applied again'],
+        notes: [
+          'the same revision synced again; kubectl applies what it applied again; driftless with the code cache its earlier runs wrote (src/cli/compile-cache.ts)',
+        ],
+      },
+      {
+        metric: `sync of an unchanged revision without the code cache (installed bin)`,
+        unit: 'ms',
+        runs: unchangedSyncUncached,
+        peer: { label: 'kubectl apply --server-side', runs: unchangedSync.peer },
+        notes: [
+          'DRIFTLESS_COMPILE_CACHE=off: every function compiled as on the first run after an install or upgrade (which also writes the cache)',
+        ],
       },
       {
         metric: `unchanged sync's floor: a node process that only LISTs the ${count} ConfigMaps`,

@@ -4,7 +4,10 @@ import { readOptionalEnv, type Environment } from './env.ts';
 import type { StoreConfig } from './types.ts';
 
 /** The user's cache directory, per platform conventions (XDG on Linux and the BSDs). */
-function userCacheDir(env: Environment, platform: NodeJS.Platform): string {
+export function userCacheDir(
+  env: Environment,
+  platform: NodeJS.Platform = process.platform,
+): string {
   const home = readOptionalEnv('HOME', env) ?? homedir();
   switch (platform) {
     case 'darwin':

@@ -20,7 +20,7 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /**
  * `dist/web` of the package this module belongs to: the first folder up from
- * here with a package.json (src/dashboard/ under tsx, dist/cli/chunks/ when
+ * here with a package.json (src/dashboard/ under tsx, dist/cli/ when
  * bundled).
  */
 export function packageWebDir(from: string = fileURLToPath(import.meta.url)): string | undefined {

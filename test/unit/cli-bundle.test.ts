@@ -1,79 +1,106 @@
 /**
- * The bundled CLI (`npm run build`) loads only what a command uses: the
- * entry chunk carries no command and no dependency, and no command carries
- * the AWS SDK or isomorphic-git in the chunks it imports statically (those
- * load behind dynamic imports when a store, secret or fetch needs them),
- * and the Git source loads neither for a local repository's refs.
- * Then the bundle runs: `--help` and a usage error, as processes.
+ * The bundled CLI (`npm run build`) runs only what a command uses: the entry
+ * initialises no command and no dependency, no command reaches the AWS SDK
+ * or isomorphic-git through static imports (those load behind dynamic
+ * imports when a store, secret or fetch needs them), and the Git source
+ * needs neither for a local repository's refs. In the CommonJS bundle a
+ * module behind a dynamic import runs on first import, so what a module runs
+ * when it is imported is its closure over static imports in esbuild's input
+ * graph. Large dependencies are files of their own under vendor/; the
+ * bundle the code cache covers holds our code and the small libraries only.
+ * Then the bundle runs as processes: `--help`, a usage error, and the code
+ * cache written, used, replaced and refused as src/cli/compile-cache.ts says.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import type { Metafile } from 'esbuild';
-import { buildCli, CLI_ENTRY_FILE } from '../../scripts/build-cli.ts';
+import {
+  buildCli,
+  CLI_LAUNCHER_FILE,
+  CLI_VENDOR_DIR,
+  INLINED_PACKAGES,
+  packageOf,
+  vendorFileOf,
+  type CliBuild,
+} from '../../scripts/build-cli.ts';
 
 const execFileAsync = promisify(execFile);
 
-/** The source files a chunk loads when imported: its own and its static imports', transitively. */
-function staticInputs(metafile: Metafile, output: string): string[] {
+/**
+ * What importing `input` runs: the source files of its static-import closure
+ * and the import specifiers of the vendor bundles that closure requires.
+ */
+function staticClosure(built: CliBuild, input: string): string[] {
+  const vendorOfFile = new Map(
+    built.vendored.map((specifier) => [
+      `./${CLI_VENDOR_DIR}/${vendorFileOf(specifier)}`,
+      specifier,
+    ]),
+  );
+  const inputs = built.bundle.inputs;
   const seen = new Set<string>();
-  const pending = [output];
+  const reached: string[] = [];
+  const pending = [input];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     if (seen.has(next)) continue;
     seen.add(next);
-    const chunk = metafile.outputs[next];
-    assert.ok(chunk, `no output ${next}`);
-    for (const imported of chunk.imports) {
-      if (imported.kind === 'import-statement' && !imported.external) pending.push(imported.path);
+    const file = inputs[next];
+    assert.ok(file, `no input ${next}`);
+    reached.push(next);
+    for (const imported of file.imports) {
+      if (imported.kind !== 'import-statement') continue;
+      const vendored = vendorOfFile.get(imported.path);
+      if (vendored !== undefined) reached.push(`vendor:${vendored}`);
+      else if (!imported.external) pending.push(imported.path);
     }
   }
-  return [...seen].flatMap((chunk) => Object.keys(metafile.outputs[chunk]?.inputs ?? {}));
-}
-
-/** The output whose entry point is `source` (a dynamically imported module has its own). */
-function outputOf(metafile: Metafile, source: string): string {
-  const found = Object.entries(metafile.outputs).find(([, out]) => out.entryPoint === source);
-  assert.ok(found, `no chunk has the entry point ${source}`);
-  return found[0];
+  return reached;
 }
 
 const COMMANDS = ['sync', 'diff', 'drift', 'rollback', 'unpin', 'status', 'history', 'render'];
-const SDK_OR_GIT = /node_modules\/(@aws-sdk|@smithy|isomorphic-git)\//;
-const SERVE_CODE = /^src\/serve\/|node_modules\/@octokit\//;
+const SDK_OR_GIT = /(node_modules\/|vendor:)(@aws-sdk|@smithy|isomorphic-git)/;
+const SERVE_CODE = /^src\/serve\/|(node_modules\/|vendor:)@octokit\//;
+
+/** Runs the built launcher as bin/driftless.cjs does, with `env` added to this process's. */
+function runLauncher(dir: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+  return execFileAsync(process.execPath, [join(dir, CLI_LAUNCHER_FILE), ...args], {
+    env: { ...process.env, ...env },
+  });
+}
 
 describe('the bundled CLI', () => {
   let dir: string;
-  let metafile: Metafile;
+  let built: CliBuild;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'driftless-cli-bundle-'));
-    metafile = await buildCli(dir);
+    built = await buildCli(dir);
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  it('loads no command, context or dependency for --help', () => {
-    const inputs = staticInputs(metafile, outputOf(metafile, 'src/cli/run.ts'));
+  it('initialises no command, context or dependency for --help', () => {
+    const reached = staticClosure(built, 'src/cli/run.ts');
     assert.deepEqual(
-      inputs.filter((input) => /-command\.ts$|context\.ts$|node_modules\//.test(input)),
+      reached.filter((input) => /-command\.ts$|context\.ts$|node_modules\/|^vendor:/.test(input)),
       [],
     );
-    assert.ok(inputs.includes('src/cli/main.ts'));
+    assert.ok(reached.includes('src/cli/main.ts'));
   });
 
   it('keeps the AWS SDK, isomorphic-git and serve code out of the other commands', () => {
     for (const command of COMMANDS) {
-      const inputs = staticInputs(metafile, outputOf(metafile, `src/cli/${command}-command.ts`));
+      const reached = staticClosure(built, `src/cli/${command}-command.ts`);
       assert.deepEqual(
-        inputs.filter((input) => SDK_OR_GIT.test(input) || SERVE_CODE.test(input)),
+        reached.filter((input) => SDK_OR_GIT.test(input) || SERVE_CODE.test(input)),
         [],
         `driftless ${command}`,
       );
     }
-    const context = staticInputs(metafile, outputOf(metafile, 'src/sync/local-context.ts'));
+    const context = staticClosure(built, 'src/sync/local-context.ts');
     assert.deepEqual(
       context.filter((input) => SDK_OR_GIT.test(input)),
       [],
@@ -82,13 +109,13 @@ describe('the bundled CLI', () => {
 
   it('keeps the renderers out of the commands that apply stored revisions', () => {
     // A sync of a revision stored already, a drift check or a rollback parses the stored
-    // bundle; helm, kustomize, SOPS and the source filters load only when something renders.
+    // bundle; helm, kustomize, SOPS and the source filters run only when something renders.
     const RENDERERS =
       /^src\/render\/(helm|kustomize|sops|sops-sources|decrypt-bundle|render-revision|source-ignore)\.ts$|node_modules\/ignore\//;
     for (const command of ['sync', 'drift', 'rollback']) {
-      const inputs = staticInputs(metafile, outputOf(metafile, `src/cli/${command}-command.ts`));
+      const reached = staticClosure(built, `src/cli/${command}-command.ts`);
       assert.deepEqual(
-        inputs.filter((input) => RENDERERS.test(input)),
+        reached.filter((input) => RENDERERS.test(input)),
         [],
         `driftless ${command}`,
       );
@@ -98,7 +125,7 @@ describe('the bundled CLI', () => {
   it('keeps isomorphic-git and the remote-repository code out of the Git source itself', () => {
     // A sync of a local repository whose revision is stored already only resolves a
     // ref (refs-on-disk.ts): remote repositories, fetches and signatures load on use.
-    const source = staticInputs(metafile, outputOf(metafile, 'src/source/track-source.ts'));
+    const source = staticClosure(built, 'src/source/track-source.ts');
     assert.ok(source.includes('src/source/git/local-repository.ts'));
     assert.deepEqual(
       source.filter(
@@ -112,15 +139,117 @@ describe('the bundled CLI', () => {
     );
   });
 
+  it('carries only our code and the inlined libraries in the cached bundle; the rest in vendor/', async () => {
+    const packages = new Set(
+      Object.keys(built.bundle.inputs).flatMap((input) => {
+        const found = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+        return found?.[1] === undefined ? [] : [found[1]];
+      }),
+    );
+    assert.deepEqual(
+      [...packages].filter((name) => !INLINED_PACKAGES.has(name)),
+      [],
+    );
+    // The AWS SDK, isomorphic-git, openpgp and ssh2 are each a vendor bundle of their own.
+    for (const specifier of ['@aws-sdk/client-s3', 'isomorphic-git', 'openpgp', 'ssh2']) {
+      assert.ok(built.vendored.includes(specifier), specifier);
+    }
+    const files = await readdir(join(dir, CLI_VENDOR_DIR));
+    assert.deepEqual(files.sort(), built.vendored.map(vendorFileOf).sort());
+    assert.ok(built.vendored.every((specifier) => !INLINED_PACKAGES.has(packageOf(specifier))));
+    // The launcher's vm.Script has no ES module loader: no import() may be left in the bundle.
+    const output = Object.values(built.bundle.outputs)[0];
+    assert.ok(output);
+    assert.deepEqual(
+      output.imports.filter((imported) => imported.kind === 'dynamic-import'),
+      [],
+    );
+  });
+
   it('runs: --help exits 0, an unknown command 2', async () => {
-    const bundle = join(dir, CLI_ENTRY_FILE);
-    const help = await execFileAsync(process.execPath, [bundle, '--help']);
+    const off = { DRIFTLESS_COMPILE_CACHE: 'off' };
+    const help = await runLauncher(dir, ['--help'], off);
     assert.match(help.stdout, /^driftless: serverless GitOps for Kubernetes/);
-    await assert.rejects(execFileAsync(process.execPath, [bundle, 'frobnicate']), (error) => {
+    await assert.rejects(runLauncher(dir, ['frobnicate'], off), (error) => {
       const failure = error as { code: number; stderr: string };
       assert.equal(failure.code, 2);
       assert.match(failure.stderr, /unknown command "frobnicate"/);
       return true;
+    });
+  });
+
+  describe('its code cache', () => {
+    let cacheDir: string;
+    const cacheFiles = async () =>
+      (await readdir(cacheDir)).filter((name) => !name.endsWith('.tmp'));
+
+    before(async () => {
+      cacheDir = await mkdtemp(join(tmpdir(), 'driftless-compile-cache-'));
+    });
+    after(() => rm(cacheDir, { recursive: true, force: true }));
+
+    it('is written by a first run, then read and left as it is', async () => {
+      const env = { DRIFTLESS_COMPILE_CACHE: cacheDir };
+      const first = await runLauncher(dir, ['--help'], env);
+      const [file, ...others] = await cacheFiles();
+      assert.ok(file, 'no cache file after the first run');
+      assert.deepEqual(others, []);
+      assert.match(file, new RegExp(`-${process.version}-${process.arch}-other\\.v8cache$`));
+      const written = await stat(join(cacheDir, file));
+      assert.ok(written.size > 10_000, `cache of ${written.size} bytes`);
+      assert.equal(written.mode & 0o077, 0, 'the cache file is private');
+      const content = await readFile(join(cacheDir, file));
+
+      const second = await runLauncher(dir, ['--help'], env);
+      assert.equal(second.stdout, first.stdout);
+      assert.deepEqual(
+        await readFile(join(cacheDir, file)),
+        content,
+        'a used cache is not rewritten',
+      );
+      assert.equal((await stat(join(cacheDir, file))).mtimeMs, written.mtimeMs);
+    });
+
+    it('replaces a cache V8 rejects, and the command runs as without one', async () => {
+      const env = { DRIFTLESS_COMPILE_CACHE: cacheDir };
+      const [file] = await cacheFiles();
+      assert.ok(file);
+      await writeFile(join(cacheDir, file), Buffer.alloc(4096, 7));
+      const run = await runLauncher(dir, ['--help'], env);
+      assert.match(run.stdout, /^driftless: serverless GitOps for Kubernetes/);
+      const replaced = await readFile(join(cacheDir, file));
+      assert.notDeepEqual(replaced, Buffer.alloc(4096, 7));
+    });
+
+    it('writes nothing after a run that failed, or when turned off', async () => {
+      const failed = await mkdtemp(join(tmpdir(), 'driftless-compile-cache-failed-'));
+      try {
+        await assert.rejects(
+          runLauncher(dir, ['frobnicate'], { DRIFTLESS_COMPILE_CACHE: failed }),
+          (error) => (error as { code: number }).code === 2,
+        );
+        assert.deepEqual(await readdir(failed), []);
+        await runLauncher(dir, ['status', '--help'], { DRIFTLESS_COMPILE_CACHE: 'off' });
+        assert.deepEqual(await readdir(failed), []);
+      } finally {
+        await rm(failed, { recursive: true, force: true });
+      }
+    });
+
+    it('neither reads nor writes a folder others can write to', async () => {
+      const shared = join(
+        await mkdtemp(join(tmpdir(), 'driftless-compile-cache-shared-')),
+        'cache',
+      );
+      try {
+        await mkdir(shared);
+        await chmod(shared, 0o777);
+        const run = await runLauncher(dir, ['--help'], { DRIFTLESS_COMPILE_CACHE: shared });
+        assert.match(run.stdout, /^driftless: serverless GitOps for Kubernetes/);
+        assert.deepEqual(await readdir(shared), []);
+      } finally {
+        await rm(join(shared, '..'), { recursive: true, force: true });
+      }
     });
   });
 });
