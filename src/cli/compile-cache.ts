@@ -23,7 +23,8 @@
  * V8 version or with other flags; the file name carries the bundle's digest,
  * so a new build never meets the bytecode of an old one. A cache is written
  * only after a command exits 0, so a run that failed half-way (an unreachable
- * cluster) does not leave a cache missing the code a successful run needs.
+ * cluster) does not leave a cache missing the code a successful run needs;
+ * and written twice (GENERATIONS says why).
  */
 import {
   mkdirSync,
@@ -35,7 +36,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import Module, { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Script } from 'node:vm';
 import { readOptionalEnv, type Environment } from '../config/env.ts';
 import { userCacheDir } from '../config/git-cache-dir.ts';
@@ -106,25 +107,58 @@ function readIfPresent(file: string): Buffer | undefined {
 }
 
 /**
- * Writes `data` to `file` through a temporary name (two runs writing at once
- * both leave a whole file), and removes the caches of other builds, which no
- * run of this build can use.
+ * How many times a command's cache is written. Data produced after a run
+ * holds what that run compiled: the first sync of a track renders and
+ * creates, the next ones compare, so the second run, which starts from the
+ * first run's data, writes it once more with what it added. Later runs only
+ * read it: producing the data costs ~5 ms, more than most runs would add.
  */
-function writeCache(dir: string, file: string, data: Buffer, digest: string): void {
+const GENERATIONS = 2;
+
+/** A command's cache files: `<name>.<generation>.v8cache` in `dir`. */
+interface CacheFiles {
+  readonly dir: string;
+  readonly name: string;
+}
+
+function cacheFile(files: CacheFiles, generation: number): string {
+  return join(files.dir, `${files.name}.${generation}${CACHE_SUFFIX}`);
+}
+
+/** The command's cache files, when caching is on and its folder is private. */
+function cacheFilesOf(run: BundleRun): CacheFiles | undefined {
+  const dir = compileCacheDir(run.env);
+  if (dir === undefined || !isPrivateDir(dir)) return undefined;
+  return { dir, name: `${run.digest}-${process.version}-${process.arch}-${cacheNameOf(run.args)}` };
+}
+
+/** The newest generation of the command's cache, if there is one. */
+function readNewest(files: CacheFiles): { data: Buffer; generation: number } | undefined {
+  for (let generation = GENERATIONS; generation >= 1; generation--) {
+    const data = readIfPresent(cacheFile(files, generation));
+    if (data !== undefined) return { data, generation };
+  }
+  return undefined;
+}
+
+/**
+ * Writes generation `generation` through a temporary name (two runs writing
+ * at once both leave a whole file), then removes this command's other
+ * generations and every cache of other builds, which no run of this build
+ * can use.
+ */
+function writeCache(files: CacheFiles, generation: number, data: Buffer, digest: string): void {
+  const file = cacheFile(files, generation);
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, data, { mode: 0o600 });
   renameSync(temporary, file);
-  for (const name of readdirSync(dir)) {
-    if (name.endsWith(CACHE_SUFFIX) && !name.startsWith(`${digest}-`)) unlinkSync(join(dir, name));
+  const keep = basename(file);
+  for (const name of readdirSync(files.dir)) {
+    if (!name.endsWith(CACHE_SUFFIX) || name === keep) continue;
+    if (!name.startsWith(`${digest}-`) || name.startsWith(`${files.name}.`)) {
+      unlinkSync(join(files.dir, name));
+    }
   }
-}
-
-/** Where the command's cache is, when caching is on and its folder is private. */
-function cacheFileOf(run: BundleRun): { dir: string; file: string } | undefined {
-  const dir = compileCacheDir(run.env);
-  if (dir === undefined || !isPrivateDir(dir)) return undefined;
-  const name = `${run.digest}-${process.version}-${process.arch}-${cacheNameOf(run.args)}`;
-  return { dir, file: join(dir, `${name}${CACHE_SUFFIX}`) };
 }
 
 /** The wrapped bundle's function: CommonJS's module parameters. */
@@ -139,17 +173,19 @@ type ModuleFunction = (
 /** Compiles and runs the bundle as a CommonJS module, with the command's cache when there is one. */
 export function runBundle(run: BundleRun): void {
   const source = readFileSync(run.bundle, 'utf8');
-  const cache = cacheFileOf(run);
-  const cachedData = cache === undefined ? undefined : readIfPresent(cache.file);
+  const files = cacheFilesOf(run);
+  const cached = files === undefined ? undefined : readNewest(files);
   const script = new Script(Module.wrap(source), {
     filename: run.bundle,
-    ...(cachedData === undefined ? {} : { cachedData }),
+    ...(cached === undefined ? {} : { cachedData: cached.data }),
   });
-  if (cache !== undefined && (cachedData === undefined || script.cachedDataRejected)) {
+  // Data V8 rejected (another V8, other flags, a damaged file) starts again at generation 1.
+  const generation = cached === undefined || script.cachedDataRejected ? 1 : cached.generation + 1;
+  if (files !== undefined && generation <= GENERATIONS) {
     process.once('exit', (code) => {
       if (code !== 0) return;
       try {
-        writeCache(cache.dir, cache.file, script.createCachedData(), run.digest);
+        writeCache(files, generation, script.createCachedData(), run.digest);
       } catch {
         // A cache that cannot be written (read-only, full disk) costs the next run time, nothing else.
       }

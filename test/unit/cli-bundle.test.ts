@@ -188,37 +188,70 @@ describe('the bundled CLI', () => {
     });
     after(() => rm(cacheDir, { recursive: true, force: true }));
 
-    it('is written by a first run, then read and left as it is', async () => {
+    it('is written by the first run, written again by the second, then only read', async () => {
       const env = { DRIFTLESS_COMPILE_CACHE: cacheDir };
       const first = await runLauncher(dir, ['--help'], env);
-      const [file, ...others] = await cacheFiles();
-      assert.ok(file, 'no cache file after the first run');
+      const [written, ...others] = await cacheFiles();
+      assert.ok(written, 'no cache file after the first run');
       assert.deepEqual(others, []);
-      assert.match(file, new RegExp(`-${process.version}-${process.arch}-other\\.v8cache$`));
-      const written = await stat(join(cacheDir, file));
-      assert.ok(written.size > 10_000, `cache of ${written.size} bytes`);
-      assert.equal(written.mode & 0o077, 0, 'the cache file is private');
-      const content = await readFile(join(cacheDir, file));
+      assert.match(written, new RegExp(`-${process.version}-${process.arch}-other\\.1\\.v8cache$`));
+      const generation1 = await stat(join(cacheDir, written));
+      assert.ok(generation1.size > 10_000, `cache of ${generation1.size} bytes`);
+      assert.equal(generation1.mode & 0o077, 0, 'the cache file is private');
 
+      // The second run starts from the first's data and writes what it holds then.
       const second = await runLauncher(dir, ['--help'], env);
       assert.equal(second.stdout, first.stdout);
+      const [rewritten, ...left] = await cacheFiles();
+      assert.deepEqual(left, []);
+      assert.equal(rewritten, written.replace(/\.1\.v8cache$/, '.2.v8cache'));
+      const content = await readFile(join(cacheDir, rewritten));
+      const { mtimeMs } = await stat(join(cacheDir, rewritten));
+
+      const third = await runLauncher(dir, ['--help'], env);
+      assert.equal(third.stdout, first.stdout);
+      assert.deepEqual(await cacheFiles(), [rewritten]);
       assert.deepEqual(
-        await readFile(join(cacheDir, file)),
+        await readFile(join(cacheDir, rewritten)),
         content,
-        'a used cache is not rewritten',
+        'a final cache is not rewritten',
       );
-      assert.equal((await stat(join(cacheDir, file))).mtimeMs, written.mtimeMs);
+      assert.equal((await stat(join(cacheDir, rewritten))).mtimeMs, mtimeMs);
     });
 
-    it('replaces a cache V8 rejects, and the command runs as without one', async () => {
+    it('starts again from a cache V8 rejects, and the command runs as without one', async () => {
       const env = { DRIFTLESS_COMPILE_CACHE: cacheDir };
       const [file] = await cacheFiles();
-      assert.ok(file);
-      await writeFile(join(cacheDir, file), Buffer.alloc(4096, 7));
+      assert.ok(file?.endsWith('.2.v8cache'));
+      const damaged = Buffer.alloc(4096, 7);
+      await writeFile(join(cacheDir, file), damaged);
       const run = await runLauncher(dir, ['--help'], env);
       assert.match(run.stdout, /^driftless: serverless GitOps for Kubernetes/);
-      const replaced = await readFile(join(cacheDir, file));
-      assert.notDeepEqual(replaced, Buffer.alloc(4096, 7));
+      const [replaced, ...others] = await cacheFiles();
+      assert.deepEqual(others, []);
+      assert.equal(replaced, file.replace(/\.2\.v8cache$/, '.1.v8cache'));
+      assert.notDeepEqual(await readFile(join(cacheDir, replaced)), damaged);
+    });
+
+    it('keeps one cache per command, and none of another build', async () => {
+      const env = { DRIFTLESS_COMPILE_CACHE: cacheDir };
+      const [current] = await cacheFiles();
+      assert.ok(current);
+      const otherBuild = '0123456789abcdef-v0.0.0-x64-sync.2.v8cache';
+      await writeFile(join(cacheDir, otherBuild), 'old');
+      await assert.rejects(runLauncher(dir, ['status', '--frobnicate'], env));
+      assert.ok(
+        (await cacheFiles()).includes(otherBuild),
+        'a failed run writes and removes nothing',
+      );
+      await runLauncher(dir, ['status', '--help'], env);
+      const files = await cacheFiles();
+      assert.ok(!files.includes(otherBuild), `${otherBuild} is left`);
+      assert.ok(files.includes(current));
+      assert.ok(
+        files.some((name) => name.endsWith('-status.1.v8cache')),
+        files.join(', '),
+      );
     });
 
     it('writes nothing after a run that failed, or when turned off', async () => {
