@@ -40,8 +40,11 @@ export function editManifests(
   const conflicts: WriteBackConflict[] = [];
   const refused: { subject: string; error: string }[] = [];
   const byFile = new Map<string, WriteBackChange[]>();
-  for (const change of changes)
-    byFile.set(change.file, [...(byFile.get(change.file) ?? []), change]);
+  for (const change of changes) {
+    const ofFile = byFile.get(change.file);
+    if (ofFile) ofFile.push(change);
+    else byFile.set(change.file, [change]);
+  }
 
   for (const [file, fileChanges] of byFile) {
     const replaced = fileChanges.find((change) => change.replace !== undefined);
