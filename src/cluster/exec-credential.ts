@@ -9,7 +9,6 @@
  * process environment itself is never changed (it holds the function's own
  * AWS credentials).
  */
-import { spawn } from 'node:child_process';
 import { CredentialError } from './errors.ts';
 import type { ExecPluginConfig, KubeClusterInfo } from './kubeconfig.ts';
 
@@ -92,18 +91,19 @@ function parseAnswer(stdout: string, exec: ExecPluginConfig, label: string): Exe
 }
 
 /** Runs the plugin once and returns its credential. */
-export function runExecPlugin(
+export async function runExecPlugin(
   exec: ExecPluginConfig,
   cluster: KubeClusterInfo | undefined,
   label: string,
 ): Promise<ExecCredential> {
   if (exec.interactiveMode === 'Always') {
-    return Promise.reject(
-      new CredentialError(
-        `${label}: interactiveMode Always needs a terminal, and driftless has none`,
-      ),
+    throw new CredentialError(
+      `${label}: interactiveMode Always needs a terminal, and driftless has none`,
     );
   }
+  // Imported here: child_process (with dgram and net's extras) costs every command ~2.5 ms
+  // to load, and only kubeconfigs with an exec plugin need it.
+  const { spawn } = await import('node:child_process');
   const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: execInfo(exec, cluster) };
   for (const { name, value } of exec.env) env[name] = value;
   return new Promise((resolve, reject) => {

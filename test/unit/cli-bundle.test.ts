@@ -31,8 +31,9 @@ import {
 const execFileAsync = promisify(execFile);
 
 /**
- * What importing `input` runs: the source files of its static-import closure
- * and the import specifiers of the vendor bundles that closure requires.
+ * What importing `input` runs: the source files of its static-import closure,
+ * the import specifiers of the vendor bundles it requires, and the Node
+ * built-ins it imports.
  */
 function staticClosure(built: CliBuild, input: string): string[] {
   const vendorOfFile = new Map(
@@ -55,6 +56,7 @@ function staticClosure(built: CliBuild, input: string): string[] {
       if (imported.kind !== 'import-statement') continue;
       const vendored = vendorOfFile.get(imported.path);
       if (vendored !== undefined) reached.push(`vendor:${vendored}`);
+      else if (imported.path.startsWith('node:')) reached.push(imported.path);
       else if (!imported.external) pending.push(imported.path);
     }
   }
@@ -105,6 +107,15 @@ describe('the bundled CLI', () => {
       context.filter((input) => SDK_OR_GIT.test(input)),
       [],
     );
+  });
+
+  it('keeps child_process out of the commands that do not render, for kubeconfigs without an exec plugin', () => {
+    // Loading it (with dgram and net's extras) costs ~2.5 ms; diff and render run renderers.
+    for (const command of ['sync', 'drift', 'rollback', 'unpin', 'status', 'history']) {
+      const reached = staticClosure(built, `src/cli/${command}-command.ts`);
+      assert.ok(!reached.includes('node:child_process'), `driftless ${command}`);
+    }
+    assert.ok(!staticClosure(built, 'src/sync/local-context.ts').includes('node:child_process'));
   });
 
   it('keeps the renderers out of the commands that apply stored revisions', () => {
