@@ -8,9 +8,11 @@
  * `staleMs` is broken. Breaking renames the lock to a private name first and
  * checks it moved the stale one; holding the lock for milliseconds, as the
  * fs store does, keeps the lease far from expiring under a live holder.
+ * The lock file's steps are synchronous calls, as the fs store's are (it says
+ * why); only the wait between attempts yields.
  */
 import { randomBytes } from 'node:crypto';
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailableError } from './errors.ts';
@@ -37,9 +39,9 @@ function errorCode(error: unknown): string | undefined {
     : undefined;
 }
 
-async function readLock(path: string): Promise<LockRecord | undefined> {
+function readLock(path: string): LockRecord | undefined {
   try {
-    const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
+    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
     if (typeof parsed === 'object' && parsed !== null && 'token' in parsed) {
       return parsed as LockRecord;
     }
@@ -69,22 +71,31 @@ function isStale(record: LockRecord, staleMs: number): boolean {
 }
 
 /** Removes the lock at `path` if it is still the stale one read before. */
-async function breakLock(path: string, stale: LockRecord): Promise<void> {
+function breakLock(path: string, stale: LockRecord): void {
   const moved = `${path}.broken-${randomBytes(6).toString('hex')}`;
   try {
-    await rename(path, moved);
+    renameSync(path, moved);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return; // someone else broke or released it
     throw error;
   }
-  const record = await readLock(moved);
+  const record = readLock(moved);
   if (record !== undefined && record.token !== stale.token) {
     // Between reading and renaming, the stale lock was replaced by a live
     // one: put that back. If a third process took the free name meanwhile,
     // the live holder's lease is the only guard left (documented above).
-    await link(moved, path).catch(() => undefined);
+    ignoreFailure(() => linkSync(moved, path));
   }
-  await unlink(moved).catch(() => undefined);
+  ignoreFailure(() => unlinkSync(moved));
+}
+
+/** Runs a clean-up step whose failure changes nothing for the caller. */
+function ignoreFailure(step: () => void): void {
+  try {
+    step();
+  } catch {
+    // left for the next holder or a stale-lock check
+  }
 }
 
 /**
@@ -111,16 +122,16 @@ export async function withFileLock<T>(
     const deadline = Date.now() + timeoutMs;
     for (let attempt = 0; ; attempt++) {
       // Stamped afresh each attempt: the lease runs from taking the lock, not from queuing.
-      await writeFile(candidate, JSON.stringify({ ...record, at: Date.now() }));
+      writeFileSync(candidate, JSON.stringify({ ...record, at: Date.now() }));
       try {
-        await link(candidate, path);
+        linkSync(candidate, path);
         break;
       } catch (error) {
         if (errorCode(error) !== 'EEXIST') throw error;
       }
-      const holder = await readLock(path);
+      const holder = readLock(path);
       if (holder !== undefined && isStale(holder, staleMs)) {
-        await breakLock(path, holder);
+        breakLock(path, holder);
         continue;
       }
       if (Date.now() >= deadline) {
@@ -132,13 +143,18 @@ export async function withFileLock<T>(
       await sleep(1 + Math.random() * Math.min(50, 2 ** attempt));
     }
   } finally {
-    await unlink(candidate).catch(() => undefined);
+    ignoreFailure(() => unlinkSync(candidate));
   }
 
   try {
     return await critical();
   } finally {
-    const holder = await readLock(path).catch(() => undefined);
-    if (holder?.token === record.token) await unlink(path).catch(() => undefined);
+    let holder: LockRecord | undefined;
+    try {
+      holder = readLock(path);
+    } catch {
+      holder = undefined; // unreadable: not ours to remove
+    }
+    if (holder?.token === record.token) ignoreFailure(() => unlinkSync(path));
   }
 }

@@ -10,9 +10,29 @@
  *
  * An artifact file is one JSON header line (`{"digest","storedAt","size",
  * "track","revision"}`) followed by the artifact's bytes.
+ *
+ * The small steps (open, write, link, rename, unlink, reading a state or lock
+ * file) are synchronous calls; only fsync, which waits for the disk, and
+ * reading whole artifacts and listings go through the thread pool. Each
+ * promise-based step is a round trip through the pool that also waits behind
+ * whatever the event loop has queued: a state write took ~20 of them, 3-11 ms
+ * in a fresh process, where the synchronous calls take microseconds each.
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import {
+  closeSync,
+  fsync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { open, readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
 import {
   ArtifactConflictError,
@@ -82,6 +102,17 @@ interface StateFile {
   readonly value: unknown;
 }
 
+const fsyncAsync = promisify(fsync);
+
+/** Removes a temporary file; one already gone (or not removable) is left to the next run. */
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // nothing to do
+  }
+}
+
 function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error
     ? String((error as { code: unknown }).code)
@@ -135,14 +166,14 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
    * cannot leave a named but empty file) and returns its name.
    */
   async #writeTemporary(path: string, content: Uint8Array | string): Promise<string> {
-    await mkdir(dirname(path), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true });
     const temporary = join(dirname(path), `.tmp-${randomBytes(8).toString('hex')}`);
-    const handle = await open(temporary, 'wx');
+    const fd = openSync(temporary, 'wx');
     try {
-      await handle.writeFile(content);
-      await handle.sync();
+      writeFileSync(fd, content);
+      await fsyncAsync(fd);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
     return temporary;
   }
@@ -151,13 +182,13 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
   async #createOnly(path: string, content: Uint8Array | string): Promise<boolean> {
     const temporary = await this.#writeTemporary(path, content);
     try {
-      await link(temporary, path);
+      linkSync(temporary, path);
       return true;
     } catch (error) {
       if (errorCode(error) === 'EEXIST') return false;
       throw error;
     } finally {
-      await unlink(temporary).catch(() => undefined);
+      unlinkQuietly(temporary);
     }
   }
 
@@ -165,9 +196,9 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
   async #replace(path: string, content: Uint8Array | string): Promise<void> {
     const temporary = await this.#writeTemporary(path, content);
     try {
-      await rename(temporary, path);
+      renameSync(temporary, path);
     } catch (error) {
-      await unlink(temporary).catch(() => undefined);
+      unlinkQuietly(temporary);
       throw error;
     }
   }
@@ -224,7 +255,7 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
   async has(track: string, revision: string): Promise<boolean> {
     const path = this.#path(artifactKey(track, revision));
     try {
-      await stat(path);
+      statSync(path);
       return true;
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return false;
@@ -273,7 +304,7 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
   async #readState(track: string, path: string): Promise<StateFile | undefined> {
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = readFileSync(path, 'utf8');
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return undefined;
       throw error;
@@ -313,7 +344,7 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
     const json = JSON.stringify(value);
     if (json === undefined) throw new TypeError(`${track}: state value is not JSON-serialisable`);
     try {
-      await mkdir(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true });
       return await withFileLock(
         `${path}.lock`,
         async () => {
@@ -385,13 +416,16 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
     const path = this.#path(stateKey(track));
     try {
       // Under the state's lock, so a concurrent write sees either the document or none.
-      await mkdir(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true });
       await withFileLock(
         `${path}.lock`,
-        () =>
-          unlink(path).catch((error: unknown) => {
+        async () => {
+          try {
+            unlinkSync(path);
+          } catch (error) {
             if (errorCode(error) !== 'ENOENT') throw error;
-          }),
+          }
+        },
         this.#lock,
       );
     } catch (error) {
