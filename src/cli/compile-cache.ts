@@ -118,6 +118,9 @@ const GENERATIONS = 2;
 /** A command's cache files: `<name>.<generation>.v8cache` in `dir`. */
 interface CacheFiles {
   readonly dir: string;
+  /** What every cache this build can use on this Node starts with: `<digest>-<node>-<arch>-`. */
+  readonly prefix: string;
+  /** `<prefix><command>`. */
   readonly name: string;
 }
 
@@ -129,7 +132,8 @@ function cacheFile(files: CacheFiles, generation: number): string {
 function cacheFilesOf(run: BundleRun): CacheFiles | undefined {
   const dir = compileCacheDir(run.env);
   if (dir === undefined || !isPrivateDir(dir)) return undefined;
-  return { dir, name: `${run.digest}-${process.version}-${process.arch}-${cacheNameOf(run.args)}` };
+  const prefix = `${run.digest}-${process.version}-${process.arch}-`;
+  return { dir, prefix, name: `${prefix}${cacheNameOf(run.args)}` };
 }
 
 /** The newest generation of the command's cache, if there is one. */
@@ -144,10 +148,10 @@ function readNewest(files: CacheFiles): { data: Buffer; generation: number } | u
 /**
  * Writes generation `generation` through a temporary name (two runs writing
  * at once both leave a whole file), then removes this command's other
- * generations and every cache of other builds, which no run of this build
- * can use.
+ * generations and every cache of other builds or Node versions, which no run
+ * of this build on this Node can use.
  */
-function writeCache(files: CacheFiles, generation: number, data: Buffer, digest: string): void {
+function writeCache(files: CacheFiles, generation: number, data: Buffer): void {
   const file = cacheFile(files, generation);
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, data, { mode: 0o600 });
@@ -155,7 +159,7 @@ function writeCache(files: CacheFiles, generation: number, data: Buffer, digest:
   const keep = basename(file);
   for (const name of readdirSync(files.dir)) {
     if (!name.endsWith(CACHE_SUFFIX) || name === keep) continue;
-    if (!name.startsWith(`${digest}-`) || name.startsWith(`${files.name}.`)) {
+    if (!name.startsWith(files.prefix) || name.startsWith(`${files.name}.`)) {
       unlinkSync(join(files.dir, name));
     }
   }
@@ -185,7 +189,7 @@ export function runBundle(run: BundleRun): void {
     process.once('exit', (code) => {
       if (code !== 0) return;
       try {
-        writeCache(files, generation, script.createCachedData(), run.digest);
+        writeCache(files, generation, script.createCachedData());
       } catch {
         // A cache that cannot be written (read-only, full disk) costs the next run time, nothing else.
       }

@@ -244,11 +244,13 @@ describe('the bundled CLI', () => {
       assert.notDeepEqual(await readFile(join(cacheDir, file.replace(/\.2\./, '.1.'))), damaged);
     });
 
-    it('keeps one cache per command, and none of another build', async () => {
+    it('keeps one cache per command, and none of another build or Node version', async () => {
       const env = { DRIFTLESS_COMPILE_CACHE: cacheDir };
       const [current] = await cacheFiles();
       assert.ok(current);
       const otherBuild = '0123456789abcdef-v0.0.0-x64-sync.2.v8cache';
+      const otherNode = current.replace(`-${process.version}-`, '-v0.0.0-');
+      await writeFile(join(cacheDir, otherNode), 'old');
       await writeFile(join(cacheDir, otherBuild), 'old');
       await assert.rejects(runLauncher(dir, ['status', '--frobnicate'], env));
       assert.ok(
@@ -258,6 +260,7 @@ describe('the bundled CLI', () => {
       await runLauncher(dir, ['status', '--help'], env);
       const files = await cacheFiles();
       assert.ok(!files.includes(otherBuild), `${otherBuild} is left`);
+      assert.ok(!files.includes(otherNode), `${otherNode} is left`);
       assert.ok(files.includes(current));
       assert.ok(
         files.some((name) => name.endsWith('-status.1.v8cache')),
