@@ -4,9 +4,10 @@
  * DESIGN.md fixes (2 usage or config — nothing attempted; 3 operation failed).
  *
  * Only what every command line needs is imported statically, so `driftless
- * --help` and usage errors load nothing else; the context (config, store,
- * clusters) and each command's code are imported when a command runs, and
- * the bundle (scripts/build-cli.ts) gives each its own chunks.
+ * --help` and usage errors run nothing else; the context (config, store,
+ * clusters) and each command's code are imported when a command runs (in the
+ * bundle, scripts/build-cli.ts, a module behind a dynamic import runs on its
+ * first import).
  */
 import { ConfigError } from '../config/config-error.ts';
 import { readOptionalEnv } from '../config/env.ts';
