@@ -14,6 +14,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -175,6 +176,24 @@ describe('the bundled CLI', () => {
       output.imports.filter((imported) => imported.kind === 'dynamic-import'),
       [],
     );
+  });
+
+  it('gives each vendor bundle the exports of the package it stands for', async () => {
+    // What our code imports from a package, it reads from the vendor bundle's exports
+    // (through esbuild's interop): every name the package exports must be there.
+    const load = createRequire(join(dir, CLI_LAUNCHER_FILE));
+    for (const specifier of built.vendored) {
+      const vendored = load(`./${CLI_VENDOR_DIR}/${vendorFileOf(specifier)}`) as Record<
+        string,
+        unknown
+      >;
+      const original = (await import(specifier)) as Record<string, unknown>;
+      const missing = Object.keys(original).filter(
+        (name) => name !== 'default' && name !== 'module.exports' && !(name in vendored),
+      );
+      assert.deepEqual(missing, [], specifier);
+      assert.ok(Object.keys(vendored).length > 0, `${specifier}: no exports`);
+    }
   });
 
   it('runs: --help exits 0, an unknown command 2', async () => {
