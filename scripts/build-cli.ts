@@ -31,7 +31,7 @@ export const CLI_DIST_DIR = join(REPO_ROOT, 'dist', 'cli');
 export const CLI_LAUNCHER_FILE = 'launch.cjs';
 
 /** The bundle of our code the launcher runs, relative to the output folder. */
-export const CLI_BUNDLE_FILE = 'driftless.cjs';
+const CLI_BUNDLE_FILE = 'driftless.cjs';
 
 /** The folder of the dependencies' bundles, relative to the output folder. */
 export const CLI_VENDOR_DIR = 'vendor';
@@ -106,10 +106,9 @@ function metafileOf(result: { metafile?: Metafile | undefined }): Metafile {
   return result.metafile;
 }
 
-/** What a build wrote: the metafiles of driftless.cjs and of vendor/, and what vendor/ holds. */
+/** What a build wrote: the metafile of driftless.cjs, and what vendor/ holds. */
 export interface CliBuild {
   readonly bundle: Metafile;
-  readonly vendor: Metafile;
   /** The import specifiers that have a vendor/ bundle. */
   readonly vendored: readonly string[];
 }
@@ -134,7 +133,7 @@ export async function buildCli(outDir: string = CLI_DIST_DIR): Promise<CliBuild>
   const vendored = [...specifiers].sort();
   // Each vendor bundle is its package as `require` returns it, so the bundle's
   // interop sees what it would see from node_modules.
-  const vendor = await build({
+  await build({
     ...COMMON,
     entryPoints: vendored.map((specifier) => ({
       in: `driftless-vendor:${specifier}`,
@@ -172,7 +171,7 @@ export async function buildCli(outDir: string = CLI_DIST_DIR): Promise<CliBuild>
     define: { DRIFTLESS_BUNDLE_DIGEST: JSON.stringify(digest) },
     metafile: false,
   });
-  return { bundle: metafileOf(bundle), vendor: metafileOf(vendor), vendored };
+  return { bundle: metafileOf(bundle), vendored };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -31,6 +31,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeFileSync,
@@ -43,7 +44,7 @@ import { userCacheDir } from '../config/git-cache-dir.ts';
 import { COMMANDS } from './commands.ts';
 
 /** `DRIFTLESS_COMPILE_CACHE`: a folder, or `off`; unset means the user's cache directory. */
-export const COMPILE_CACHE_VARIABLE = 'DRIFTLESS_COMPILE_CACHE';
+const COMPILE_CACHE_VARIABLE = 'DRIFTLESS_COMPILE_CACHE';
 
 const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS.map((command) => command.name));
 
@@ -75,7 +76,7 @@ export function cacheNameOf(args: readonly string[]): string {
  * from: a folder of this user that nobody else can write to. Cached data is
  * code; a file someone else could plant must never be run.
  */
-export function isPrivateDir(dir: string): boolean {
+function isPrivateDir(dir: string): boolean {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const stats = statSync(dir);
@@ -154,8 +155,14 @@ function readNewest(files: CacheFiles): { data: Buffer; generation: number } | u
 function writeCache(files: CacheFiles, generation: number, data: Buffer): void {
   const file = cacheFile(files, generation);
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, data, { mode: 0o600 });
-  renameSync(temporary, file);
+  try {
+    writeFileSync(temporary, data, { mode: 0o600 });
+    renameSync(temporary, file);
+  } catch (error) {
+    // A half-written file (a full disk) must not stay behind: its name never ends in the suffix.
+    rmSync(temporary, { force: true });
+    throw error;
+  }
   const keep = basename(file);
   for (const name of readdirSync(files.dir)) {
     if (!name.endsWith(CACHE_SUFFIX) || name === keep) continue;

@@ -90,11 +90,11 @@ function breakLock(path: string, stale: LockRecord): void {
 }
 
 /** Runs a clean-up step whose failure changes nothing for the caller. */
-function ignoreFailure(step: () => void): void {
+export function ignoreFailure(step: () => void): void {
   try {
     step();
   } catch {
-    // left for the next holder or a stale-lock check
+    // a lock waits for a stale-lock check; a temporary file stays, skipped by listings
   }
 }
 

@@ -43,7 +43,7 @@ import {
   StoreUnavailableError,
 } from './errors.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
-import { withFileLock, type FileLockOptions } from './fs-lock.ts';
+import { ignoreFailure, withFileLock, type FileLockOptions } from './fs-lock.ts';
 import {
   artifactDir,
   artifactKey,
@@ -103,15 +103,6 @@ interface StateFile {
 }
 
 const fsyncAsync = promisify(fsync);
-
-/** Removes a temporary file; one already gone (or not removable) is left to the next run. */
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // nothing to do
-  }
-}
 
 function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error
@@ -188,7 +179,7 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
       if (errorCode(error) === 'EEXIST') return false;
       throw error;
     } finally {
-      unlinkQuietly(temporary);
+      ignoreFailure(() => unlinkSync(temporary));
     }
   }
 
@@ -198,7 +189,7 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
     try {
       renameSync(temporary, path);
     } catch (error) {
-      unlinkQuietly(temporary);
+      ignoreFailure(() => unlinkSync(temporary));
       throw error;
     }
   }
