@@ -4,18 +4,23 @@
  * Why not client-node's typed APIs: they pass built-in kinds through typed
  * models that silently drop unknown fields, and we must send manifests exactly
  * as written (server-side apply decides what they mean).
- * One keep-alive agent per cluster (and client certificate) keeps TLS
- * handshakes off the hot path. The agent gets one TLS context made up front
- * rather than the CA, certificate and key themselves: given those, Node
- * builds a context for every connection and keys every request by a string
- * holding all three PEMs (a fifth of the client's CPU for 1,000 applies).
+ * One connection per cluster (and client certificate), HTTP/2 where the
+ * server offers it (kube-connection.ts), keeps TLS handshakes off the hot
+ * path. It gets one TLS context made up front rather than the CA, certificate
+ * and key themselves: given those, Node's HTTPS agent builds a context for
+ * every connection and keys every request by a string holding all three PEMs
+ * (a fifth of the client's CPU for 1,000 applies).
  */
-import http from 'node:http';
-import https from 'node:https';
 import tls from 'node:tls';
 import { urlToHttpOptions } from 'node:url';
 import type { ClientCertificate, ClusterEndpoint } from './cluster-endpoint.ts';
 import { ClusterUnreachableError } from './errors.ts';
+import {
+  plainConnection,
+  tlsConnection,
+  type KubeConnection,
+  type WireResponse,
+} from './kube-connection.ts';
 
 export interface KubeRequest {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -59,34 +64,35 @@ export function createKubeTransport(
   options: KubeHttpOptions = {},
 ): KubeTransport {
   const server = new URL(endpoint.server);
-  const secure = server.protocol === 'https:';
-  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 32 };
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const plainAgent = secure ? undefined : new http.Agent(agentOptions);
-  // Exec plugins may hand out a new client certificate; each gets its own agent.
-  let tlsAgent: { certificate: ClientCertificate | undefined; agent: https.Agent } | undefined;
-  const agentFor = (certificate: ClientCertificate | undefined): http.Agent => {
-    if (plainAgent) return plainAgent;
-    const cached = tlsAgent;
-    if (cached && cached.certificate === certificate) return cached.agent;
-    // Requests still running on the old certificate may take up to the timeout.
-    if (cached) setTimeout(() => cached.agent.destroy(), timeoutMs).unref();
-    const secureContext = tls.createSecureContext({
-      ...(endpoint.ca ? { ca: endpoint.ca } : {}),
-      ...(certificate ? { cert: certificate.cert, key: certificate.key } : {}),
-    });
-    const agent = new https.Agent({
-      ...agentOptions,
-      secureContext,
+  // Host and port as Node reads them from the URL (brackets off IPv6 hosts).
+  const { hostname, port } = urlToHttpOptions(server);
+  const target = {
+    host: hostname ?? 'localhost',
+    port: Number(port ?? (server.protocol === 'https:' ? 443 : 80)),
+    timeoutMs: options.timeoutMs ?? 60_000,
+    maxSockets: options.maxSockets ?? 32,
+  };
+  const plain = server.protocol === 'https:' ? undefined : plainConnection(target);
+  // Exec plugins may hand out a new client certificate; each gets its own connection.
+  let tlsFor: { certificate: ClientCertificate | undefined; connection: KubeConnection } | undefined;
+  const connectionFor = (certificate: ClientCertificate | undefined): KubeConnection => {
+    if (plain) return plain;
+    const cached = tlsFor;
+    if (cached && cached.certificate === certificate) return cached.connection;
+    // Requests still running on the old certificate finish before its connection closes.
+    cached?.connection.close();
+    const connection = tlsConnection(target, {
+      secureContext: tls.createSecureContext({
+        ...(endpoint.ca ? { ca: endpoint.ca } : {}),
+        ...(certificate ? { cert: certificate.cert, key: certificate.key } : {}),
+      }),
       rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
-      ...(endpoint.tlsServerName ? { servername: endpoint.tlsServerName } : {}),
+      servername: endpoint.tlsServerName,
     });
-    tlsAgent = { certificate, agent };
-    return agent;
+    tlsFor = { certificate, connection };
+    return connection;
   };
   const basePath = server.pathname.replace(/\/$/, '');
-  // Host, port and protocol as Node reads them from the URL (brackets off IPv6 hosts).
-  const target = urlToHttpOptions(server);
 
   const send = async (request: KubeRequest): Promise<KubeResponse> => {
     // A path string, not a URL object: parsing and serialising a URL per request showed in
@@ -99,65 +105,43 @@ export function createKubeTransport(
     const search = query.size > 0 ? `?${query}` : '';
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
     const credentials = await endpoint.credentials.current();
-    const requestHeaders: http.OutgoingHttpHeaders = {
-      ...(request.headers as http.OutgoingHttpHeaders | undefined),
-      ...credentials.headers,
-      accept: request.accept ?? 'application/json',
-      ...(body
-        ? {
-            'content-type': request.contentType ?? 'application/json',
-            'content-length': body.length,
-          }
-        : {}),
+    const headers: Record<string, string | number | readonly string[]> = {};
+    // HTTP/2 takes lower-case names only; HTTP/1.1 does not mind.
+    for (const [name, value] of Object.entries({ ...request.headers, ...credentials.headers })) {
+      headers[name.toLowerCase()] = value;
+    }
+    headers.accept = request.accept ?? 'application/json';
+    if (body) {
+      headers['content-type'] = request.contentType ?? 'application/json';
+      headers['content-length'] = body.length;
+    }
+    let answer: WireResponse;
+    try {
+      answer = await connectionFor(credentials.clientCertificate).send({
+        method: request.method,
+        path: `${pathname}${search}`,
+        headers,
+        body,
+      });
+    } catch (error) {
+      throw new ClusterUnreachableError(
+        `${request.method} ${server.origin}${pathname}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    let parsed: unknown = answer.text;
+    try {
+      parsed = answer.text ? JSON.parse(answer.text) : undefined;
+    } catch {
+      // Not JSON (a proxy's error page, say): hand the text over as it is.
+    }
+    const throttled = answer.status === 429 || answer.status === 503;
+    const retryAfter = throttled ? Number(answer.retryAfter) : Number.NaN;
+    return {
+      status: answer.status,
+      body: parsed,
+      ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}),
     };
-    const agent = agentFor(credentials.clientCertificate);
-    const sendRequest = secure ? https.request : http.request;
-    return new Promise<KubeResponse>((resolve, reject) => {
-      const req = sendRequest(
-        {
-          ...target,
-          path: `${pathname}${search}`,
-          method: request.method,
-          agent,
-          headers: requestHeaders,
-          timeout: timeoutMs,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('error', reject);
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: unknown = text;
-            try {
-              parsed = text ? JSON.parse(text) : undefined;
-            } catch {
-              // Not JSON (a proxy's error page, say): hand the text over as it is.
-            }
-            // Only throttling answers carry it; reading headers builds the whole header object.
-            const throttled = res.statusCode === 429 || res.statusCode === 503;
-            const retryAfter = throttled ? Number(res.headers['retry-after']) : Number.NaN;
-            resolve({
-              status: res.statusCode ?? 0,
-              body: parsed,
-              ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}),
-            });
-          });
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', (error) =>
-        reject(
-          new ClusterUnreachableError(
-            `${request.method} ${server.origin}${pathname}: ${error.message}`,
-            {
-              cause: error,
-            },
-          ),
-        ),
-      );
-      req.end(body);
-    });
   };
 
   const sleep =

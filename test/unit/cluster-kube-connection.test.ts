@@ -1,0 +1,292 @@
+/**
+ * How the transport reaches a TLS API server: HTTP/2 when the server offers
+ * it, HTTP/1.1 when it does not, a new connection after the server closes
+ * one, and no idle connection keeping the process alive — against local Node
+ * servers with a certificate from a test CA (openssl).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http2 from 'node:http2';
+import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import type { ClusterEndpoint } from '../../src/cluster/cluster-endpoint.ts';
+import { ClusterUnreachableError } from '../../src/cluster/errors.ts';
+import { createKubeTransport } from '../../src/cluster/kube-http.ts';
+import { generateServingCertificate } from '../harness/certificates.ts';
+import { REPO_ROOT } from '../harness/testbin.ts';
+
+interface Seen {
+  readonly httpVersion: string;
+  readonly method: string | undefined;
+  readonly url: string | undefined;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** What a server answers, per request. */
+type Answer = (seen: Seen) => { status: number; headers?: Record<string, string> } | 'hang';
+
+describe('kube transport over TLS: HTTP/2 where offered', () => {
+  let dir: string;
+  let tlsFiles: { ca: string; cert: string; key: string };
+  let servers: { close(): void }[];
+  let seen: Seen[];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-h2-'));
+    const files = await generateServingCertificate(dir);
+    tlsFiles = {
+      ca: await readFile(files.caCert, 'utf8'),
+      cert: await readFile(files.cert, 'utf8'),
+      key: await readFile(files.key, 'utf8'),
+    };
+  });
+
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  beforeEach(() => {
+    for (const server of servers ?? []) server.close();
+    servers = [];
+    seen = [];
+  });
+
+  after(() => {
+    for (const server of servers) server.close();
+  });
+
+  /** A server speaking HTTP/2 and HTTP/1.1 (`h2`), or HTTP/1.1 only. */
+  async function serve(protocols: 'h2' | 'http/1.1', answer: Answer = () => ({ status: 200 })) {
+    const handler = (
+      req: http2.Http2ServerRequest | import('node:http').IncomingMessage,
+      res: http2.Http2ServerResponse | import('node:http').ServerResponse,
+    ): void => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const request = {
+          httpVersion: req.httpVersion,
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        };
+        seen.push(request);
+        const next = answer(request);
+        if (next === 'hang') return;
+        res.writeHead(next.status, { 'content-type': 'application/json', ...next.headers });
+        res.end(JSON.stringify({ kind: 'ConfigMap', seen: seen.length }));
+      });
+    };
+    const options = { cert: tlsFiles.cert, key: tlsFiles.key };
+    const server =
+      protocols === 'h2'
+        ? http2.createSecureServer({ ...options, allowHTTP1: true }, handler)
+        : https.createServer(options, handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const sessions = new Set<http2.ServerHttp2Session>();
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      sessions.add(session);
+      session.on('close', () => sessions.delete(session));
+    });
+    const entry = {
+      url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      sessions,
+      close: () => {
+        for (const session of sessions) session.destroy();
+        server.close();
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      },
+    };
+    servers.push(entry);
+    return entry;
+  }
+
+  function endpoint(server: string, headers: Record<string, string> = {}): ClusterEndpoint {
+    return {
+      server,
+      ca: tlsFiles.ca,
+      insecureSkipTlsVerify: false,
+      label: 'test',
+      credentials: {
+        current: async () => ({ headers: { Authorization: 'Bearer t', ...headers } }),
+        invalidate: () => undefined,
+      },
+    };
+  }
+
+  it('speaks HTTP/2 to a server offering it: method, path, query, headers (a list once per value) and body arrive', async () => {
+    // Prepare
+    const server = await serve('h2');
+    const transport = createKubeTransport(endpoint(server.url));
+
+    // Act
+    const response = await transport({
+      method: 'PATCH',
+      path: '/api/v1/namespaces/a/configmaps/x',
+      query: { fieldManager: 'driftless', force: 'true' },
+      body: { kind: 'ConfigMap', data: { a: '1' } },
+      contentType: 'application/apply-patch+yaml',
+      headers: { 'Impersonate-User': 'jane', 'Impersonate-Group': ['dev', 'ops'] },
+    });
+
+    // Assess
+    assert.equal(response.status, 200);
+    assert.deepEqual(response.body, { kind: 'ConfigMap', seen: 1 });
+    const [request] = seen;
+    assert.equal(request?.httpVersion, '2.0');
+    assert.equal(request?.method, 'PATCH');
+    assert.equal(request?.url, '/api/v1/namespaces/a/configmaps/x?fieldManager=driftless&force=true');
+    assert.equal(request?.headers.authorization, 'Bearer t');
+    assert.equal(request?.headers['content-type'], 'application/apply-patch+yaml');
+    assert.equal(request?.headers['impersonate-user'], 'jane');
+    // Node joins a repeated request header with ", " when it reads it.
+    assert.equal(request?.headers['impersonate-group'], 'dev, ops');
+    assert.deepEqual(JSON.parse(request?.body ?? ''), { kind: 'ConfigMap', data: { a: '1' } });
+  });
+
+  it('sends many requests at once over one HTTP/2 connection', async () => {
+    // Prepare
+    const server = await serve('h2');
+    const transport = createKubeTransport(endpoint(server.url));
+    const sessions = new Set<unknown>();
+    server.sessions.forEach((session) => sessions.add(session));
+
+    // Act
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => transport({ method: 'GET', path: `/api/v1/x${i}` })),
+    );
+    for (const session of server.sessions) sessions.add(session);
+
+    // Assess
+    assert.deepEqual(
+      responses.map((r) => r.status),
+      Array.from({ length: 40 }, () => 200),
+    );
+    assert.equal(seen.length, 40);
+    assert.equal(sessions.size, 1);
+    assert.ok(seen.every((s) => s.httpVersion === '2.0'));
+  });
+
+  it('falls back to HTTP/1.1 when the server does not offer HTTP/2, and keeps working', async () => {
+    // Prepare
+    const server = await serve('http/1.1');
+    const transport = createKubeTransport(endpoint(server.url));
+
+    // Act
+    const first = await transport({ method: 'GET', path: '/version' });
+    const rest = await Promise.all([1, 2, 3].map(() => transport({ method: 'GET', path: '/version' })));
+
+    // Assess
+    assert.equal(first.status, 200);
+    assert.deepEqual(
+      rest.map((r) => r.status),
+      [200, 200, 200],
+    );
+    assert.deepEqual(
+      seen.map((s) => s.httpVersion),
+      ['1.1', '1.1', '1.1', '1.1'],
+    );
+  });
+
+  it('reads Retry-After over HTTP/2 and resends the throttled request', async () => {
+    // Prepare
+    let calls = 0;
+    const server = await serve('h2', () =>
+      ++calls === 1 ? { status: 429, headers: { 'retry-after': '3' } } : { status: 200 },
+    );
+    const waits: number[] = [];
+    const transport = createKubeTransport(endpoint(server.url), {
+      sleep: async (ms) => void waits.push(ms),
+    });
+
+    // Act
+    const response = await transport({ method: 'GET', path: '/version' });
+
+    // Assess
+    assert.equal(response.status, 200);
+    assert.deepEqual(waits, [3000]);
+    assert.equal(seen.length, 2);
+  });
+
+  it('opens a new connection when the server has closed the last one', async () => {
+    // Prepare
+    const server = await serve('h2');
+    const transport = createKubeTransport(endpoint(server.url));
+    await transport({ method: 'GET', path: '/one' });
+    for (const session of server.sessions) session.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    // Act
+    const response = await transport({ method: 'GET', path: '/two' });
+
+    // Assess
+    assert.equal(response.status, 200);
+    assert.deepEqual(
+      seen.map((s) => s.url),
+      ['/one', '/two'],
+    );
+  });
+
+  it('fails a request the server does not answer in time, naming the request', async () => {
+    // Prepare
+    const server = await serve('h2', () => 'hang');
+    const transport = createKubeTransport(endpoint(server.url), { timeoutMs: 200 });
+
+    // Act
+    const failure = await transport({ method: 'GET', path: '/slow' }).catch((error) => error);
+
+    // Assess
+    assert.ok(failure instanceof ClusterUnreachableError);
+    assert.match(failure.message, /GET https:\/\/127\.0\.0\.1:\d+\/slow: no answer within 200 ms/);
+  });
+
+  it('refuses a server whose certificate the CA did not sign, as before', async () => {
+    // Prepare
+    const server = await serve('h2');
+    const other = await mkdtemp(join(dir, 'other-'));
+    const otherCa = await readFile((await generateServingCertificate(other)).caCert, 'utf8');
+    const transport = createKubeTransport({ ...endpoint(server.url), ca: otherCa });
+
+    // Act
+    const failure = await transport({ method: 'GET', path: '/version' }).catch((error) => error);
+
+    // Assess
+    assert.ok(failure instanceof ClusterUnreachableError);
+    assert.match(failure.message, /certificate/);
+    assert.equal(seen.length, 0);
+  });
+
+  it('lets the process exit once its requests are answered (an idle connection holds nothing)', async () => {
+    // Prepare: a process that sends one request and then has nothing left to do.
+    const server = await serve('h2');
+    const script = join(dir, 'one-request.mts');
+    await writeFile(
+      script,
+      [
+        `import { createKubeTransport } from ${JSON.stringify(join(REPO_ROOT, 'src/cluster/kube-http.ts'))};`,
+        `const transport = createKubeTransport({ server: ${JSON.stringify(server.url)}, ca: ${JSON.stringify(tlsFiles.ca)},`,
+        `  insecureSkipTlsVerify: false, label: 'test',`,
+        `  credentials: { current: async () => ({ headers: {} }), invalidate: () => undefined } });`,
+        `const response = await transport({ method: 'GET', path: '/version' });`,
+        `console.log(response.status);`,
+      ].join('\n'),
+    );
+
+    // Act: the server never closes the connection itself, so a held one would hang the child.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', script],
+      { cwd: REPO_ROOT, timeout: 15_000 },
+    );
+
+    // Assess: it printed the answer and exited by itself.
+    assert.equal(stdout.trim(), '200');
+    assert.equal(seen[0]?.httpVersion, '2.0');
+  });
+});
