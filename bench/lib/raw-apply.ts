@@ -1,13 +1,12 @@
 /**
  * The physical baseline: the same server-side apply PATCH requests driftless
- * sends, sent raw from Node (node:https, keep-alive, a fixed number in
- * flight) with nothing else — no discovery, no existence LIST, no changeset.
- * What the API server can take on this machine bounds any client's time.
- * Its agent shares one TLS context, as driftless' does (see kube-http.ts), so
- * the baseline carries no client overhead driftless avoids.
+ * sends, sent raw from Node (HTTP/2 on one TLS connection, as driftless and
+ * kubectl send them; a fixed number in flight) with nothing else — no
+ * discovery, no existence LIST, no changeset. What the API server can take on
+ * this machine bounds any client's time.
  */
-import https from 'node:https';
-import tls from 'node:tls';
+import http2 from 'node:http2';
+import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 
@@ -36,43 +35,34 @@ export async function rawApply(
   const options: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
   const server = new URL(kc.getCurrentCluster()?.server ?? '');
-  const agent = new https.Agent({
-    keepAlive: true,
-    maxSockets: concurrency,
-    secureContext: tls.createSecureContext({
-      ca: options.ca,
-      cert: options.cert,
-      key: options.key,
-    }),
+  // HTTP/2 on one connection, as driftless and kubectl send (src/cluster/kube-connection.ts).
+  const session = http2.connect(server.origin, {
+    ca: options.ca,
+    cert: options.cert,
+    key: options.key,
   });
+  session.on('error', () => undefined);
   const send = (object: KubeObject): Promise<void> =>
     new Promise((resolve, reject) => {
       const body = Buffer.from(JSON.stringify(object));
-      const req = https.request(
-        {
-          host: server.hostname,
-          port: server.port,
-          method: 'PATCH',
-          path: `${pathOf(object)}?fieldManager=${fieldManager}&force=true`,
-          agent,
-          headers: {
-            ...(options.headers as Record<string, string> | undefined),
-            'content-type': 'application/apply-patch+yaml',
-            'content-length': body.length,
-            accept: 'application/json',
-          },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () =>
-            (res.statusCode ?? 0) < 300
-              ? resolve()
-              : reject(new Error(`raw apply ${pathOf(object)}: HTTP ${res.statusCode}`)),
-          );
-        },
+      const stream = session.request({
+        ':method': 'PATCH',
+        ':path': `${pathOf(object)}?fieldManager=${fieldManager}&force=true`,
+        ...(options.headers as Record<string, string> | undefined),
+        'content-type': 'application/apply-patch+yaml',
+        'content-length': body.length,
+        accept: 'application/json',
+      });
+      let status = 0;
+      stream.on('response', (headers) => (status = Number(headers[':status'])));
+      stream.resume();
+      stream.on('end', () =>
+        status < 300 && status > 0
+          ? resolve()
+          : reject(new Error(`raw apply ${pathOf(object)}: HTTP ${status}`)),
       );
-      req.on('error', reject);
-      req.end(body);
+      stream.on('error', reject);
+      stream.end(body);
     });
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -81,6 +71,6 @@ export async function rawApply(
   try {
     await Promise.all(Array.from({ length: concurrency }, worker));
   } finally {
-    agent.destroy();
+    session.close();
   }
 }

@@ -110,7 +110,7 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
   function endpoint(server: string, headers: Record<string, string> = {}): ClusterEndpoint {
     return {
       server,
-      ca: tlsFiles.ca,
+      ca: Buffer.from(tlsFiles.ca),
       insecureSkipTlsVerify: false,
       label: 'test',
       credentials: {
@@ -251,7 +251,7 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     const server = await serve('h2');
     const other = await mkdtemp(join(dir, 'other-'));
     const otherCa = await readFile((await generateServingCertificate(other)).caCert, 'utf8');
-    const transport = createKubeTransport({ ...endpoint(server.url), ca: otherCa });
+    const transport = createKubeTransport({ ...endpoint(server.url), ca: Buffer.from(otherCa) });
 
     // Act
     const failure = await transport({ method: 'GET', path: '/version' }).catch((error) => error);
