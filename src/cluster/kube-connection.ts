@@ -62,6 +62,14 @@ export interface TlsSettings {
  */
 const RECEIVE_WINDOW = 16 * 1024 * 1024;
 
+/**
+ * How long a connection may leave a PING unanswered once a request on it
+ * timed out. One connection carries every request, so one that silently died
+ * (a dropped route, a load balancer forgetting it) must be replaced rather
+ * than time out each request in turn; client-go checks the same way.
+ */
+const PING_TIMEOUT_MS = 15_000;
+
 /** Plain HTTP (a local `kubectl proxy`): HTTP/1.1 keep-alive connections. */
 export function plainConnection(target: ConnectionTarget): KubeConnection {
   const agent = new http.Agent({ keepAlive: true, maxSockets: target.maxSockets });
@@ -133,6 +141,26 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
     };
   };
 
+  // A request timed out: the connection may be dead. Ask it; no answer in time closes it.
+  const probing = new WeakSet<http2.ClientHttp2Session>();
+  const probe = (on: http2.ClientHttp2Session): void => {
+    if (probing.has(on) || on.destroyed) return;
+    probing.add(on);
+    const wait = Math.min(PING_TIMEOUT_MS, target.timeoutMs);
+    const dead = new Error(`the API server's connection answered no PING within ${wait} ms`);
+    const timer = setTimeout(() => on.destroy(dead), wait);
+    timer.unref();
+    const answered = on.ping((error) => {
+      clearTimeout(timer);
+      probing.delete(on);
+      if (error) on.destroy(error);
+    });
+    if (!answered) {
+      clearTimeout(timer);
+      on.destroy(dead);
+    }
+  };
+
   const send = async (request: WireRequest, resends = 1): Promise<WireResponse> => {
     const on = await current();
     if (on === undefined) {
@@ -140,7 +168,7 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
     }
     const release = hold(on);
     try {
-      return await sendHttp2(on, target.timeoutMs, request);
+      return await sendHttp2(on, target.timeoutMs, request, () => probe(on));
     } catch (error) {
       // Refused before the server read it (the connection was going away): safe to resend.
       if (error instanceof NotProcessedError && resends > 0) {
@@ -202,6 +230,7 @@ function sendHttp2(
   session: http2.ClientHttp2Session,
   timeoutMs: number,
   request: WireRequest,
+  onTimeout: () => void,
 ): Promise<WireResponse> {
   return new Promise((resolve, reject) => {
     let stream: http2.ClientHttp2Stream;
@@ -241,6 +270,7 @@ function sendHttp2(
     stream.setTimeout(timeoutMs, () => {
       reject(new Error(`no answer within ${timeoutMs} ms`));
       stream.close(http2.constants.NGHTTP2_CANCEL);
+      onTimeout();
     });
     if (request.body !== undefined) stream.end(request.body);
   });

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http2 from 'node:http2';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -244,6 +244,46 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     // Assess
     assert.ok(failure instanceof ClusterUnreachableError);
     assert.match(failure.message, /GET https:\/\/127\.0\.0\.1:\d+\/slow: no answer within 200 ms/);
+  });
+
+  it('replaces a connection that went silent (no answer, no PING answer) instead of timing out every request on it', async () => {
+    // Prepare: a TCP relay to the server that can make its open connections drop everything,
+    // as a vanished route or load balancer would; connections opened later pass.
+    const server = await serve('h2');
+    const upstream = new URL(server.url);
+    const open = new Set<{ silent: boolean }>();
+    const relay = net.createServer((client) => {
+      const state = { silent: false };
+      open.add(state);
+      const target = net.connect(Number(upstream.port), upstream.hostname);
+      client.on('data', (chunk) => state.silent || target.write(chunk));
+      target.on('data', (chunk) => state.silent || client.write(chunk));
+      const end = () => {
+        client.destroy();
+        target.destroy();
+      };
+      client.on('error', end).on('close', end);
+      target.on('error', end).on('close', end);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    servers.push({ close: () => relay.close() });
+    const relayUrl = `https://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const transport = createKubeTransport(endpoint(relayUrl), { timeoutMs: 300 });
+    await transport({ method: 'GET', path: '/before' });
+    for (const connection of open) connection.silent = true;
+
+    // Act: one request times out on the silent connection, its PING goes unanswered too.
+    const lost = await transport({ method: 'GET', path: '/lost' }).catch((error) => error);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const after = await transport({ method: 'GET', path: '/after' });
+
+    // Assess
+    assert.ok(lost instanceof ClusterUnreachableError);
+    assert.equal(after.status, 200);
+    assert.deepEqual(
+      seen.map((s) => s.url),
+      ['/before', '/after'],
+    );
   });
 
   it('refuses a server whose certificate the CA did not sign, as before', async () => {
