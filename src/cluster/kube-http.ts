@@ -74,7 +74,8 @@ export function createKubeTransport(
   };
   const plain = server.protocol === 'https:' ? undefined : plainConnection(target);
   // Exec plugins may hand out a new client certificate; each gets its own connection.
-  let tlsFor: { certificate: ClientCertificate | undefined; connection: KubeConnection } | undefined;
+  let tlsFor:
+    { certificate: ClientCertificate | undefined; connection: KubeConnection } | undefined;
   const connectionFor = (certificate: ClientCertificate | undefined): KubeConnection => {
     if (plain) return plain;
     const cached = tlsFor;

@@ -141,7 +141,10 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     const [request] = seen;
     assert.equal(request?.httpVersion, '2.0');
     assert.equal(request?.method, 'PATCH');
-    assert.equal(request?.url, '/api/v1/namespaces/a/configmaps/x?fieldManager=driftless&force=true');
+    assert.equal(
+      request?.url,
+      '/api/v1/namespaces/a/configmaps/x?fieldManager=driftless&force=true',
+    );
     assert.equal(request?.headers.authorization, 'Bearer t');
     assert.equal(request?.headers['content-type'], 'application/apply-patch+yaml');
     assert.equal(request?.headers['impersonate-user'], 'jane');
@@ -180,7 +183,9 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
 
     // Act
     const first = await transport({ method: 'GET', path: '/version' });
-    const rest = await Promise.all([1, 2, 3].map(() => transport({ method: 'GET', path: '/version' })));
+    const rest = await Promise.all(
+      [1, 2, 3].map(() => transport({ method: 'GET', path: '/version' })),
+    );
 
     // Assess
     assert.equal(first.status, 200);
@@ -319,11 +324,10 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     );
 
     // Act: the server never closes the connection itself, so a held one would hang the child.
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', script],
-      { cwd: REPO_ROOT, timeout: 15_000 },
-    );
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], {
+      cwd: REPO_ROOT,
+      timeout: 15_000,
+    });
 
     // Assess: it printed the answer and exited by itself.
     assert.equal(stdout.trim(), '200');
