@@ -155,11 +155,16 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
     const dead = new Error(`the API server's connection answered no PING within ${wait} ms`);
     const timer = setTimeout(() => on.destroy(dead), wait);
     timer.unref();
-    const answered = on.ping((error) => {
-      clearTimeout(timer);
-      probing.delete(on);
-      if (error) on.destroy(error);
-    });
+    let answered = false;
+    try {
+      answered = on.ping((error) => {
+        clearTimeout(timer);
+        probing.delete(on);
+        if (error) on.destroy(error);
+      });
+    } catch {
+      // Closing already: nothing to ask.
+    }
     if (!answered) {
       clearTimeout(timer);
       on.destroy(dead);
@@ -190,9 +195,12 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
   return {
     send,
     close: () => {
+      // Requests in flight finish: HTTP/2 closes once its streams are done; HTTP/1.1
+      // connections get the request timeout.
       session?.close();
       session = undefined;
-      fallback?.destroy();
+      const agent = fallback;
+      if (agent) setTimeout(() => agent.destroy(), target.timeoutMs).unref();
       fallback = undefined;
     },
   };
@@ -263,16 +271,16 @@ function sendHttp2(
     stream.on('end', () =>
       resolve({ status, text: Buffer.concat(chunks).toString('utf8'), retryAfter }),
     );
-    stream.on('error', reject);
+    // REFUSED_STREAM: the server did not start on it (a connection going away does so).
+    const refused = (): boolean =>
+      stream.rstCode === constants.NGHTTP2_REFUSED_STREAM && status === 0;
+    stream.on('error', (error) =>
+      reject(refused() ? new NotProcessedError(error.message, { cause: error }) : error),
+    );
     stream.on('close', () => {
-      // After 'end' this settles nothing; otherwise the stream was reset or its session lost.
-      const code = stream.rstCode;
-      const message = `HTTP/2 stream closed without an answer (code ${code})`;
-      reject(
-        code === constants.NGHTTP2_REFUSED_STREAM && status === 0
-          ? new NotProcessedError(message)
-          : new Error(message),
-      );
+      // After 'end' or 'error' this settles nothing; otherwise the stream was reset or lost.
+      const message = `HTTP/2 stream closed without an answer (code ${stream.rstCode})`;
+      reject(refused() ? new NotProcessedError(message) : new Error(message));
     });
     stream.setTimeout(timeoutMs, () => {
       reject(new Error(`no answer within ${timeoutMs} ms`));

@@ -30,7 +30,9 @@ interface Seen {
 }
 
 /** What a server answers, per request. */
-type Answer = (seen: Seen) => { status: number; headers?: Record<string, string> } | 'hang';
+type Answer = (
+  seen: Seen,
+) => { status: number; headers?: Record<string, string> } | 'hang' | 'refuse';
 
 describe('kube transport over TLS: HTTP/2 where offered', () => {
   let dir: string;
@@ -76,9 +78,13 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
           headers: req.headers,
           body: Buffer.concat(chunks).toString('utf8'),
         };
-        seen.push(request);
         const next = answer(request);
-        if (next === 'hang') return;
+        if (next === 'refuse' && 'stream' in req) {
+          req.stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+          return;
+        }
+        seen.push(request);
+        if (next === 'hang' || next === 'refuse') return;
         res.writeHead(next.status, { 'content-type': 'application/json', ...next.headers });
         res.end(JSON.stringify({ kind: 'ConfigMap', seen: seen.length }));
       });
@@ -235,6 +241,27 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     assert.deepEqual(
       seen.map((s) => s.url),
       ['/one', '/two'],
+    );
+  });
+
+  it('resends, once, a request the server refused unprocessed (REFUSED_STREAM)', async () => {
+    // Prepare: the first attempt of /refused is reset with REFUSED_STREAM, as by a server going away.
+    let attempts = 0;
+    const server = await serve('h2', ({ url }) =>
+      url === '/refused' && attempts++ === 0 ? 'refuse' : { status: 200 },
+    );
+    const transport = createKubeTransport(endpoint(server.url));
+    await transport({ method: 'GET', path: '/first' });
+
+    // Act
+    const response = await transport({ method: 'GET', path: '/refused' });
+
+    // Assess
+    assert.equal(response.status, 200);
+    assert.equal(attempts, 2);
+    assert.deepEqual(
+      seen.map((s) => s.url),
+      ['/first', '/refused'],
     );
   });
 
