@@ -70,6 +70,10 @@ const RECEIVE_WINDOW = 16 * 1024 * 1024;
  */
 const PING_TIMEOUT_MS = 15_000;
 
+/** HTTP/2 error codes (RFC 9113, section 7), as the stream reset carries them. */
+const REFUSED_STREAM = 0x7;
+const CANCEL = 0x8;
+
 // Loaded with the first TLS connection: node:http2 adds ~3 ms to a function's module init.
 let http2Module: Promise<typeof http2> | undefined;
 const loadHttp2 = (): Promise<typeof http2> => (http2Module ??= import('node:http2'));
@@ -178,8 +182,7 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
     }
     const release = hold(on);
     try {
-      const { constants } = await loadHttp2();
-      return await sendHttp2(on, constants, target.timeoutMs, request, () => probe(on));
+      return await sendHttp2(on, target.timeoutMs, request, () => probe(on));
     } catch (error) {
       // Refused before the server read it (the connection was going away): safe to resend.
       if (error instanceof NotProcessedError && resends > 0) {
@@ -242,7 +245,6 @@ function connectTls(target: ConnectionTarget, settings: TlsSettings): Promise<tl
 
 function sendHttp2(
   session: http2.ClientHttp2Session,
-  constants: typeof http2.constants,
   timeoutMs: number,
   request: WireRequest,
   onTimeout: () => void,
@@ -272,8 +274,7 @@ function sendHttp2(
       resolve({ status, text: Buffer.concat(chunks).toString('utf8'), retryAfter }),
     );
     // REFUSED_STREAM: the server did not start on it (a connection going away does so).
-    const refused = (): boolean =>
-      stream.rstCode === constants.NGHTTP2_REFUSED_STREAM && status === 0;
+    const refused = (): boolean => stream.rstCode === REFUSED_STREAM && status === 0;
     stream.on('error', (error) =>
       reject(refused() ? new NotProcessedError(error.message, { cause: error }) : error),
     );
@@ -284,7 +285,7 @@ function sendHttp2(
     });
     stream.setTimeout(timeoutMs, () => {
       reject(new Error(`no answer within ${timeoutMs} ms`));
-      stream.close(constants.NGHTTP2_CANCEL);
+      stream.close(CANCEL);
       onTimeout();
     });
     if (request.body !== undefined) stream.end(request.body);

@@ -14,6 +14,7 @@
 import tls from 'node:tls';
 import { urlToHttpOptions } from 'node:url';
 import type { ClientCertificate, ClusterEndpoint } from './cluster-endpoint.ts';
+import { messageOf } from '../errors.ts';
 import { ClusterUnreachableError } from './errors.ts';
 import {
   plainConnection,
@@ -126,7 +127,7 @@ export function createKubeTransport(
       });
     } catch (error) {
       throw new ClusterUnreachableError(
-        `${request.method} ${server.origin}${pathname}: ${(error as Error).message}`,
+        `${request.method} ${server.origin}${pathname}: ${messageOf(error)}`,
         { cause: error },
       );
     }

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http2 from 'node:http2';
 import https from 'node:https';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,23 +50,22 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     };
   });
 
-  after(() => rm(dir, { recursive: true, force: true }));
-
   beforeEach(() => {
     for (const server of servers ?? []) server.close();
     servers = [];
     seen = [];
   });
 
-  after(() => {
+  after(async () => {
     for (const server of servers) server.close();
+    await rm(dir, { recursive: true, force: true });
   });
 
   /** A server speaking HTTP/2 and HTTP/1.1 (`h2`), or HTTP/1.1 only. */
   async function serve(protocols: 'h2' | 'http/1.1', answer: Answer = () => ({ status: 200 })) {
     const handler = (
-      req: http2.Http2ServerRequest | import('node:http').IncomingMessage,
-      res: http2.Http2ServerResponse | import('node:http').ServerResponse,
+      req: http2.Http2ServerRequest | IncomingMessage,
+      res: http2.Http2ServerResponse | ServerResponse,
     ): void => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -113,14 +112,14 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     return entry;
   }
 
-  function endpoint(server: string, headers: Record<string, string> = {}): ClusterEndpoint {
+  function endpoint(server: string): ClusterEndpoint {
     return {
       server,
       ca: Buffer.from(tlsFiles.ca),
       insecureSkipTlsVerify: false,
       label: 'test',
       credentials: {
-        current: async () => ({ headers: { Authorization: 'Bearer t', ...headers } }),
+        current: async () => ({ headers: { Authorization: 'Bearer t' } }),
         invalidate: () => undefined,
       },
     };
