@@ -15,7 +15,7 @@ import {
   type ObjectRef,
 } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
-import { readLive } from './read-live.ts';
+import { readLive, type PrefetchedLists } from './read-live.ts';
 import { messageOf } from '../errors.ts';
 import { applyReason } from './apply-reason.ts';
 import type { ChangeSetEntry } from './changeset.ts';
@@ -54,6 +54,11 @@ export interface ApplyObjectsOptions {
    * their changes go to Git, not the other way.
    */
   readonly createOnly?: ReadonlySet<string>;
+  /**
+   * LISTs started before the apply (read-live.ts `prefetchLists`): they stand
+   * for the reads of their groups until the apply first writes something.
+   */
+  readonly prefetched?: PrefetchedLists;
 }
 
 export interface ApplyObjectsResult {
@@ -74,6 +79,9 @@ interface Item {
   readonly subject: string;
   readonly index: number;
 }
+
+/** Changeset actions that wrote nothing to the cluster. */
+const LEFT_ALONE: ReadonlySet<ChangeSetEntry['action']> = new Set(['unchanged', 'skipped']);
 
 /** What the cluster holds before we apply, by object key; absent when the object does not exist. */
 type Existing = Map<string, KubeObject>;
@@ -111,10 +119,16 @@ export function withOwnershipLabel(object: KubeObject, track: string): KubeObjec
  * Reads the live form of `items` as drift does — one request per kind and
  * namespace — so each object can be checked before it is written.
  */
-async function readExisting(cluster: KubernetesPort, items: readonly Item[]): Promise<Existing> {
+async function readExisting(
+  cluster: KubernetesPort,
+  items: readonly Item[],
+  prefetched: PrefetchedLists | undefined,
+): Promise<Existing> {
   const live = await readLive(
     cluster,
     items.map((item) => item.object),
+    undefined,
+    prefetched,
   );
   // Listing may be forbidden: ask per object instead; what cannot be read counts as absent.
   const unlisted = items.filter(({ object }) => live.errors.has(objectKey(refOf(object))));
@@ -289,7 +303,7 @@ export async function applyObjects(
   const observed = new Map<string, KubeObject>();
   let done = 0;
   const run = async (stage: readonly Item[], limit: number): Promise<void> => {
-    const existing = await readExisting(cluster, stage);
+    const existing = await readExisting(cluster, stage, options.prefetched);
     await mapWithLimit(stage, limit, async (item) => {
       changeset[item.index] = await applyOne(
         cluster,
@@ -312,6 +326,11 @@ export async function applyObjects(
   // Definitions are few and may depend on each other (a Namespace before a
   // ClusterRoleBinding naming it): apply them in order.
   await run(definitions, 1);
+  // A definition written (a CRD changed, a Namespace created) may change what the rest
+  // reads: those reads are made now, not taken from LISTs started before it.
+  if (definitions.some((item) => !LEFT_ALONE.has(changeset[item.index]?.action ?? 'failed'))) {
+    options.prefetched?.clear();
+  }
   try {
     await waitForCrds(
       cluster,

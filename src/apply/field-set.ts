@@ -36,6 +36,12 @@ export function childKeys(set: FieldSet): string[] {
   return Object.keys(set).filter((key) => key !== '.');
 }
 
+/** Whether `set` has a child other than `.`: `childKeys(set).length > 0` without the list. */
+export function hasChildKeys(set: FieldSet): boolean {
+  for (const key in set) if (key !== '.') return true;
+  return false;
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

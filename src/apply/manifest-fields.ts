@@ -8,12 +8,13 @@
 import {
   childKeys,
   elementIndex,
+  hasChildKeys,
   isPlainObject,
   keyFields,
   setValue,
   type FieldSet,
 } from './field-set.ts';
-import { appendToken, formatPointer, isWithin } from './json-pointer.ts';
+import { formatPointer, isWithin } from './json-pointer.ts';
 import { looseContains, looseScalarEqual } from './loose-equal.ts';
 
 /** Parts of a manifest that are identity or not applied, so never in a field set. */
@@ -86,6 +87,92 @@ export interface SuspectOptions {
   readonly order?: boolean;
 }
 
+/** Whether the manifest field at `tokens` is identity or not applied ({@link NOT_APPLIED}). */
+function isNotApplied(tokens: readonly string[]): boolean {
+  // Every such field is one or two tokens deep: no pointer is built for the deeper ones.
+  return tokens.length <= 2 && NOT_APPLIED.has(formatPointer(tokens));
+}
+
+/** What {@link suspectReason}'s walk carries down unchanged. */
+interface SuspectWalk {
+  readonly ignored: readonly string[];
+  readonly options: SuspectOptions;
+  /** The manifest coordinates of the node walked: a pointer only when one is needed. */
+  readonly tokens: string[];
+}
+
+function isIgnored(walk: SuspectWalk): boolean {
+  if (walk.ignored.length === 0) return false;
+  const pointer = formatPointer(walk.tokens);
+  return walk.ignored.some((p) => isWithin(pointer, p));
+}
+
+function suspectAt(walk: SuspectWalk, reason: string): string {
+  return `${formatPointer(walk.tokens) || '/'}: ${reason}`;
+}
+
+function suspectIn(
+  walk: SuspectWalk,
+  m: unknown,
+  node: FieldSet | undefined,
+  l: unknown,
+): string | undefined {
+  if (isNotApplied(walk.tokens) || isIgnored(walk)) return undefined;
+  // null in an apply configuration claims nothing.
+  if (m === null || m === undefined) return undefined;
+  if (!node) return suspectAt(walk, 'not owned by driftless');
+  if (!hasChildKeys(node)) {
+    const granular = Object.hasOwn(node, '.');
+    const empty = Array.isArray(m)
+      ? m.length === 0
+      : isPlainObject(m) && Object.keys(m).length === 0;
+    // A `.`-only node owns an element but none of its fields: ours were taken.
+    if (granular && !empty) return suspectAt(walk, 'fields no longer owned by driftless');
+    return looseContains(m, l) ? undefined : suspectAt(walk, 'value differs');
+  }
+  if (Array.isArray(m)) {
+    if (!Array.isArray(l)) return suspectAt(walk, 'not a list');
+    let previous = -1;
+    for (const [index, element] of m.entries()) {
+      walk.tokens.push(String(index));
+      const reason = suspectInElement(walk, element, index, node, l, previous);
+      if (typeof reason === 'string') return reason;
+      previous = reason;
+      walk.tokens.pop();
+    }
+    return undefined;
+  }
+  if (isPlainObject(m)) {
+    if (!isPlainObject(l)) return suspectAt(walk, 'not an object');
+    for (const name in m) {
+      walk.tokens.push(name);
+      const reason = suspectIn(walk, m[name], node[`f:${name}`], l[name]);
+      if (reason) return reason;
+      walk.tokens.pop();
+    }
+    return undefined;
+  }
+  return suspectAt(walk, 'a scalar where the server keeps fields');
+}
+
+/** A list element's reason, or the live index it was found at (elements come in order). */
+function suspectInElement(
+  walk: SuspectWalk,
+  element: unknown,
+  index: number,
+  node: FieldSet,
+  live: readonly unknown[],
+  previous: number,
+): string | number {
+  if (isIgnored(walk)) return previous;
+  const key = keyForElement(node, element, index);
+  if (key === undefined) return suspectAt(walk, 'not owned by driftless');
+  const liveIndex = elementIndex(live, key);
+  if (liveIndex < 0) return suspectAt(walk, 'missing');
+  if (walk.options.order && liveIndex < previous) return suspectAt(walk, 'out of order');
+  return suspectIn(walk, element, node[key], live[liveIndex]) ?? liveIndex;
+}
+
 /**
  * Why the live object may have drifted from `manifest`, or undefined when
  * every manifest field is still ours and still holds its value. `ignored`
@@ -98,55 +185,9 @@ export function suspectReason(
   ignored: readonly string[],
   options: SuspectOptions = {},
 ): string | undefined {
-  // The pointer is built as the walk descends, one token at a time: formatting
-  // it from a token list at every node cost more than the rest of the walk.
-  const walk = (
-    m: unknown,
-    node: FieldSet | undefined,
-    l: unknown,
-    pointer: string,
-  ): string | undefined => {
-    if (NOT_APPLIED.has(pointer) || ignored.some((p) => isWithin(pointer, p))) return undefined;
-    // null in an apply configuration claims nothing.
-    if (m === null || m === undefined) return undefined;
-    if (!node) return `${pointer || '/'}: not owned by driftless`;
-    if (childKeys(node).length === 0) {
-      const granular = Object.hasOwn(node, '.');
-      const empty = Array.isArray(m)
-        ? m.length === 0
-        : isPlainObject(m) && Object.keys(m).length === 0;
-      // A `.`-only node owns an element but none of its fields: ours were taken.
-      if (granular && !empty) return `${pointer}: fields no longer owned by driftless`;
-      return looseContains(m, l) ? undefined : `${pointer}: value differs`;
-    }
-    if (Array.isArray(m)) {
-      if (!Array.isArray(l)) return `${pointer}: not a list`;
-      let previous = -1;
-      for (const [index, element] of m.entries()) {
-        const at = `${pointer}/${index}`;
-        if (ignored.some((p) => isWithin(at, p))) continue;
-        const key = keyForElement(node, element, index);
-        if (key === undefined) return `${at}: not owned by driftless`;
-        const liveIndex = elementIndex(l, key);
-        if (liveIndex < 0) return `${at}: missing`;
-        if (options.order && liveIndex < previous) return `${at}: out of order`;
-        previous = liveIndex;
-        const reason = walk(element, node[key], l[liveIndex], at);
-        if (reason) return reason;
-      }
-      return undefined;
-    }
-    if (isPlainObject(m)) {
-      if (!isPlainObject(l)) return `${pointer}: not an object`;
-      for (const name of Object.keys(m)) {
-        const reason = walk(m[name], node[`f:${name}`], l[name], appendToken(pointer, name));
-        if (reason) return reason;
-      }
-      return undefined;
-    }
-    return `${pointer}: a scalar where the server keeps fields`;
-  };
-  return walk(manifest, set ?? undefined, live, '');
+  // The walk keeps one token list, pushed and popped as it descends: a pointer
+  // string per node (formatted, or appended token by token) was most of its time.
+  return suspectIn({ ignored, options, tokens: [] }, manifest, set ?? undefined, live);
 }
 
 /**
@@ -159,28 +200,33 @@ export function ownedBeyondManifest(
   manifest: unknown,
   set: FieldSet | undefined,
 ): string | undefined {
-  const walk = (m: unknown, node: FieldSet, tokens: string[]): string | undefined => {
-    for (const key of childKeys(node)) {
+  // One token list, pushed and popped as the walk descends: it becomes a pointer
+  // only in the answer (a copy per node was most of this walk's time).
+  const tokens: string[] = [];
+  const walk = (m: unknown, node: FieldSet): string | undefined => {
+    for (const key in node) {
+      if (key === '.') continue;
       let value: unknown;
-      let at: string[];
       if (key.startsWith('f:')) {
-        at = [...tokens, key.slice(2)];
-        value = isPlainObject(m) ? m[key.slice(2)] : undefined;
+        const name = key.slice(2);
+        tokens.push(name);
+        value = isPlainObject(m) ? m[name] : undefined;
       } else {
         const index = Array.isArray(m)
           ? m.findIndex((element, i) => keyForElement(node, element, i) === key)
           : -1;
-        at = [...tokens, index < 0 ? key : String(index)];
+        tokens.push(index < 0 ? key : String(index));
         value = index < 0 ? undefined : (m as unknown[])[index];
       }
       // null in an apply configuration claims nothing, so an owned field set to null goes.
       if (value === undefined || value === null) {
-        return `${formatPointer(at)}: owned by driftless but not in the manifest`;
+        return `${formatPointer(tokens)}: owned by driftless but not in the manifest`;
       }
-      const reason = walk(value, node[key] as FieldSet, at);
+      const reason = walk(value, node[key] as FieldSet);
       if (reason) return reason;
+      tokens.pop();
     }
     return undefined;
   };
-  return set ? walk(manifest, set, []) : undefined;
+  return set ? walk(manifest, set) : undefined;
 }

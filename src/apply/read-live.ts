@@ -3,10 +3,14 @@
  * namespace: a LIST of the kind in the namespace (not by our label — an
  * object whose label was removed by hand must still be found), or a GET when
  * the group holds one object, which costs the same request and less transfer.
+ *
+ * A sync can start its LISTs early ({@link prefetchLists}): from the stored
+ * inventory, before the revision's artifact is read and placed, so the API
+ * server answers while this process parses the artifact.
  */
 import { mapWithLimit } from '../map-with-limit.ts';
 import { UnknownResourceError } from '../cluster/errors.ts';
-import { objectKey, refOf, type KubeObject } from '../cluster/kube-object.ts';
+import { objectKey, refOf, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { messageOf } from '../errors.ts';
 
@@ -17,14 +21,56 @@ export interface LiveObjects {
   readonly errors: Map<string, string>;
 }
 
+/** LISTs already asked for, by {@link groupOf} key; each is used by the first read of its group. */
+export type PrefetchedLists = Map<string, Promise<KubeObject[]>>;
+
+/** The kind and namespace `ref` is read with: one request per such group. */
+function groupOf(ref: Pick<ObjectRef, 'apiVersion' | 'kind' | 'namespace'>): string {
+  return `${ref.apiVersion}|${ref.kind}|${ref.namespace ?? ''}`;
+}
+
+/**
+ * Starts the LIST of every kind and namespace holding more than one of
+ * `refs` (a track's inventory: what its last sync applied), without waiting
+ * for the answers. A LIST no read uses costs one request; a failed one fails
+ * the read that uses it, as its own LIST would have.
+ */
+export function prefetchLists(
+  cluster: KubernetesPort,
+  refs: readonly ObjectRef[],
+): PrefetchedLists {
+  const counts = new Map<string, { ref: ObjectRef; count: number }>();
+  for (const ref of refs) {
+    const group = groupOf(ref);
+    const seen = counts.get(group);
+    if (seen) seen.count++;
+    else counts.set(group, { ref, count: 1 });
+  }
+  const lists: PrefetchedLists = new Map();
+  for (const [group, { ref, count }] of counts) {
+    // A group of one is read with a GET, which only the read knows to ask for.
+    if (count < 2) continue;
+    const list = cluster.list({
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      namespace: ref.namespace,
+    });
+    // Unused (the kind left the revision), its failure is nobody's: not an unhandled rejection.
+    list.catch(() => undefined);
+    lists.set(group, list);
+  }
+  return lists;
+}
+
 export async function readLive(
   cluster: KubernetesPort,
   objects: readonly KubeObject[],
   concurrency = 8,
+  prefetched?: PrefetchedLists,
 ): Promise<LiveObjects> {
   const groups = new Map<string, KubeObject[]>();
   for (const object of objects) {
-    const group = `${object.apiVersion}|${object.kind}|${object.metadata.namespace ?? ''}`;
+    const group = groupOf(refOf(object));
     // Pushed, not copied: a copy per object made grouping 500 objects of one kind quadratic.
     const members = groups.get(group);
     if (members) members.push(object);
@@ -32,11 +78,14 @@ export async function readLive(
   }
   const found = new Map<string, KubeObject>();
   const errors = new Map<string, string>();
-  await mapWithLimit([...groups.values()], concurrency, async (members) => {
+  await mapWithLimit([...groups], concurrency, async ([group, members]) => {
     const first = members[0] as KubeObject;
+    const early = prefetched?.get(group);
+    prefetched?.delete(group);
     try {
-      const listed =
-        members.length === 1
+      const listed = early
+        ? await early
+        : members.length === 1
           ? [await cluster.get(refOf(first))].filter((o) => o !== undefined)
           : await cluster.list({
               apiVersion: first.apiVersion,

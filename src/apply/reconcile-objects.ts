@@ -20,6 +20,7 @@ import {
   type InventoryEntry,
 } from './inventory.ts';
 import { pruneObjects } from './prune.ts';
+import type { PrefetchedLists } from './read-live.ts';
 import { exprHealth } from './health-exprs.ts';
 
 export interface ReconcileResult {
@@ -60,6 +61,8 @@ export interface ReconcileOptions {
    * counted as owned.
    */
   readonly pending?: readonly InventoryEntry[];
+  /** LISTs started early for the apply's reads (apply-objects.ts). */
+  readonly prefetched?: PrefetchedLists;
 }
 
 type Reconciled = Pick<
@@ -99,6 +102,7 @@ export async function reconcileObjects(
     timeoutMs: track.timeout,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(options.createOnly ? { createOnly: options.createOnly } : {}),
+    ...(options.prefetched ? { prefetched: options.prefetched } : {}),
   });
   const changeset = [...applied.changeset];
   if (hasFailures(changeset)) {

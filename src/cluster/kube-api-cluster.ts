@@ -179,8 +179,9 @@ export class KubeApiCluster implements KubernetesPort {
       }
       const page = response.body as { items?: KubeObject[]; metadata?: { continue?: string } };
       for (const item of page.items ?? []) {
-        // Lists leave apiVersion and kind off their items; put them back.
-        items.push({ ...item, apiVersion: query.apiVersion, kind: query.kind });
+        // Lists leave apiVersion and kind off their items; put them back. Set on the item
+        // itself, parsed for this call alone: a copy of each was garbage to collect.
+        items.push(Object.assign(item, { apiVersion: query.apiVersion, kind: query.kind }));
       }
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken);

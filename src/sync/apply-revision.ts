@@ -13,7 +13,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
-import { mergeInventory, ownedKeys, type InventoryEntry } from '../apply/inventory.ts';
+import { mergeInventory, ownedKeys, refOfEntry, type InventoryEntry } from '../apply/inventory.ts';
+import { prefetchLists } from '../apply/read-live.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { capabilitiesDigest } from '../render/capabilities.ts';
 import type { RenderedBundle } from '../render/types.ts';
@@ -145,6 +146,9 @@ async function attemptSync(
   }
   // Apply, prune and health as the track's service account, when it names one.
   deps = { ...deps, cluster: actingAs(deps.cluster, track) };
+  // The kinds the last sync applied are most likely this revision's: their LISTs run
+  // while the artifact is read and placed (read-live.ts).
+  const prefetched = prefetchLists(deps.cluster, before.inventory.map(refOfEntry));
   const stored = await loadStoredRevision(track, revision, deps);
   if (stored.type === 'refused') return stored;
   if (stored.capabilities !== undefined && !pin) {
@@ -161,6 +165,7 @@ async function attemptSync(
   const pending = await notePending(deps.state, track.name, before, stored.objects);
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {
     pending,
+    prefetched,
     keep: stored.ruledOut,
     createOnly: await unchangedInGit(track, stored, before.appliedRevision, deps),
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
