@@ -17,14 +17,13 @@ import {
 import { formatPointer, isWithin } from './json-pointer.ts';
 import { looseContains, looseScalarEqual } from './loose-equal.ts';
 
-/** Parts of a manifest that are identity or not applied, so never in a field set. */
-const NOT_APPLIED = new Set([
-  '/apiVersion',
-  '/kind',
-  '/status',
-  '/metadata/name',
-  '/metadata/namespace',
-]);
+/**
+ * Parts of a manifest that are identity or not applied, so never in a field
+ * set: `/apiVersion`, `/kind`, `/status` ...
+ */
+const TOP_NOT_APPLIED: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'status']);
+/** ... `/metadata/name` and `/metadata/namespace`. */
+const METADATA_NOT_APPLIED: ReadonlySet<string> = new Set(['name', 'namespace']);
 
 /** The key of `set` naming the manifest list element `element` (at `index`), if any. */
 function keyForElement(set: FieldSet, element: unknown, index: number): string | undefined {
@@ -87,10 +86,12 @@ export interface SuspectOptions {
   readonly order?: boolean;
 }
 
-/** Whether the manifest field at `tokens` is identity or not applied ({@link NOT_APPLIED}). */
+/** Whether the manifest field at `tokens` is identity or not applied ({@link TOP_NOT_APPLIED}). */
 function isNotApplied(tokens: readonly string[]): boolean {
-  // Every such field is one or two tokens deep: no pointer is built for the deeper ones.
-  return tokens.length <= 2 && NOT_APPLIED.has(formatPointer(tokens));
+  if (tokens.length === 1) return TOP_NOT_APPLIED.has(tokens[0] as string);
+  return (
+    tokens.length === 2 && tokens[0] === 'metadata' && METADATA_NOT_APPLIED.has(tokens[1] as string)
+  );
 }
 
 /** What {@link suspectReason}'s walk carries down unchanged. */
