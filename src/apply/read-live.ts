@@ -13,6 +13,7 @@ import { UnknownResourceError } from '../cluster/errors.ts';
 import { objectKey, refOf, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { messageOf } from '../errors.ts';
+import { refOfEntry, type InventoryEntry } from './inventory.ts';
 
 export interface LiveObjects {
   /** By object key; absent means the object does not exist. */
@@ -30,17 +31,24 @@ function groupOf(ref: Pick<ObjectRef, 'apiVersion' | 'kind' | 'namespace'>): str
 }
 
 /**
- * Starts the LIST of every kind and namespace holding more than one of
- * `refs` (a track's inventory: what its last sync applied), without waiting
- * for the answers. A LIST no read uses costs one request; a failed one fails
- * the read that uses it, as its own LIST would have.
+ * Starts the LIST of every kind and namespace holding more than one entry of
+ * `inventory` (what the track's last sync applied), without waiting for the
+ * answers. A hint only: an entry it cannot read is skipped, a LIST no read
+ * uses costs one request, and a failed one fails the read that uses it, as
+ * that read's own LIST would have.
  */
 export function prefetchLists(
   cluster: KubernetesPort,
-  refs: readonly ObjectRef[],
+  inventory: readonly InventoryEntry[],
 ): PrefetchedLists {
   const counts = new Map<string, { ref: ObjectRef; count: number }>();
-  for (const ref of refs) {
+  for (const entry of inventory) {
+    let ref: ObjectRef;
+    try {
+      ref = refOfEntry(entry);
+    } catch {
+      continue;
+    }
     const group = groupOf(ref);
     const seen = counts.get(group);
     if (seen) seen.count++;

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
-import { mergeInventory, ownedKeys, refOfEntry, type InventoryEntry } from '../apply/inventory.ts';
+import { mergeInventory, ownedKeys, type InventoryEntry } from '../apply/inventory.ts';
 import { prefetchLists } from '../apply/read-live.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { capabilitiesDigest } from '../render/capabilities.ts';
@@ -148,7 +148,7 @@ async function attemptSync(
   deps = { ...deps, cluster: actingAs(deps.cluster, track) };
   // The kinds the last sync applied are most likely this revision's: their LISTs run
   // while the artifact is read and placed (read-live.ts).
-  const prefetched = prefetchLists(deps.cluster, before.inventory.map(refOfEntry));
+  const prefetched = prefetchLists(deps.cluster, before.inventory);
   const stored = await loadStoredRevision(track, revision, deps);
   if (stored.type === 'refused') return stored;
   if (stored.capabilities !== undefined && !pin) {

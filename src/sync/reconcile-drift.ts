@@ -22,7 +22,7 @@ import type { RenderedObject } from '../render/types.ts';
 import { syncToOf } from './sync-rules.ts';
 import type { WriteBackChange } from './jobs.ts';
 import { actingAs } from './track-cluster.ts';
-import { readLive } from '../apply/read-live.ts';
+import { prefetchLists, readLive } from '../apply/read-live.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { judgeObjects } from './object-statuses.ts';
 import type { ObservedObject } from './observed-object.ts';
@@ -85,6 +85,8 @@ export async function reconcileDrift(
   // Subjects the correction put back: in sync again when the observation is recorded.
   let putBack = new Set<string>();
   try {
+    // The kinds the revision applied: their LISTs run while its artifact is read (read-live.ts).
+    const prefetched = prefetchLists(deps.cluster, before.inventory);
     const bundle = await loadDesiredBundle(track, revision, deps);
     const catalog = await deps.cluster.discover();
     const { selected, toGit } = selectObjects(track, bundle.objects, catalog);
@@ -92,6 +94,8 @@ export async function reconcileDrift(
     const live = await readLive(
       deps.cluster,
       selected.map((object) => object.manifest as KubeObject),
+      undefined,
+      prefetched,
     );
     const report = await detectDrift(deps.cluster, track, selected, { live });
     observed = await judgeObjects(track, {

@@ -65,9 +65,17 @@ stringData:
   token: s3cret
 `;
 
-/** The real cluster port, with the subjects of every apply (not dry-run) sent through it. */
-function countingApplies(inner: KubernetesPort): { port: KubernetesPort; applied: string[] } {
+/**
+ * The real cluster port, with the subjects of every apply (not dry-run) sent
+ * through it, and every LIST as `Kind/namespace`.
+ */
+function countingApplies(inner: KubernetesPort): {
+  port: KubernetesPort;
+  applied: string[];
+  listed: string[];
+} {
   const applied: string[] = [];
+  const listed: string[] = [];
   const port: KubernetesPort = {
     discover: (refresh) => inner.discover(refresh),
     serverVersion: () => inner.serverVersion(),
@@ -76,22 +84,27 @@ function countingApplies(inner: KubernetesPort): { port: KubernetesPort; applied
       return inner.apply(object, options);
     },
     get: (ref) => inner.get(ref),
-    list: (query) => inner.list(query),
+    list: (query) => {
+      listed.push(`${query.kind}/${query.namespace ?? ''}`);
+      return inner.list(query);
+    },
     delete: (ref, options) => inner.delete(ref, options),
   };
-  return { port, applied };
+  return { port, applied, listed };
 }
 
 describe('sync checks before it writes', () => {
   const fixture = new TrackFixture('check');
   let deps: SyncDeps;
   let applied: string[];
+  let listed: string[];
 
   before(async () => {
     await fixture.start();
     const counting = countingApplies(fixture.deps.cluster);
     deps = { ...fixture.deps, cluster: counting.port };
     applied = counting.applied;
+    listed = counting.listed;
   });
 
   after(() => fixture.stop());
@@ -149,6 +162,25 @@ describe('sync checks before it writes', () => {
     );
     assert.equal(again.result.state.objectsInSync, 5);
     assert.equal(again.result.state.inventory.length, 5);
+  });
+
+  it('lists a kind once per sync: the LIST started from the inventory is the one the apply reads', async () => {
+    // Prepare
+    const { track, repo } = await fixture.newTrack('prefetch');
+    await pushFiles(repo, {
+      'a.yaml': configMap('a', { value: 'one' }),
+      'b.yaml': configMap('b', { value: 'one' }),
+    });
+    const first = await syncTrack(track, { trigger: 'manual' }, deps);
+    const from = listed.length;
+
+    // Act
+    const again = await syncTrack(track, { trigger: 'manual' }, deps);
+
+    // Assess
+    assert.equal(first.result, 'applied', first.error);
+    assert.equal(again.result, 'unchanged', again.error);
+    assert.deepEqual(listed.slice(from), [`ConfigMap/${track.namespace}`]);
   });
 
   it('applies only the object a new revision changes', async () => {

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyObjects } from '../../src/apply/apply-objects.ts';
+import { inventoryOf } from '../../src/apply/inventory.ts';
 import { prefetchLists, readLive } from '../../src/apply/read-live.ts';
 import { UnknownResourceError } from '../../src/cluster/errors.ts';
 import { objectKey, type KubeObject, type ObjectRef } from '../../src/cluster/kube-object.ts';
@@ -55,10 +56,25 @@ describe('prefetchLists', () => {
     );
 
     // Act
-    const lists = prefetchLists(cluster, refs);
+    const lists = prefetchLists(cluster, inventoryOf(refs));
 
     // Assess
     assert.deepEqual(cluster.lists, ['ConfigMap/apps']);
+    assert.deepEqual([...lists.keys()], ['v1|ConfigMap|apps']);
+  });
+
+  it('skips an inventory entry it cannot read: a prefetch is a hint and never fails the job', async () => {
+    // Prepare
+    const cluster = await clusterWith([]);
+    const inventory = [
+      { subject: 'not-a-subject', apiVersion: 'v1' },
+      ...inventoryOf([configMap('a'), configMap('b')].map(refOf)),
+    ];
+
+    // Act
+    const lists = prefetchLists(cluster, inventory);
+
+    // Assess
     assert.deepEqual([...lists.keys()], ['v1|ConfigMap|apps']);
   });
 
@@ -72,7 +88,7 @@ describe('prefetchLists', () => {
 
     // Act
     try {
-      prefetchLists(cluster, [configMap('a'), configMap('b')].map(refOf));
+      prefetchLists(cluster, inventoryOf([configMap('a'), configMap('b')].map(refOf)));
       await new Promise((resolve) => setTimeout(resolve, 20));
     } finally {
       process.off('unhandledRejection', onUnhandled);
@@ -88,7 +104,7 @@ describe('readLive with prefetched LISTs', () => {
     // Prepare
     const objects = [configMap('a'), configMap('b')];
     const cluster = await clusterWith(objects);
-    const prefetched = prefetchLists(cluster, objects.map(refOf));
+    const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
 
     // Act
     const live = await readLive(cluster, objects, undefined, prefetched);
@@ -107,7 +123,7 @@ describe('readLive with prefetched LISTs', () => {
     const objects = [configMap('a'), configMap('b')];
     const cluster = await clusterWith(objects);
     cluster.failing.add('ConfigMap');
-    const prefetched = prefetchLists(cluster, objects.map(refOf));
+    const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
 
     // Act
     const live = await readLive(cluster, objects, undefined, prefetched);
@@ -127,7 +143,7 @@ describe('readLive with prefetched LISTs', () => {
     const cluster = await clusterWith([]);
     cluster.failing.add('ConfigMap');
     cluster.failWith = () => new UnknownResourceError('v1', 'ConfigMap');
-    const prefetched = prefetchLists(cluster, objects.map(refOf));
+    const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
 
     // Act
     const live = await readLive(cluster, objects, undefined, prefetched);
@@ -141,7 +157,7 @@ describe('readLive with prefetched LISTs', () => {
     // Prepare
     const objects = [configMap('a'), configMap('b')];
     const cluster = await clusterWith([objects[0] as KubeObject]);
-    const prefetched = prefetchLists(cluster, objects.map(refOf));
+    const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
     await new Promise((resolve) => setImmediate(resolve));
     await cluster.apply(objects[1] as KubeObject, { fieldManager: 'test', force: true });
 
@@ -158,7 +174,7 @@ describe('applyObjects with prefetched LISTs', () => {
     // Prepare
     const objects = [configMap('a'), configMap('b')];
     const cluster = await clusterWith([]);
-    const prefetched = prefetchLists(cluster, objects.map(refOf));
+    const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
 
     // Act
     const result = await applyObjects(cluster, objects, { track: 'web', prefetched });
@@ -180,7 +196,7 @@ describe('applyObjects with prefetched LISTs', () => {
     };
     const objects = [namespace, configMap('a'), configMap('b')];
     const cluster = await clusterWith([]);
-    const prefetched = prefetchLists(cluster, objects.map(refOf));
+    const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
 
     // Act
     const result = await applyObjects(cluster, objects, { track: 'web', prefetched });
