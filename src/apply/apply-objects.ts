@@ -127,7 +127,6 @@ async function readExisting(
   const live = await readLive(
     cluster,
     items.map((item) => item.object),
-    undefined,
     prefetched,
   );
   // Listing may be forbidden: ask per object instead; what cannot be read counts as absent.

@@ -20,8 +20,8 @@ export function formatPointer(tokens: readonly string[]): string {
   return pointer;
 }
 
-/** `pointer` with `token` appended: `formatPointer([...tokens, token])` without the list. */
-export function appendToken(pointer: string, token: string): string {
+/** `pointer` with `token` appended, escaped. */
+function appendToken(pointer: string, token: string): string {
   const escaped =
     token.includes('~') || token.includes('/')
       ? token.replaceAll('~', '~0').replaceAll('/', '~1')

@@ -22,6 +22,9 @@ export interface LiveObjects {
   readonly errors: Map<string, string>;
 }
 
+/** Reads (LISTs or GETs) in flight at once. */
+const READS_IN_FLIGHT = 8;
+
 /** LISTs already asked for, by {@link groupOf} key; each is used by the first read of its group. */
 export type PrefetchedLists = Map<string, Promise<KubeObject[]>>;
 
@@ -73,7 +76,6 @@ export function prefetchLists(
 export async function readLive(
   cluster: KubernetesPort,
   objects: readonly KubeObject[],
-  concurrency = 8,
   prefetched?: PrefetchedLists,
 ): Promise<LiveObjects> {
   const groups = new Map<string, KubeObject[]>();
@@ -86,7 +88,7 @@ export async function readLive(
   }
   const found = new Map<string, KubeObject>();
   const errors = new Map<string, string>();
-  await mapWithLimit([...groups], concurrency, async ([group, members]) => {
+  await mapWithLimit([...groups], READS_IN_FLIGHT, async ([group, members]) => {
     const first = members[0] as KubeObject;
     const early = prefetched?.get(group);
     prefetched?.delete(group);

@@ -94,7 +94,6 @@ export async function reconcileDrift(
     const live = await readLive(
       deps.cluster,
       selected.map((object) => object.manifest as KubeObject),
-      undefined,
       prefetched,
     );
     const report = await detectDrift(deps.cluster, track, selected, { live });

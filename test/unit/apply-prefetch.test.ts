@@ -107,8 +107,8 @@ describe('readLive with prefetched LISTs', () => {
     const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
 
     // Act
-    const live = await readLive(cluster, objects, undefined, prefetched);
-    const again = await readLive(cluster, objects, undefined, prefetched);
+    const live = await readLive(cluster, objects, prefetched);
+    const again = await readLive(cluster, objects, prefetched);
 
     // Assess
     assert.deepEqual([...live.found.keys()].sort(), [...again.found.keys()].sort());
@@ -126,7 +126,7 @@ describe('readLive with prefetched LISTs', () => {
     const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
 
     // Act
-    const live = await readLive(cluster, objects, undefined, prefetched);
+    const live = await readLive(cluster, objects, prefetched);
 
     // Assess
     assert.equal(live.found.size, 0);
@@ -146,7 +146,7 @@ describe('readLive with prefetched LISTs', () => {
     const prefetched = prefetchLists(cluster, inventoryOf(objects.map(refOf)));
 
     // Act
-    const live = await readLive(cluster, objects, undefined, prefetched);
+    const live = await readLive(cluster, objects, prefetched);
 
     // Assess
     assert.equal(live.found.size, 0);
@@ -162,7 +162,7 @@ describe('readLive with prefetched LISTs', () => {
     await cluster.apply(objects[1] as KubeObject, { fieldManager: 'test', force: true });
 
     // Act
-    const live = await readLive(cluster, objects, undefined, prefetched);
+    const live = await readLive(cluster, objects, prefetched);
 
     // Assess
     assert.deepEqual([...live.found.keys()], [objectKey(refOf(objects[0] as KubeObject))]);
