@@ -210,6 +210,14 @@ describe('ObjectReader', () => {
     mkdirSync(join(work, 'sub'));
     writeFileSync(join(work, 'sub', 'a.yaml'), 'a: 1\n');
     writeFileSync(join(work, 'b.json'), '{}');
+    // Objects that take more than one of the reader's output chunks: one that compresses
+    // ~1000:1 and one of ~100 KB that compresses ~2:1.
+    writeFileSync(join(work, 'repeated.yaml'), `data: ${'x'.repeat(200_000)}\n`);
+    const mixed = Array.from(
+      { length: 6_000 },
+      (_, i) => `k${i}: ${(i * 2654435761) % 4294967296}`,
+    );
+    writeFileSync(join(work, 'large.yaml'), `${mixed.join('\n')}\n`);
     git(work, ['add', '.']);
     git(work, ['commit', '--quiet', '-m', 'c']);
     git(work, ['tag', '-a', '-m', 'annotated', 'v1']);

@@ -127,7 +127,7 @@ export class ObjectReader implements TreeReader {
     }
     let raw: Buffer;
     try {
-      raw = inflateSync(compressed);
+      raw = inflateSync(compressed, { chunkSize: looseChunkSize(compressed.length) });
     } catch (error) {
       throw new ObjectReadError(`loose git object ${oid} does not inflate: ${messageOf(error)}`);
     }
@@ -140,6 +140,18 @@ export class ObjectReader implements TreeReader {
     }
     return { type: type as PackedObject['type'], object };
   }
+}
+
+/**
+ * The output chunk for inflating a loose object of `compressedBytes`: about
+ * what it inflates to, at least 1 KB, at most 64 KB (a larger object takes
+ * several chunks). Node's default, 16 KB, is a fresh allocation outside the
+ * buffer pool on every call; for the few hundred bytes of a typical manifest
+ * that made inflating 500 loose objects take ~9 instead of ~6.5 ms in a fresh
+ * process (10 alternating runs).
+ */
+function looseChunkSize(compressedBytes: number): number {
+  return Math.min(Math.max(compressedBytes * 4, 1024), 64 * 1024);
 }
 
 /** The oid on a commit's `tree` line or a tag's `object` line (the first lines of either). */
