@@ -6,7 +6,7 @@
 import type { Operation } from 'fast-json-patch';
 import type { Track } from '../config/types.ts';
 import { UsageError, messageOf } from '../errors.ts';
-import { reconcileDrift, type DriftResult } from '../sync/reconcile-drift.ts';
+import { noDriftFound, reconcileDrift, type DriftResult } from '../sync/reconcile-drift.ts';
 import { writeBackTrack } from '../sync/write-back.ts';
 import { formatChangeset, formatCounts } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
@@ -186,15 +186,7 @@ async function checkOne(ctx: LocalContext, track: Track, detectOnly: boolean): P
     // The check could not run (cluster unreachable, another job holds the track): report the
     // track as failed and go on, so one bad cluster does not hide the others' drift.
     return {
-      track: track.name,
-      revision: null,
-      drifted: [],
-      missing: [],
-      errors: [],
-      corrected: false,
-      changeset: [],
-      writeBack: [],
-      writeBackRefused: [],
+      ...noDriftFound(track.name, null),
       writtenBack: [],
       commit: null,
       writeBackErrors: [],

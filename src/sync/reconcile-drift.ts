@@ -49,6 +49,21 @@ export interface DriftResult {
   readonly writeBackRefused: { readonly subject: string; readonly error: string }[];
 }
 
+/** A check that found nothing: no revision applied yet, or one that could not run. */
+export function noDriftFound(track: string, revision: string | null): DriftResult {
+  return {
+    track,
+    revision,
+    drifted: [],
+    missing: [],
+    errors: [],
+    corrected: false,
+    changeset: [],
+    writeBack: [],
+    writeBackRefused: [],
+  };
+}
+
 /** Checks (and unless told not to, corrects) drift of the track's applied revision. */
 export async function reconcileDrift(
   track: Track,
@@ -60,23 +75,12 @@ export async function reconcileDrift(
   const now = deps.now ?? (() => new Date());
   const before = await readTrackState(deps.state, track.name);
   const revision = before.pinned ?? before.appliedRevision;
-  const empty: DriftResult = {
-    track: track.name,
-    revision,
-    drifted: [],
-    missing: [],
-    errors: [],
-    corrected: false,
-    changeset: [],
-    writeBack: [],
-    writeBackRefused: [],
-  };
   if (!revision) {
     // Nothing applied yet, nothing to compare: still a check, so the schedule waits an interval.
     await updateTrackState(deps.state, track.name, (state) => {
       state.driftCheckedAt = now().toISOString();
     });
-    return empty;
+    return noDriftFound(track.name, revision);
   }
 
   const holder = randomUUID();
