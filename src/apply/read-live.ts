@@ -33,6 +33,14 @@ function groupOf(ref: Pick<ObjectRef, 'apiVersion' | 'kind' | 'namespace'>): str
   return `${ref.apiVersion}|${ref.kind}|${ref.namespace ?? ''}`;
 }
 
+/** The LIST of `ref`'s kind in its namespace: what a group's read asks for. */
+function listGroup(
+  cluster: KubernetesPort,
+  ref: Pick<ObjectRef, 'apiVersion' | 'kind' | 'namespace'>,
+): Promise<KubeObject[]> {
+  return cluster.list({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace });
+}
+
 /**
  * Starts the LIST of every kind and namespace holding more than one entry of
  * `inventory` (what the track's last sync applied), without waiting for the
@@ -61,11 +69,7 @@ export function prefetchLists(
   for (const [group, { ref, count }] of counts) {
     // A group of one is read with a GET, which only the read knows to ask for.
     if (count < 2) continue;
-    const list = cluster.list({
-      apiVersion: ref.apiVersion,
-      kind: ref.kind,
-      namespace: ref.namespace,
-    });
+    const list = listGroup(cluster, ref);
     // Unused (the kind left the revision), its failure is nobody's: not an unhandled rejection.
     list.catch(() => undefined);
     lists.set(group, list);
@@ -97,11 +101,7 @@ export async function readLive(
         ? await early
         : members.length === 1
           ? [await cluster.get(refOf(first))].filter((o) => o !== undefined)
-          : await cluster.list({
-              apiVersion: first.apiVersion,
-              kind: first.kind,
-              namespace: first.metadata.namespace,
-            });
+          : await listGroup(cluster, refOf(first));
       const wanted = new Set(members.map((m) => objectKey(refOf(m))));
       for (const live of listed) {
         const key = objectKey(refOf(live));
