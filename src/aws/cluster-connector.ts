@@ -12,7 +12,7 @@ import { endpointFor } from '../cluster/connect-cluster.ts';
 import { KubeApiCluster } from '../cluster/kube-api-cluster.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Cluster } from '../config/types.ts';
-import type { EksAccess } from './eks-endpoint.ts';
+import { eksEndpoint, sdkEksAccess, type EksAccess } from './eks-endpoint.ts';
 import type { SecretReader } from './secrets.ts';
 
 /** Connects to a configured cluster. */
@@ -43,7 +43,6 @@ export function createClusterConnector(options: ClusterConnectorOptions): Cluste
   const endpoint = async (cluster: Cluster): Promise<ClusterEndpoint> => {
     const credentials = cluster.credentials;
     if (credentials.type !== 'eks') return endpointFor(cluster, { readSecret: options.readSecret });
-    const { eksEndpoint, sdkEksAccess } = await import('./eks-endpoint.ts');
     const eks = options.eks ?? sdkEksAccess();
     return eksEndpoint(
       {

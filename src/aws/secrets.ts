@@ -12,11 +12,13 @@
 import { formatSecretRef, type SecretRef } from '../config/secret-ref.ts';
 import type { Environment } from '../config/env.ts';
 import { readSecret as readLocalSecret, SecretUnavailableError } from '../config/read-secret.ts';
+import { secretsManagerReader } from './secrets-manager-secret.ts';
+import { ssmParameterReader } from './ssm-parameter.ts';
 
 /** Reads a secret's value. */
 export type SecretReader = (ref: SecretRef) => Promise<string>;
 
-/** How the AWS stores are asked; the defaults use the AWS SDK (loaded on first use). */
+/** How the AWS stores are asked; the defaults use the AWS SDK (a client made on first use). */
 export interface SecretFetchers {
   /** SecretString (or SecretBinary as UTF-8) of a Secrets Manager secret, by name or ARN. */
   readonly secretsManager?: (id: string) => Promise<string>;
@@ -55,28 +57,24 @@ function unavailable(ref: SecretRef, error: unknown): SecretUnavailableError {
   return new SecretUnavailableError(`secret ${formatSecretRef(ref)}: ${reason}`, { cause: error });
 }
 
-/** Secrets Manager through the AWS SDK, one client per container, loaded on first use. */
-function sdkSecretsManager(): (id: string) => Promise<string> {
-  let client: Promise<(id: string) => Promise<string>> | undefined;
-  return async (id) => {
-    client ??= import('./secrets-manager-secret.ts').then((m) => m.secretsManagerReader());
-    return (await client)(id);
-  };
-}
-
-/** SSM Parameter Store through the AWS SDK, one client per container, loaded on first use. */
-function sdkSsm(): (name: string) => Promise<string> {
-  let client: Promise<(name: string) => Promise<string>> | undefined;
-  return async (name) => {
-    client ??= import('./ssm-parameter.ts').then((m) => m.ssmParameterReader());
-    return (await client)(name);
-  };
+/**
+ * A reader whose SDK client is created on its first read, then kept for the
+ * container. The SDK is imported statically, by name: behind a dynamic
+ * import, esbuild's one-file bundle wraps the module and keeps every command
+ * the client package re-exports — ~100 KB more in each function that reads
+ * secrets (`npm run bench -- lambda-bundles`).
+ */
+function onFirstUse(
+  create: () => (key: string) => Promise<string>,
+): (key: string) => Promise<string> {
+  let read: ((key: string) => Promise<string>) | undefined;
+  return (key) => (read ??= create())(key);
 }
 
 /** A {@link SecretReader} for every kind of reference; see the module comment. */
 export function createAwsSecretReader(options: AwsSecretReaderOptions = {}): SecretReader {
-  const secretsManager = options.fetchers?.secretsManager ?? sdkSecretsManager();
-  const ssm = options.fetchers?.ssm ?? sdkSsm();
+  const secretsManager = options.fetchers?.secretsManager ?? onFirstUse(secretsManagerReader);
+  const ssm = options.fetchers?.ssm ?? onFirstUse(ssmParameterReader);
   const ttl = options.ttlMs ?? DEFAULT_TTL_MS;
   const now = options.now ?? Date.now;
   const cache = new Map<string, { value: Promise<string>; expires: number }>();
