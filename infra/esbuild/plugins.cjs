@@ -11,8 +11,11 @@
  * with a module that throws makes every bundle take the same, portable
  * JavaScript path (`bench/git-fetch.ts` measures SSH fetches on it).
  */
-/* global module */
+/* global module, require, __dirname */
 'use strict';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- CommonJS, as serverless.yml loads it
+const path = require('node:path');
 
 const NATIVE_ADDON_NAMESPACE = 'driftless-native-addon';
 
@@ -61,4 +64,22 @@ const sideEffectFreeLibraries = {
   },
 };
 
-module.exports = [leaveOutNativeAddons, sideEffectFreeLibraries];
+/**
+ * bcrypt-pbkdf gets Node's SHA-512 instead of tweetnacl, which it needs for
+ * nothing else (bcrypt-pbkdf-sha512.cjs says why). Only its import is
+ * replaced; any other importer of tweetnacl gets tweetnacl.
+ *
+ * @type {import('esbuild').Plugin}
+ */
+const sha512ForBcryptPbkdf = {
+  name: 'sha512-for-bcrypt-pbkdf',
+  setup(build) {
+    build.onResolve({ filter: /^tweetnacl$/ }, (args) =>
+      /[\\/]node_modules[\\/]bcrypt-pbkdf[\\/]/.test(args.importer)
+        ? { path: path.join(__dirname, 'bcrypt-pbkdf-sha512.cjs') }
+        : undefined,
+    );
+  },
+};
+
+module.exports = [leaveOutNativeAddons, sideEffectFreeLibraries, sha512ForBcryptPbkdf];
