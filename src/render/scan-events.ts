@@ -38,9 +38,18 @@ interface Frame {
   positions: { start: number; itemStarts: number[] | undefined } | undefined;
 }
 
-function firstOffset(...offsets: number[]): number {
-  const present = offsets.filter((offset) => offset >= 0);
-  return present.length === 0 ? -1 : Math.min(...present);
+/**
+ * The smallest of a node's three offsets that is set (>= 0), or -1. Three
+ * arguments, not a rest array filtered and spread: it runs for every event
+ * of every file, before V8 has optimised anything (~2.5 ms of a 500-file
+ * render in a fresh process, CPU profile).
+ */
+function firstOffset(a: number, b: number, c: number): number {
+  let first = -1;
+  if (a >= 0) first = a;
+  if (b >= 0 && (first < 0 || b < first)) first = b;
+  if (c >= 0 && (first < 0 || c < first)) first = c;
+  return first;
 }
 
 /**
