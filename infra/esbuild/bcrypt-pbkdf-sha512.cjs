@@ -6,7 +6,9 @@
  * tweetnacl, 35 KB of the fetch function's bundle (`npm run bench --
  * lambda-bundles`), which Node's crypto computes natively. tweetnacl stays
  * the oracle: test/unit/esbuild-plugins.test.ts compares the two, and
- * bcrypt-pbkdf bundled with this against bcrypt-pbkdf as installed.
+ * bcrypt-pbkdf bundled with this against bcrypt-pbkdf as installed;
+ * test/integration/bundled-ssh-keys.test.ts opens keys ssh-keygen wrote
+ * with a passphrase through ssh2 bundled so.
  */
 /* global require, module */
 'use strict';
