@@ -6,12 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { build } from 'esbuild';
-import esbuildPlugins from '../../infra/esbuild/plugins.cjs';
+import { bundleWithPlugins } from '../harness/plugin-bundle.ts';
 import { sshKey } from '../harness/sshd.ts';
 
 interface ParsedKey {
@@ -20,29 +18,13 @@ interface ParsedKey {
 }
 type ParseKey = (key: string, passphrase?: string) => ParsedKey | Error;
 
-/** ssh2's `utils.parseKey` from a CommonJS bundle of ssh2 built with the shared plugins. */
-async function bundledParseKey(dir: string): Promise<{ parseKey: ParseKey; inputs: string[] }> {
-  const outfile = join(dir, 'ssh2.cjs');
-  const result = await build({
-    stdin: { contents: "module.exports = require('ssh2');", resolveDir: process.cwd() },
-    outfile,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    metafile: true,
-    plugins: esbuildPlugins,
-    logLevel: 'silent',
-  });
-  const ssh2 = createRequire(import.meta.url)(outfile) as { utils: { parseKey: ParseKey } };
-  return { parseKey: ssh2.utils.parseKey, inputs: Object.keys(result.metafile.inputs) };
-}
-
 describe('bundled ssh2 and passphrase-protected keys', () => {
   it('opens ed25519, ECDSA and RSA keys written with a passphrase, and refuses a wrong one', async (t) => {
     // Prepare
     const dir = await mkdtemp(join(tmpdir(), 'driftless-bundled-ssh2-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
-    const { parseKey, inputs } = await bundledParseKey(dir);
+    const { exports, inputs } = await bundleWithPlugins('ssh2', dir);
+    const { parseKey } = (exports as { utils: { parseKey: ParseKey } }).utils;
     assert.ok(!inputs.some((input) => input.includes('node_modules/tweetnacl/')), 'no tweetnacl');
 
     for (const type of ['ed25519', 'ecdsa', 'rsa'] as const) {

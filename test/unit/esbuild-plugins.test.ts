@@ -7,10 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { describe, it } from 'node:test';
-import { build } from 'esbuild';
-import esbuildPlugins from '../../infra/esbuild/plugins.cjs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { bundleWithPlugins } from '../harness/plugin-bundle.ts';
 
 const require = createRequire(import.meta.url);
 const requireFromBcryptPbkdf = createRequire(require.resolve('bcrypt-pbkdf'));
@@ -26,28 +28,13 @@ type Pbkdf = (
   rounds: number,
 ) => number;
 
-/** `entry` bundled with the shared plugins as one CommonJS file: its exports and its inputs. */
-async function bundle(entry: string): Promise<{ exports: unknown; inputs: string[] }> {
-  const result = await build({
-    stdin: { contents: entry, resolveDir: process.cwd(), loader: 'js' },
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    write: false,
-    metafile: true,
-    plugins: esbuildPlugins,
-    logLevel: 'silent',
-  });
-  const module = { exports: {} as unknown };
-  new Function('module', 'exports', 'require', result.outputFiles[0]!.text)(
-    module,
-    module.exports,
-    require,
-  );
-  return { exports: module.exports, inputs: Object.keys(result.metafile.inputs) };
-}
-
 describe('esbuild plugins: SHA-512 for bcrypt-pbkdf', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-plugin-bundle-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
   it('hashes as tweetnacl does, whatever the length and however much of the buffer is used', () => {
     // Prepare
     const tweetnacl = requireFromBcryptPbkdf('tweetnacl') as {
@@ -83,7 +70,7 @@ describe('esbuild plugins: SHA-512 for bcrypt-pbkdf', () => {
   it('derives the same key from bcrypt-pbkdf bundled without tweetnacl as from bcrypt-pbkdf installed', async () => {
     // Prepare
     const installed = (require('bcrypt-pbkdf') as { pbkdf: Pbkdf }).pbkdf;
-    const { exports, inputs } = await bundle("module.exports = require('bcrypt-pbkdf');");
+    const { exports, inputs } = await bundleWithPlugins('bcrypt-pbkdf', dir);
     const bundled = (exports as { pbkdf: Pbkdf }).pbkdf;
     const pass = Buffer.from('correct horse battery staple');
     const salt = randomBytes(16);
@@ -105,7 +92,7 @@ describe('esbuild plugins: SHA-512 for bcrypt-pbkdf', () => {
 
   it('leaves tweetnacl to any other importer', async () => {
     // Act
-    const { exports, inputs } = await bundle("module.exports = require('tweetnacl');");
+    const { exports, inputs } = await bundleWithPlugins('tweetnacl', dir);
 
     // Assess
     assert.ok(
