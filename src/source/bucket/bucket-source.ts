@@ -71,7 +71,7 @@ interface AwsKeys {
   readonly secretAccessKey: string;
 }
 
-const sdk = () => import('@aws-sdk/client-s3');
+const sdk = () => import('./bucket-s3-calls.ts');
 
 async function defaultClient(bucket: BucketSource, credentials?: AwsKeys): Promise<S3Client> {
   const { S3Client: Client } = await sdk();
