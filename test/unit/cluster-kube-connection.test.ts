@@ -32,7 +32,7 @@ interface Seen {
 /** What a server answers, per request. */
 type Answer = (
   seen: Seen,
-) => { status: number; headers?: Record<string, string> } | 'hang' | 'refuse';
+) => { status: number; headers?: Record<string, string> } | 'hang' | 'refuse' | 'cancel';
 
 describe('kube transport over TLS: HTTP/2 where offered', () => {
   let dir: string;
@@ -83,7 +83,12 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
           return;
         }
         seen.push(request);
-        if (next === 'hang' || next === 'refuse') return;
+        if (next === 'cancel' && 'stream' in req) {
+          // Reset after reading the request: the stream closes with no answer and no error.
+          req.stream.close(http2.constants.NGHTTP2_CANCEL);
+          return;
+        }
+        if (next === 'hang' || next === 'refuse' || next === 'cancel') return;
         res.writeHead(next.status, { 'content-type': 'application/json', ...next.headers });
         res.end(JSON.stringify({ kind: 'ConfigMap', seen: seen.length }));
       });
@@ -262,6 +267,29 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
       seen.map((s) => s.url),
       ['/first', '/refused'],
     );
+  });
+
+  it('fails a request whose stream the server resets without answering, and does not resend it', async () => {
+    // Prepare: the server read the request, then reset its stream with CANCEL.
+    const server = await serve('h2', ({ url }) => (url === '/reset' ? 'cancel' : { status: 200 }));
+    const transport = createKubeTransport(endpoint(server.url));
+
+    // Act
+    const failure = await transport({ method: 'POST', path: '/reset', body: { a: 1 } }).catch(
+      (error) => error,
+    );
+
+    // Assess: the server may have acted on it, so it is not sent again; later requests work.
+    assert.ok(failure instanceof ClusterUnreachableError);
+    assert.match(
+      failure.message,
+      /POST https:\/\/127\.0\.0\.1:\d+\/reset: HTTP\/2 stream closed without an answer \(code 8\)/,
+    );
+    assert.deepEqual(
+      seen.map((s) => s.url),
+      ['/reset'],
+    );
+    assert.equal((await transport({ method: 'GET', path: '/after' })).status, 200);
   });
 
   it('fails a request the server does not answer in time, naming the request', async () => {
