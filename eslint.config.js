@@ -93,6 +93,13 @@ const FORBIDDEN = {
   cli: ['aws'],
 };
 
+/**
+ * Behind a dynamic `import()` of an SDK package, a one-file Lambda bundle keeps every command
+ * and schema the package re-exports (docs/architecture.md, Bundles).
+ */
+const AWS_SDK_DYNAMIC_IMPORT =
+  'import an @aws-sdk client by name in a module of ours and load that module lazily, not the package (docs/architecture.md, Bundles)';
+
 /** A path pattern matching a relative import of `folder` of src/ from anywhere in src/. */
 const folderPattern = (folder) => `^\\.{1,2}/(\\.\\./)*(src/)?${folder}/`;
 
@@ -107,6 +114,10 @@ function dependencyRules(folder, forbidden) {
       'no-restricted-syntax': [
         'error',
         { selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`, message },
+        {
+          selector: 'ImportExpression[source.value=/^@aws-sdk\\//]',
+          message: AWS_SDK_DYNAMIC_IMPORT,
+        },
       ],
     },
   };
