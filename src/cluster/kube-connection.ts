@@ -286,7 +286,8 @@ function sendHttp2(
       reject(refused() ? new NotProcessedError(error.message, { cause: error }) : error);
     });
     stream.on('close', () => {
-      // Neither 'end' nor 'error' came: the stream was reset or lost.
+      // Nothing answered or failed the request (an 'end' before any headers included): the
+      // stream was reset or lost.
       if (settled) return;
       const message = `HTTP/2 stream closed without an answer (code ${stream.rstCode})`;
       reject(refused() ? new NotProcessedError(message) : new Error(message));
