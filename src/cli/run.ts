@@ -1,6 +1,17 @@
 /** Process entry of the `driftless` command: runs the CLI and sets the exit code. */
 import { runCli } from './main.ts';
 
+// A reader that stops early (`driftless history | head -1`) closes the pipe, and the next write
+// fails with EPIPE — an 'error' event that, unhandled, killed the process with a stack trace and
+// exit code 1, which scripts read as "differences found". The rest of the output has nowhere to
+// go: drop it, as a shell's SIGPIPE does for other commands, and let the command finish and exit
+// with its own code (a sync or rollback is never cut short half-way by its reader leaving).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 // Not a top-level await: the bundle (scripts/build-cli.ts) is CommonJS, which has none.
 void runCli(process.argv.slice(2)).then((code) => {
   process.exitCode = code;

@@ -12,7 +12,8 @@
  * cache written, used, replaced and refused as src/cli/compile-cache.ts says.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -206,6 +207,21 @@ describe('the bundled CLI', () => {
       assert.match(failure.stderr, /unknown command "frobnicate"/);
       return true;
     });
+  });
+
+  it('keeps its exit code and prints no error when the reader of its output goes away', async () => {
+    // `driftless history | head -1`: the reader closes the pipe before the output is written.
+    const child = spawn(process.execPath, [join(dir, CLI_LAUNCHER_FILE)], {
+      env: { ...process.env, DRIFTLESS_COMPILE_CACHE: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const [code] = (await once(child, 'close')) as [number | null];
+    // No command: the help goes to stdout and the exit code is 2 (usage).
+    assert.equal(stderr, '');
+    assert.equal(code, 2);
   });
 
   describe('its code cache', () => {
