@@ -25,6 +25,30 @@ export class NotImplementedError extends DriftlessError {
   readonly code = 'NOT_IMPLEMENTED';
 }
 
+/**
+ * Whoever runs a use-case asked it to stop (the CLI at Ctrl-C or SIGTERM).
+ * Use-cases take an AbortSignal aborted with one of these: nothing more is
+ * sent to the cluster, waits end, and what was done so far is recorded.
+ */
+export class InterruptedError extends DriftlessError {
+  readonly code = 'INTERRUPTED';
+}
+
+/** Why `signal` was aborted, as an InterruptedError; undefined while it is not. */
+export function interruptionOf(signal: AbortSignal | undefined): InterruptedError | undefined {
+  if (signal?.aborted !== true) return undefined;
+  const reason: unknown = signal.reason;
+  return reason instanceof InterruptedError
+    ? reason
+    : new InterruptedError(`interrupted: ${messageOf(reason)}`, { cause: reason });
+}
+
+/** Throws why `signal` was aborted, if it was: the check before a step that is not undone. */
+export function throwIfInterrupted(signal: AbortSignal | undefined): void {
+  const interruption = interruptionOf(signal);
+  if (interruption !== undefined) throw interruption;
+}
+
 /** The message of anything thrown: an Error's message, or the thrown value as text. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

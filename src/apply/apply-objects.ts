@@ -16,7 +16,7 @@ import {
 } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { readLive, type PrefetchedLists } from './read-live.ts';
-import { messageOf } from '../errors.ts';
+import { InterruptedError, interruptionOf, messageOf } from '../errors.ts';
 import { applyReason } from './apply-reason.ts';
 import type { ChangeSetEntry } from './changeset.ts';
 import {
@@ -59,6 +59,11 @@ export interface ApplyObjectsOptions {
    * for the reads of their groups until the apply first writes something.
    */
   readonly prefetched?: PrefetchedLists;
+  /**
+   * Aborted when the caller is asked to stop (errors.ts InterruptedError):
+   * requests in flight finish, no object is sent after it, and waits end.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface ApplyObjectsResult {
@@ -72,6 +77,8 @@ export interface ApplyObjectsResult {
    * judges these first instead of reading every object again.
    */
   readonly observed: ReadonlyMap<string, KubeObject>;
+  /** Set when the signal stopped the apply: why, and the objects it sent nothing for. */
+  readonly interrupted?: { readonly reason: string; readonly notSent: readonly string[] };
 }
 
 interface Item {
@@ -143,6 +150,7 @@ async function deleteAndWait(
   cluster: KubernetesPort,
   ref: ObjectRef,
   timeoutMs: number,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   const before = await cluster.get(ref);
   if (!before) return;
@@ -157,6 +165,8 @@ async function deleteAndWait(
       return !live || live.metadata.uid !== before.metadata.uid;
     },
     timeoutMs,
+    undefined,
+    signal,
   );
 }
 
@@ -165,8 +175,9 @@ async function applyOne(
   item: Item,
   existing: Existing,
   options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>> &
-    Pick<ApplyObjectsOptions, 'owned' | 'adopt' | 'force' | 'createOnly'>,
+    Pick<ApplyObjectsOptions, 'owned' | 'adopt' | 'force' | 'createOnly' | 'signal'>,
   observed: Map<string, KubeObject>,
+  notSent: string[],
 ): Promise<ChangeSetEntry> {
   const { object, subject } = item;
   const key = objectKey(refOf(object));
@@ -212,6 +223,12 @@ async function applyOne(
   if (applyReason(desired, live, options.track) === undefined) {
     return { subject, action: 'unchanged' };
   }
+  // Asked to stop: what is not sent yet stays as it is, and says so.
+  const interruption = interruptionOf(options.signal);
+  if (interruption !== undefined) {
+    notSent.push(subject);
+    return { subject, action: 'failed', error: `${subject}: not applied: ${interruption.message}` };
+  }
   const apply = (): ReturnType<KubernetesPort['apply']> =>
     cluster.apply(desired, { fieldManager: FIELD_MANAGER, force: true });
   try {
@@ -231,7 +248,7 @@ async function applyOne(
     if (refused && (strategy === 'recreate' || options.force)) {
       try {
         observed.delete(key);
-        await deleteAndWait(cluster, refOf(object), options.timeoutMs);
+        await deleteAndWait(cluster, refOf(object), options.timeoutMs, options.signal);
         observed.set(key, (await apply()).object);
         return { subject, action: 'recreated' };
       } catch (recreateError) {
@@ -260,6 +277,7 @@ async function waitForCrds(
   cluster: KubernetesPort,
   items: readonly Item[],
   timeoutMs: number,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   const crds = items.filter(({ object }) => isCustomResourceDefinition(object));
   if (crds.length === 0) return;
@@ -275,6 +293,8 @@ async function waitForCrds(
           return conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
         },
         timeoutMs,
+        undefined,
+        signal,
       ),
     ),
   );
@@ -300,6 +320,7 @@ export async function applyObjects(
   }));
   const changeset = new Array<ChangeSetEntry>(items.length);
   const observed = new Map<string, KubeObject>();
+  const notSent: string[] = [];
   let done = 0;
   const run = async (stage: readonly Item[], limit: number): Promise<void> => {
     const existing = await readExisting(cluster, stage, options.prefetched);
@@ -315,8 +336,10 @@ export async function applyObjects(
           ...(options.adopt ? { adopt: true } : {}),
           ...(options.force ? { force: true } : {}),
           ...(options.createOnly ? { createOnly: options.createOnly } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
         },
         observed,
+        notSent,
       );
       options.onProgress?.(++done, items.length);
     });
@@ -335,20 +358,44 @@ export async function applyObjects(
       cluster,
       definitions.filter((item) => changeset[item.index]?.action !== 'failed'),
       timeoutMs,
+      options.signal,
     );
   } catch (error) {
     // Without established CRDs their resources cannot apply: fail them with the reason.
+    const stopped = error instanceof InterruptedError;
     for (const item of rest) {
+      if (stopped) notSent.push(item.subject);
       changeset[item.index] = {
         subject: item.subject,
         action: 'failed',
-        error: `${item.subject}: ${messageOf(error)}`,
+        error: `${item.subject}: ${stopped ? 'not applied: ' : ''}${messageOf(error)}`,
       };
     }
-    return { changeset, applied: appliedRefs(items, changeset), observed };
+    return {
+      changeset,
+      applied: appliedRefs(items, changeset),
+      observed,
+      ...interrupted(options.signal, notSent),
+    };
   }
   await run(rest, concurrency);
-  return { changeset, applied: appliedRefs(items, changeset), observed };
+  return {
+    changeset,
+    applied: appliedRefs(items, changeset),
+    observed,
+    ...interrupted(options.signal, notSent),
+  };
+}
+
+/** The result's `interrupted`, once the signal stopped the apply. */
+function interrupted(
+  signal: AbortSignal | undefined,
+  notSent: readonly string[],
+): Pick<ApplyObjectsResult, 'interrupted'> {
+  const interruption = interruptionOf(signal);
+  return interruption === undefined
+    ? {}
+    : { interrupted: { reason: interruption.message, notSent } };
 }
 
 function appliedRefs(items: readonly Item[], changeset: readonly ChangeSetEntry[]): ObjectRef[] {

@@ -9,11 +9,13 @@ import type { ChangeSetEntry } from './changeset.ts';
 import { refOfEntry, type InventoryEntry } from './inventory.ts';
 import { TRACK_LABEL, isPruneDisabled } from './ownership.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
-import { messageOf } from '../errors.ts';
+import { interruptionOf, messageOf } from '../errors.ts';
 
 export interface PruneOptions {
   readonly track: string;
   readonly dryRun?: boolean;
+  /** Aborted when the caller is asked to stop: no delete is sent after it (errors.ts). */
+  readonly signal?: AbortSignal;
 }
 
 /** Deletes each stale object we own (background propagation); one entry per object found. */
@@ -28,6 +30,14 @@ export async function pruneObjects(
     async (entry): Promise<ChangeSetEntry | undefined> => {
       const ref = refOfEntry(entry);
       const subject = subjectOf(ref);
+      const interruption = interruptionOf(options.signal);
+      if (interruption !== undefined) {
+        return {
+          subject,
+          action: 'failed',
+          error: `${subject}: not deleted: ${interruption.message}`,
+        };
+      }
       try {
         const live = await cluster.get(ref);
         if (!live) return undefined; // already gone: nothing to report

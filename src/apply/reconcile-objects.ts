@@ -8,7 +8,7 @@
 import type { KubeObject, ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
-import { applyObjects } from './apply-objects.ts';
+import { applyObjects, type ApplyObjectsResult } from './apply-objects.ts';
 import { hasFailures, type ChangeSetEntry } from './changeset.ts';
 import { describeUnhealthy, waitForHealth, type WaitForHealthResult } from './health.ts';
 import {
@@ -22,6 +22,7 @@ import {
 import { pruneObjects } from './prune.ts';
 import type { PrefetchedLists } from './read-live.ts';
 import { exprHealth } from './health-exprs.ts';
+import { interruptionOf } from '../errors.ts';
 
 export interface ReconcileResult {
   /** `unchanged` when no object had to be written or deleted. */
@@ -63,6 +64,11 @@ export interface ReconcileOptions {
   readonly pending?: readonly InventoryEntry[];
   /** LISTs started early for the apply's reads (apply-objects.ts). */
   readonly prefetched?: PrefetchedLists;
+  /**
+   * Aborted when the caller is asked to stop (errors.ts): nothing more is
+   * applied or pruned, and the health wait ends as cancelled.
+   */
+  readonly signal?: AbortSignal;
 }
 
 type Reconciled = Pick<
@@ -72,11 +78,30 @@ type Reconciled = Pick<
   Partial<Pick<Track, 'healthCheckExprs'>>;
 
 /** The failed entries' errors, joined; empty when nothing failed. */
-function failuresOf(changeset: readonly ChangeSetEntry[]): string {
-  return changeset
-    .filter((e) => e.action === 'failed')
-    .map((e) => e.error ?? e.subject)
-    .join('; ');
+function failuresOf(
+  changeset: readonly ChangeSetEntry[],
+  interrupted?: ApplyObjectsResult['interrupted'],
+): string {
+  // The objects an interruption left unsent are counted, not listed one by one.
+  const notSent = new Set(interrupted?.notSent);
+  const failures = changeset
+    .filter((e) => e.action === 'failed' && !notSent.has(e.subject))
+    .map((e) => e.error ?? e.subject);
+  if (interrupted !== undefined) {
+    failures.unshift(
+      `${interrupted.reason}: ${notSent.size} of ${changeset.length} objects not applied`,
+    );
+  }
+  return failures.join('; ');
+}
+
+/** The health wait's reason to stop: the interruption first, then the caller's own. */
+function cancelHealthOf(
+  options: ReconcileOptions,
+): (() => Promise<string | undefined>) | undefined {
+  const { signal, cancelHealth } = options;
+  if (signal === undefined) return cancelHealth;
+  return async () => interruptionOf(signal)?.message ?? (await cancelHealth?.());
 }
 
 function changedAnything(changeset: readonly ChangeSetEntry[]): boolean {
@@ -103,6 +128,7 @@ export async function reconcileObjects(
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(options.createOnly ? { createOnly: options.createOnly } : {}),
     ...(options.prefetched ? { prefetched: options.prefetched } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
   const changeset = [...applied.changeset];
   if (hasFailures(changeset)) {
@@ -112,7 +138,7 @@ export async function reconcileObjects(
       changeset,
       inventory: mergeInventory(previous, applied.applied),
       applyFailed: true,
-      error: failuresOf(changeset),
+      error: failuresOf(changeset, applied.interrupted),
     };
   }
 
@@ -125,7 +151,10 @@ export async function reconcileObjects(
       : previous;
     const allStale = staleEntries(candidates, applied.applied);
     const stale = allStale.filter((entry) => !keep.has(entry.subject));
-    const pruned = await pruneObjects(cluster, stale, { track: track.name });
+    const pruned = await pruneObjects(cluster, stale, {
+      track: track.name,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     changeset.push(...pruned);
     pruneFailed = hasFailures(pruned);
     // What could not be deleted is still ours: keep it in the inventory for the next prune.
@@ -146,7 +175,7 @@ export async function reconcileObjects(
           track.timeout,
           500,
           await exprHealth(track.healthCheckExprs),
-          options.cancelHealth,
+          cancelHealthOf(options),
           applied.observed,
         )
       : undefined;

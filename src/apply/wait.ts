@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, throwIfInterrupted } from '../errors.ts';
 
 /** Something did not happen within its time limit. */
 export class WaitTimeoutError extends DriftlessError {
@@ -9,16 +9,19 @@ export class WaitTimeoutError extends DriftlessError {
 /**
  * Polls `done` until it returns true; throws WaitTimeoutError naming `what`
  * after `timeoutMs`. Errors from `done` count as "not yet" until the deadline.
+ * An aborted `signal` ends the wait at once with its InterruptedError.
  */
 export async function waitUntil(
   what: string,
   done: () => Promise<boolean>,
   timeoutMs: number,
   intervalMs = 250,
+  signal?: AbortSignal,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
+    throwIfInterrupted(signal);
     try {
       if (await done()) return;
     } catch (error) {
@@ -28,6 +31,7 @@ export async function waitUntil(
       const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
       throw new WaitTimeoutError(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
     }
-    await sleep(intervalMs);
+    // Woken early by the signal: the check at the top of the loop throws its reason.
+    await sleep(intervalMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
   }
 }

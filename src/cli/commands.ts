@@ -41,11 +41,18 @@ export interface CommandSpec {
   readonly exactlyOne?: readonly (readonly OptionName[])[];
   /** `[flag, needs]`: the first flag is only accepted together with the second. */
   readonly needs?: readonly (readonly [OptionName, OptionName])[];
+  /**
+   * Holds a track's apply lease while it works: the first SIGINT or SIGTERM
+   * asks it to stop and record where it got, rather than ending it and leaving
+   * the lease to expire (interrupts.ts).
+   */
+  readonly stopsCleanly?: true;
 }
 
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'sync',
+    stopsCleanly: true,
     usage: 'sync     [-c FILE] [--track NAME] [--revision REV] [-o text|json]',
     summary: 'fetch, render and apply tracks, pruning what left Git',
     options: ['config', 'track', 'revision', 'output'],
@@ -61,12 +68,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'drift',
+    stopsCleanly: true,
     usage: 'drift    [-c FILE] [--track NAME] [--detect-only] [-o text|json]',
     summary: 'detect and correct changes made by hand',
     options: ['config', 'track', 'detect-only', 'output'],
   },
   {
     name: 'rollback',
+    stopsCleanly: true,
     usage: 'rollback [-c FILE] --track NAME (--revision REV | --previous) [-o text|json]',
     summary: 'apply a stored revision and pin the track',
     options: ['config', 'track', 'revision', 'previous', 'output'],
@@ -89,6 +98,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'resume',
+    stopsCleanly: true,
     usage: 'resume   [-c FILE] --track NAME',
     summary: 'undo suspend and sync the track at once',
     options: ['config', 'track'],
@@ -96,6 +106,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'delete',
+    stopsCleanly: true,
     usage: 'delete   [-c FILE] --track NAME [--policy Delete|Orphan|MirrorPrune] [-o text|json]',
     summary: "collect a track's objects by its deletion policy and remove its state",
     options: ['config', 'track', 'policy', 'output'],

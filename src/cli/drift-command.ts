@@ -161,7 +161,12 @@ export function formatDriftRun(run: DriftRun, output: Output): string {
   return lines.join('\n');
 }
 
-async function checkOne(ctx: LocalContext, track: Track, detectOnly: boolean): Promise<DriftRun> {
+async function checkOne(
+  ctx: LocalContext,
+  track: Track,
+  detectOnly: boolean,
+  signal: AbortSignal | undefined,
+): Promise<DriftRun> {
   const leftInPlace =
     track.drift === 'detect'
       ? ('drift: detect' as const)
@@ -178,6 +183,7 @@ async function checkOne(ctx: LocalContext, track: Track, detectOnly: boolean): P
         artifacts: ctx.artifacts,
         state: ctx.state,
         ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
+        ...(signal === undefined ? {} : { signal }),
       },
     );
     const written = await writeBack(ctx, track, result);
@@ -259,11 +265,11 @@ async function selectTracks(
   return selected;
 }
 
-export const driftCommand: CommandHandler = async (ctx, line, output) => {
+export const driftCommand: CommandHandler = async (ctx, line, output, signal) => {
   const tracks = await selectTracks(ctx, line.track, line.config, line.detectOnly, output);
   const runs: DriftRun[] = [];
   for (const track of tracks) {
-    const run = await checkOne(ctx, track, line.detectOnly);
+    const run = await checkOne(ctx, track, line.detectOnly, signal);
     runs.push(run);
     if (line.output === 'text') output.print(formatDriftRun(run, output));
   }

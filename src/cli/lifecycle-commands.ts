@@ -22,7 +22,7 @@ export const suspendCommand: CommandHandler = async (ctx, line, output) => {
   return EXIT_OK;
 };
 
-export const resumeCommand: CommandHandler = async (ctx, line, output) => {
+export const resumeCommand: CommandHandler = async (ctx, line, output, signal) => {
   const track = findTrack(ctx.config, line.track ?? '', line.config);
   const result = await resumeTrack(track, { state: ctx.state });
   if (result.suspended) {
@@ -33,7 +33,7 @@ export const resumeCommand: CommandHandler = async (ctx, line, output) => {
     return EXIT_OK;
   }
   output.print(`${output.colours.bold(track.name)}: resumed`);
-  return syncCommand(ctx, { ...line, output: 'text' }, output);
+  return syncCommand(ctx, { ...line, output: 'text' }, output, signal);
 };
 
 /**
@@ -68,11 +68,12 @@ async function trackToDelete(
   };
 }
 
-export const deleteCommand: CommandHandler = async (ctx, line, output) => {
+export const deleteCommand: CommandHandler = async (ctx, line, output, signal) => {
   const track = await trackToDelete(ctx, line.track ?? '', line.config);
   const result = await deleteTrack(track, line.policy, {
     state: ctx.state,
     cluster: await ctx.cluster(track),
+    ...(signal === undefined ? {} : { signal }),
   });
   if (line.output === 'json') {
     output.json(result);

@@ -11,10 +11,17 @@
  */
 import { ConfigError } from '../config/config-error.ts';
 import { readOptionalEnv } from '../config/env.ts';
-import { DriftlessError, NotImplementedError, UsageError, messageOf } from '../errors.ts';
+import {
+  DriftlessError,
+  InterruptedError,
+  NotImplementedError,
+  UsageError,
+  messageOf,
+} from '../errors.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
 import type { OpenLocalContext } from '../sync/local-context.ts';
+import type { SignalSource } from './interrupts.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 import { Output, type CliIo } from './output.ts';
 import { CommandLineError, parseCommandLine } from './parse-command-line.ts';
@@ -56,6 +63,8 @@ function helpText(): string {
 export interface CliDependencies extends Partial<CliIo> {
   /** Builds the context from the config file; tests pass fakes of the ports. */
   readonly openLocalContext?: OpenLocalContext;
+  /** Where SIGINT and SIGTERM come from: the process, or a test's emitter (interrupts.ts). */
+  readonly signals?: SignalSource;
 }
 
 /** `driftless: ` before every line, so each line of a multi-line error is recognisable in logs. */
@@ -103,9 +112,20 @@ export async function runCli(
     const line = parseCommandLine(command, rest);
     const handler = await HANDLERS[command.name]();
     const ctx = await (dependencies.openLocalContext ?? openRealContext)(line.config, io.env);
+    const output = new Output(io);
+    const interrupts = command.stopsCleanly
+      ? (await import('./interrupts.ts')).listenForInterrupts(output, dependencies.signals)
+      : undefined;
     try {
-      return await handler(ctx, line, new Output(io));
+      const code = await handler(ctx, line, output, interrupts?.signal);
+      return interrupts?.exitCode(code) ?? code;
+    } catch (error) {
+      // Stopped before it began (the lease not taken yet): nothing to record.
+      if (interrupts === undefined || !(error instanceof InterruptedError)) throw error;
+      reportError(io, error.message);
+      return interrupts.exitCode(EXIT_FAILED);
     } finally {
+      interrupts?.dispose();
       ctx.close();
     }
   } catch (error) {

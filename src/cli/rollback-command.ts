@@ -27,6 +27,7 @@ async function rollbackOne(
   track: Track,
   revision: string,
   output: Output,
+  signal: AbortSignal | undefined,
 ): Promise<SyncResult> {
   const progress = output.progress(`${track.name}: rolling back`);
   try {
@@ -40,6 +41,7 @@ async function rollbackOne(
         state: ctx.state,
         ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
         onProgress: (done, total) => progress.update(done, total),
+        ...(signal === undefined ? {} : { signal }),
       },
     );
   } catch (error) {
@@ -70,13 +72,13 @@ export function formatRollbackResult(result: SyncResult, output: Output): string
   return lines.join('\n');
 }
 
-export const rollbackCommand: CommandHandler = async (ctx, line, output) => {
+export const rollbackCommand: CommandHandler = async (ctx, line, output, signal) => {
   const track = findTrack(ctx.config, line.track ?? '', line.config);
   // RollbackTargetError (not stored, ambiguous, no previous) lists the stored revisions; it
   // reaches main as a failed operation, exit 3: the command line itself was fine.
   const revision = await resolveRollbackTarget(track, rollbackTarget(line), ctx);
   output.log(`${track.name}: rolling back to ${revision}`);
-  const result = await rollbackOne(ctx, track, revision, output);
+  const result = await rollbackOne(ctx, track, revision, output, signal);
   if (line.output === 'json') output.json(syncJson(result));
   else output.print(formatRollbackResult(result, output));
   return result.result === 'failed' ? EXIT_FAILED : EXIT_OK;

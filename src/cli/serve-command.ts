@@ -6,23 +6,14 @@
 import { jsonLogger } from '../logger.ts';
 import { DEFAULT_PORT, startServe, type ServeOptions } from '../serve/start-serve.ts';
 import type { CommandHandler } from './command-handler.ts';
+import { onInterrupt } from './interrupts.ts';
 import { EXIT_OK } from './exit-codes.ts';
 
 /** Resolves with the signal's name when the process should stop. */
 export type WaitForStop = () => Promise<string>;
 
 /** The first SIGINT or SIGTERM. A second one while stopping ends the process at once. */
-export const waitForSignal: WaitForStop = () =>
-  new Promise((resolve) => {
-    const signals = ['SIGINT', 'SIGTERM'] as const;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      for (const name of signals) process.off(name, onSignal);
-      // Someone who presses Ctrl-C twice does not want to wait for running jobs.
-      for (const name of signals) process.once(name, () => process.exit(130));
-      resolve(signal);
-    };
-    for (const name of signals) process.on(name, onSignal);
-  });
+export const waitForSignal: WaitForStop = () => new Promise((resolve) => onInterrupt(resolve));
 
 /** The command, with how it learns to stop injectable (tests resolve the promise themselves). */
 export function serveCommandWith(

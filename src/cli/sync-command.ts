@@ -31,6 +31,7 @@ async function syncOne(
   track: Track,
   revision: string | undefined,
   output: Output,
+  signal: AbortSignal | undefined,
 ): Promise<SyncResult> {
   const progress = output.progress(`${track.name}: applying`);
   try {
@@ -45,6 +46,7 @@ async function syncOne(
         state: ctx.state,
         ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
         onProgress: (done, total) => progress.update(done, total),
+        ...(signal === undefined ? {} : { signal }),
       },
     );
   } catch (error) {
@@ -91,7 +93,7 @@ export function formatSyncResult(result: SyncResult, output: Output): string {
   return lines.join('\n');
 }
 
-export const syncCommand: CommandHandler = async (ctx, line, output) => {
+export const syncCommand: CommandHandler = async (ctx, line, output, signal) => {
   let tracks: Track[];
   if (line.track !== undefined) {
     const track = findTrack(ctx.config, line.track, line.config);
@@ -110,7 +112,7 @@ export const syncCommand: CommandHandler = async (ctx, line, output) => {
   }
   const results: SyncResult[] = [];
   for (const track of tracks) {
-    const result = await syncOne(ctx, track, line.revision, output);
+    const result = await syncOne(ctx, track, line.revision, output, signal);
     results.push(result);
     if (line.output === 'text') output.print(formatSyncResult(result, output));
   }

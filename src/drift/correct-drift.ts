@@ -27,6 +27,8 @@ export interface CorrectDriftOptions {
   readonly timeoutMs?: number;
   /** The track's inventory keys: unlabelled objects in it are still the track's. */
   readonly owned?: ReadonlySet<string>;
+  /** Aborted when the caller is asked to stop: nothing more is put back (errors.ts). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -79,6 +81,7 @@ export async function correctDrift(
     ...(options.owned === undefined ? {} : { owned: options.owned }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   return [...refused, ...changeset];
 }

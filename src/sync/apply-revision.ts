@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
 import { redactDeep, redactError } from '../redact.ts';
+import { throwIfInterrupted } from '../errors.ts';
 import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
 import { mergeInventory, ownedKeys, type InventoryEntry } from '../apply/inventory.ts';
 import { prefetchLists } from '../apply/read-live.ts';
@@ -45,6 +46,14 @@ export interface ApplyDeps extends SecretDeps {
   readonly now?: () => Date;
   /** Progress of the apply, for people watching a large set. */
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Aborted, with an InterruptedError (errors.ts), when whoever runs the job
+   * asks it to stop (the CLI at Ctrl-C or SIGTERM). Before the lease is taken
+   * the job throws it; under the lease nothing more is sent to the cluster,
+   * the health wait ends, and the outcome so far is recorded like any other,
+   * so the lease is given back at once rather than left to expire.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface ApplyStoredOptions {
@@ -166,6 +175,7 @@ async function attemptSync(
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {
     pending,
     prefetched,
+    ...(deps.signal ? { signal: deps.signal } : {}),
     keep: stored.ruledOut,
     createOnly: await unchangedInGit(track, stored, before.appliedRevision, deps),
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
@@ -202,6 +212,7 @@ export async function applyStoredRevision(
   precheck?: Precheck,
 ): Promise<SyncResult> {
   const now = deps.now ?? (() => new Date());
+  throwIfInterrupted(deps.signal);
   const holder = randomUUID();
   const startedAt = now();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, startedAt);

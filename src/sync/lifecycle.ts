@@ -7,6 +7,7 @@
  */
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import { pruneObjects } from '../apply/prune.ts';
+import { throwIfInterrupted } from '../errors.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { DeletionPolicy, Track } from '../config/types.ts';
 import { redactDeep } from '../redact.ts';
@@ -62,6 +63,8 @@ export interface LifecycleDeps {
 
 export interface DeleteDeps extends LifecycleDeps {
   readonly cluster: KubernetesPort;
+  /** Aborted when the caller is asked to stop: no delete is sent after it (apply-revision.ts ApplyDeps). */
+  readonly signal?: AbortSignal;
 }
 
 /** MirrorPrune follows `prune`, as in Flux. */
@@ -147,6 +150,7 @@ export async function deleteTrack(
   deps: DeleteDeps,
 ): Promise<LifecycleResult> {
   const now = deps.now ?? (() => new Date());
+  throwIfInterrupted(deps.signal);
   const holder = randomUUID();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
   let state: TrackState;
@@ -160,7 +164,10 @@ export async function deleteTrack(
     } else if (applied === 'Delete') {
       changeset = redactDeep(
         // Collected as the track's service account, when it names one.
-        await pruneObjects(actingAs(deps.cluster, track), state.inventory, { track: track.name }),
+        await pruneObjects(actingAs(deps.cluster, track), state.inventory, {
+          track: track.name,
+          ...(deps.signal ? { signal: deps.signal } : {}),
+        }),
       );
     } else {
       note = 'deletion policy Orphan: the objects were left in the cluster';

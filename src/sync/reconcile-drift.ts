@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ownedKeys } from '../apply/inventory.ts';
+import { throwIfInterrupted } from '../errors.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
 import { correctDrift, detectDrift, type DriftReport } from '../drift/index.ts';
@@ -83,6 +84,7 @@ export async function reconcileDrift(
     return noDriftFound(track.name, revision);
   }
 
+  throwIfInterrupted(deps.signal);
   const holder = randomUUID();
   await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
   let observed: ObservedObject[] | undefined;
@@ -137,6 +139,7 @@ export async function reconcileDrift(
       ? await correctDrift(deps.cluster, track, toCorrect, selected, {
           timeoutMs: track.timeout,
           owned: ownedKeys(before.inventory),
+          ...(deps.signal ? { signal: deps.signal } : {}),
         })
       : [];
     // Patches and errors may quote a substituted secret value (src/redact.ts).

@@ -10,6 +10,7 @@ import { applyRevision, type ApplyDeps, type SyncResult } from './apply-revision
 import { fetchTrack } from './fetch-track.ts';
 import { readTrackState } from './track-state.ts';
 import { commitOf } from '../object-id.ts';
+import { throwIfInterrupted } from '../errors.ts';
 
 export type { SyncOutcome, SyncResult } from './sync-result.ts';
 
@@ -43,6 +44,8 @@ async function fetchAndApply(
   request: SyncRequest,
   deps: SyncDeps,
 ): Promise<SyncResult> {
+  // Asked to stop before this track began (a sync of every track): it does not begin.
+  throwIfInterrupted(deps.signal);
   const fetched = await fetchTrack(
     track,
     {
@@ -65,5 +68,7 @@ async function fetchAndApply(
       ...(error ? { error } : {}),
     };
   }
+  // Fetched and stored; asked to stop before anything was applied: stop here.
+  throwIfInterrupted(deps.signal);
   return applyRevision(track, fetched.next, deps);
 }

@@ -4,11 +4,14 @@
  * secret), the real test cluster and the filesystem store.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import {
   pushFiles,
   startGitServer,
@@ -21,7 +24,7 @@ import {
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
-import { runDriftless, type CliRun } from '../harness/driftless-cli.ts';
+import { CLI, TSX, runDriftless, type CliRun } from '../harness/driftless-cli.ts';
 
 const configMap = (name: string, value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
@@ -36,6 +39,33 @@ describe('driftless CLI against a real cluster and Git server', () => {
 
   const driftless = (...args: string[]): Promise<CliRun> => runDriftless(args, { cwd: dir, env });
 
+  /**
+   * Writes `name` in the test folder: the test cluster, and one track a line
+   * group (each gets the test namespace and the Git server's basic auth).
+   */
+  const writeConfig = async (
+    name: string,
+    tracks: readonly { readonly name: string; readonly url: string; readonly extra?: string[] }[],
+  ): Promise<string> => {
+    const file = join(dir, name);
+    const lines = [
+      'clusters:',
+      '  - name: test',
+      `    kubeconfig: ${sharedKubeconfigPath()}`,
+      'tracks:',
+      ...tracks.flatMap((track) => [
+        `  - name: ${track.name}`,
+        `    repository: ${track.url}`,
+        `    namespace: ${ns}`,
+        '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
+        ...(track.extra ?? []).map((line) => `    ${line}`),
+      ]),
+      '',
+    ];
+    await writeFile(file, lines.join('\n'));
+    return file;
+  };
+
   before(async () => {
     const kc = sharedKubeConfig();
     core = kc.makeApiClient(CoreV1Api);
@@ -49,20 +79,7 @@ describe('driftless CLI against a real cluster and Git server', () => {
       NO_COLOR: '1',
       TEST_GIT_CREDENTIALS: `${git.username}:${git.password}`,
     };
-    await writeFile(
-      join(dir, 'driftless.yaml'),
-      [
-        'clusters:',
-        '  - name: test',
-        `    kubeconfig: ${sharedKubeconfigPath()}`,
-        'tracks:',
-        '  - name: app',
-        `    repository: ${repo.url}`,
-        `    namespace: ${ns}`,
-        '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
-        '',
-      ].join('\n'),
-    );
+    await writeConfig('driftless.yaml', [{ name: 'app', url: repo.url }]);
   });
 
   after(async () => {
@@ -181,26 +198,14 @@ describe('driftless CLI against a real cluster and Git server', () => {
       ].join('\n'),
       'chart/values.yaml': 'greeting: hello\n',
     });
-    const config = join(dir, 'renderers.yaml');
-    await writeFile(
-      config,
-      [
-        'clusters:',
-        '  - name: test',
-        `    kubeconfig: ${sharedKubeconfigPath()}`,
-        'tracks:',
-        ...['overlay', 'chart'].flatMap((name) => [
-          `  - name: cli-${name}`,
-          `    repository: ${rendered.url}`,
-          `    namespace: ${ns}`,
-          '    auth: {type: basic, secret: env:TEST_GIT_CREDENTIALS}',
-          ...(name === 'overlay'
-            ? ['    subPath: overlay']
-            : ['    helm: {chart: chart, values: {greeting: bonjour}}']),
-        ]),
-        '',
-      ].join('\n'),
-    );
+    const config = await writeConfig('renderers.yaml', [
+      { name: 'cli-overlay', url: rendered.url, extra: ['subPath: overlay'] },
+      {
+        name: 'cli-chart',
+        url: rendered.url,
+        extra: ['helm: {chart: chart, values: {greeting: bonjour}}'],
+      },
+    ]);
 
     // Act
     const overlay = await driftless('render', '-c', config, '--track', 'cli-overlay');
@@ -225,5 +230,73 @@ describe('driftless CLI against a real cluster and Git server', () => {
     });
     assert.equal(greeting.data?.value, 'bonjour');
     assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+  });
+  it('stops cleanly at Ctrl-C: exit 130, the outcome recorded, the track free at once', async () => {
+    // Prepare: a Deployment, which never becomes available on this cluster (no nodes), on a
+    // track that waits for health for 10 minutes.
+    const slow = await git.createRepository('cli-interrupt');
+    const sha = await pushFiles(slow, {
+      'web.yaml': [
+        'apiVersion: apps/v1',
+        'kind: Deployment',
+        'metadata: {name: web}',
+        'spec:',
+        '  selector: {matchLabels: {app: web}}',
+        '  template:',
+        '    metadata: {labels: {app: web}}',
+        '    spec: {containers: [{name: web, image: registry.invalid/web:1}]}',
+        '',
+      ].join('\n'),
+    });
+    const config = await writeConfig('interrupt.yaml', [
+      { name: 'slow', url: slow.url, extra: ['wait: true', 'timeout: 10m'] },
+    ]);
+    const apps = sharedKubeConfig().makeApiClient(AppsV1Api);
+    const child = spawn(
+      process.execPath,
+      ['--import', TSX, CLI, 'sync', '-c', config, '--track', 'slow', '-o', 'json'],
+      { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const closed = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
+
+    // Act: Ctrl-C once the Deployment is applied, while the sync waits for it.
+    for (let attempt = 0; ; attempt++) {
+      const found = await apps
+        .readNamespacedDeployment({ name: 'web', namespace: ns })
+        .catch(() => undefined);
+      if (found !== undefined) break;
+      assert.ok(attempt < 600, `the sync never applied the Deployment: ${stderr}`);
+      await sleep(100);
+    }
+    child.kill('SIGINT');
+    const [code] = await closed;
+    const check = await driftless('drift', '-c', config, '--track', 'slow', '--detect-only');
+    const status = await driftless('status', '-c', config, '-o', 'json');
+    const history = await driftless('history', '-c', config, '--track', 'slow', '-o', 'json');
+
+    // Assess: the signal's exit code and the result so far.
+    assert.equal(code, 130, stderr);
+    assert.match(stderr, /driftless: SIGINT: stopping/);
+    const result = JSON.parse(stdout);
+    assert.equal(result.result, 'applied');
+    assert.deepEqual(result.changeset, [{ subject: `Deployment/${ns}/web`, action: 'created' }]);
+    // The lease was given back: a drift check of the track runs at once.
+    assert.equal(check.code, 0, check.stdout + check.stderr);
+    assert.doesNotMatch(check.stdout + check.stderr, /another apply job runs/);
+    const [state] = JSON.parse(status.stdout);
+    const healthy = state.conditions.find((c: { type: string }) => c.type === 'Healthy');
+    assert.equal(healthy.reason, 'HealthCheckCanceled');
+    assert.match(healthy.message, /cancelled: interrupted by SIGINT$/);
+    assert.deepEqual(
+      JSON.parse(history.stdout).map((h: { revision: string; result: string }) => [
+        h.revision,
+        h.result,
+      ]),
+      [[sha, 'applied']],
+    );
   });
 });

@@ -1,0 +1,199 @@
+/**
+ * A sync asked to stop (the CLI at Ctrl-C or SIGTERM, src/cli/interrupts.ts):
+ * requests in flight finish, nothing more is sent, the outcome so far is
+ * recorded and the track's apply lease is given back at once, so the next
+ * sync need not wait for it to expire. Real fs store and sync use-cases, the
+ * in-memory cluster fake.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, beforeEach, describe, it } from 'node:test';
+import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { Track } from '../../src/config/types.ts';
+import { InterruptedError } from '../../src/errors.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
+import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
+import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+
+const REVISION = '1'.repeat(40);
+const NAMES = Array.from({ length: 20 }, (_, i) => `cm-${String(i + 1).padStart(2, '0')}`);
+
+const configMap = (name: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "v"\n`;
+
+const deployment = [
+  'apiVersion: apps/v1',
+  'kind: Deployment',
+  'metadata: {name: web}',
+  'spec:',
+  '  replicas: 1',
+  '  selector: {matchLabels: {app: web}}',
+  '  template:',
+  '    metadata: {labels: {app: web}}',
+  '    spec: {containers: [{name: web, image: nginx}]}',
+  '',
+].join('\n');
+
+/** A Git source whose head holds `files` (name → YAML). */
+function gitOf(files: Record<string, string>): GitSource {
+  return {
+    resolve: async () => ({ revision: REVISION, ref: 'refs/heads/main' }),
+    readFiles: async () =>
+      Object.entries(files).map(([name, text]) => ({
+        path: `${name}.yaml`,
+        content: new TextEncoder().encode(text),
+      })),
+  };
+}
+
+/** The cluster, calling `on` before each request of `method` is passed on. */
+function watching(
+  cluster: KubernetesPort,
+  method: 'apply' | 'get',
+  on: (count: number) => void,
+): KubernetesPort {
+  let count = 0;
+  return {
+    discover: (refresh) => cluster.discover(refresh),
+    serverVersion: () => cluster.serverVersion(),
+    apply: (object, options) => {
+      if (method === 'apply') on(++count);
+      return cluster.apply(object, options);
+    },
+    get: (ref) => {
+      if (method === 'get') on(++count);
+      return cluster.get(ref);
+    },
+    list: (query) => cluster.list(query),
+    delete: (ref, options) => cluster.delete(ref, options),
+  };
+}
+
+describe('a sync asked to stop', () => {
+  let dir: string;
+  let store: FsStore;
+  let cluster: InMemoryCluster;
+
+  const trackOf = (extra = ''): Track =>
+    parseConfig(
+      `tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps${extra}}]`,
+      'driftless.yaml',
+    ).tracks[0]!;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-interrupted-'));
+    store = new FsStore({ path: dir });
+    cluster = new InMemoryCluster();
+  });
+
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  const deps = (port: KubernetesPort, files: Record<string, string>, signal?: AbortSignal) => ({
+    cluster: port,
+    source: gitOf(files),
+    artifacts: store,
+    state: store,
+    ...(signal ? { signal } : {}),
+  });
+
+  it('sends nothing after the signal, records the sync as failed and gives the lease back', async () => {
+    // Prepare: the signal comes as the 5th object is sent.
+    const track = trackOf();
+    const files = Object.fromEntries(NAMES.map((name) => [name, configMap(name)]));
+    const controller = new AbortController();
+    const port = watching(cluster, 'apply', (count) => {
+      if (count === 5) controller.abort(new InterruptedError('interrupted by SIGINT'));
+    });
+
+    // Act
+    const stopped = await syncTrack(
+      track,
+      { trigger: 'manual' },
+      deps(port, files, controller.signal),
+    );
+    const state = await readTrackState(store, track.name);
+    const history = await store.listHistory(track.name);
+    const inCluster = cluster.objects.size;
+    const next = await syncTrack(track, { trigger: 'manual' }, deps(cluster, files));
+
+    // Assess: 5 sent (the one in flight included), 15 never sent.
+    assert.equal(stopped.result, 'failed');
+    const actions = stopped.changeset.map((entry) => entry.action);
+    assert.deepEqual(actions, [...Array(5).fill('created'), ...Array(15).fill('failed')]);
+    assert.equal(
+      stopped.changeset[5]?.error,
+      'ConfigMap/apps/cm-06: not applied: interrupted by SIGINT',
+    );
+    assert.equal(inCluster, 5);
+    assert.equal(state.applyLease, null);
+    const ready = conditionOf(state, 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.reason, 'SyncFailed');
+    assert.equal(ready?.message, 'interrupted by SIGINT: 15 of 20 objects not applied');
+    assert.deepEqual(
+      history.map((entry) => entry.result),
+      ['failed'],
+    );
+    // Nothing waits for a lease: the next sync applies the rest at once.
+    assert.equal(next.result, 'applied');
+    assert.equal(next.changeset.filter((entry) => entry.action === 'created').length, 15);
+    assert.equal(cluster.objects.size, 20);
+  });
+
+  it('ends the health wait as cancelled and gives the lease back', async () => {
+    // Prepare: a Deployment never becomes available here; the signal comes at the
+    // first read after it was applied: the health wait's.
+    const track = trackOf(', wait: true, timeout: 10m');
+    const controller = new AbortController();
+    const port = watching(cluster, 'get', () => {
+      if (cluster.objects.size > 0)
+        controller.abort(new InterruptedError('interrupted by SIGTERM'));
+    });
+
+    // Act
+    const stopped = await syncTrack(
+      track,
+      { trigger: 'manual' },
+      deps(port, { web: deployment }, controller.signal),
+    );
+    const state = await readTrackState(store, track.name);
+
+    // Assess: applied, health not known, the track free.
+    assert.equal(stopped.result, 'applied');
+    assert.deepEqual(stopped.changeset, [{ subject: 'Deployment/apps/web', action: 'created' }]);
+    assert.equal(state.applyLease, null);
+    const healthy = conditionOf(state, 'Healthy');
+    assert.equal(healthy?.status, 'Unknown');
+    assert.equal(healthy?.reason, 'HealthCheckCanceled');
+    assert.match(healthy?.message ?? '', /cancelled: interrupted by SIGTERM$/);
+    assert.equal(conditionOf(state, 'Ready')?.status, 'Unknown');
+  });
+
+  it('does not begin when asked to stop before: no lease taken, nothing sent', async () => {
+    // Prepare
+    const track = trackOf();
+    const controller = new AbortController();
+    controller.abort(new InterruptedError('interrupted by SIGINT'));
+
+    // Act
+    const attempt = syncTrack(
+      track,
+      { trigger: 'manual' },
+      deps(cluster, { a: configMap('a') }, controller.signal),
+    );
+
+    // Assess
+    await assert.rejects(attempt, (error) => {
+      assert.ok(error instanceof InterruptedError);
+      assert.equal(error.message, 'interrupted by SIGINT');
+      return true;
+    });
+    assert.equal(cluster.objects.size, 0);
+    assert.equal((await readTrackState(store, track.name)).applyLease ?? null, null);
+  });
+});
