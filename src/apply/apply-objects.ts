@@ -150,7 +150,6 @@ async function deleteAndWait(
   cluster: KubernetesPort,
   ref: ObjectRef,
   timeoutMs: number,
-  signal: AbortSignal | undefined,
 ): Promise<void> {
   const before = await cluster.get(ref);
   if (!before) return;
@@ -165,8 +164,6 @@ async function deleteAndWait(
       return !live || live.metadata.uid !== before.metadata.uid;
     },
     timeoutMs,
-    undefined,
-    signal,
   );
 }
 
@@ -248,7 +245,8 @@ async function applyOne(
     if (refused && (strategy === 'recreate' || options.force)) {
       try {
         observed.delete(key);
-        await deleteAndWait(cluster, refOf(object), options.timeoutMs, options.signal);
+        // Not cut short by an interruption: once deleted, the object is created again.
+        await deleteAndWait(cluster, refOf(object), options.timeoutMs);
         observed.set(key, (await apply()).object);
         return { subject, action: 'recreated' };
       } catch (recreateError) {
