@@ -35,7 +35,9 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
     if (line.output === 'json') {
       output.json({ ...statusJson(entries[0].track, entries[0].state), objects });
     } else {
-      output.print(formatStatusDetail(entries[0].track, entries[0].state, output.colours));
+      output.print(
+        formatStatusDetail(entries[0].track, entries[0].state, output.colours, new Date()),
+      );
       output.print('');
       output.print(formatObjectStatuses(objects, output.colours));
     }
@@ -51,9 +53,11 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
     ];
     output.json(line.track !== undefined ? documents[0] : documents);
   } else if (line.track !== undefined && entries[0]) {
-    output.print(formatStatusDetail(entries[0].track, entries[0].state, output.colours));
+    output.print(
+      formatStatusDetail(entries[0].track, entries[0].state, output.colours, new Date()),
+    );
   } else {
-    output.print(formatStatusSummary(entries, output.colours));
+    output.print(formatStatusSummary(entries, output.colours, new Date()));
     for (const { track } of removedEntries) {
       output.print(
         `${output.colours.yellow(track)}: removed from ${line.config} but still has state and objects; "driftless delete --track ${track}" collects it`,

@@ -1,6 +1,6 @@
 /** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
 import type { ObjectStatus } from '../sync/object-statuses.ts';
-import type { TrackState } from '../sync/track-state.ts';
+import { describeLease, liveLease, type TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
 
@@ -15,13 +15,25 @@ function colourStatus(status: string, colours: Palette): string {
   return colours.yellow(status);
 }
 
-/** One line per track: readiness, revisions, pin and counts. */
+/**
+ * What runs on the track at `now`, for people: `busy: a sync since …`
+ * (other commands on the track wait for it), or undefined.
+ */
+function busyNote(state: TrackState, now: Date): string | undefined {
+  const lease = liveLease(state, now);
+  return lease === undefined ? undefined : `busy: ${describeLease(lease)}`;
+}
+
+/** One line per track: readiness, revisions, pin and counts; what runs on it at `now`. */
 export function formatStatusSummary(
   entries: readonly { track: string; state: TrackState }[],
   colours: Palette,
+  now: Date,
 ): string {
   const rows = entries.map(({ track, state }) => {
     const ready = state.conditions.find((c) => c.type === 'Ready');
+    const busy = busyNote(state, now);
+    const message = ready?.message ?? 'never synced';
     return [
       track,
       colourStatus(ready?.status ?? 'Unknown', colours),
@@ -29,7 +41,7 @@ export function formatStatusSummary(
       shortRevision(state.desiredRevision),
       state.pinned ? colours.yellow(shortRevision(state.pinned)) : '-',
       `${state.objectsInSync}/${state.objectsDiscovered}`,
-      ready?.message ?? 'never synced',
+      busy === undefined ? message : `${colours.yellow(busy)}; ${message}`,
     ];
   });
   return formatTable(
@@ -39,9 +51,20 @@ export function formatStatusSummary(
 }
 
 /** Everything about one track: revisions, counts, conditions, ignored objects and inventory. */
-export function formatStatusDetail(track: string, state: TrackState, colours: Palette): string {
+export function formatStatusDetail(
+  track: string,
+  state: TrackState,
+  colours: Palette,
+  now: Date,
+): string {
+  const lease = liveLease(state, now);
   const lines = [
     `${colours.bold('Track:')}     ${track}`,
+    ...(lease === undefined
+      ? []
+      : [
+          `${colours.bold('Busy:')}      ${colours.yellow(describeLease(lease))}; other syncs, rollbacks and drift checks wait for it (until ${lease.until} at the latest)`,
+        ]),
     `${colours.bold('Applied:')}   ${state.appliedRevision ?? '-'}`,
     `${colours.bold('Desired:')}   ${state.desiredRevision ?? '-'}`,
     `${colours.bold('Pinned:')}    ${state.pinned ? colours.yellow(state.pinned) : '-'}`,

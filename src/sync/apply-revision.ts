@@ -215,7 +215,14 @@ export async function applyStoredRevision(
   throwIfInterrupted(deps.signal);
   const holder = randomUUID();
   const startedAt = now();
-  await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, startedAt);
+  await acquireApplyLease(
+    deps.state,
+    track.name,
+    holder,
+    track.timeout * 2 + 60_000,
+    startedAt,
+    options.pin === true ? 'rollback' : 'sync',
+  );
   try {
     // What the cluster answered may quote a decrypted or substituted value (src/redact.ts).
     const attempt = redactDeep(

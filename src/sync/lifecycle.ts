@@ -152,7 +152,14 @@ export async function deleteTrack(
   const now = deps.now ?? (() => new Date());
   throwIfInterrupted(deps.signal);
   const holder = randomUUID();
-  await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
+  await acquireApplyLease(
+    deps.state,
+    track.name,
+    holder,
+    track.timeout * 2 + 60_000,
+    now(),
+    'delete',
+  );
   let state: TrackState;
   let changeset: ChangeSetEntry[] = [];
   const applied = effectivePolicy(track, policy);

@@ -86,7 +86,14 @@ export async function reconcileDrift(
 
   throwIfInterrupted(deps.signal);
   const holder = randomUUID();
-  await acquireApplyLease(deps.state, track.name, holder, track.timeout * 2 + 60_000, now());
+  await acquireApplyLease(
+    deps.state,
+    track.name,
+    holder,
+    track.timeout * 2 + 60_000,
+    now(),
+    'drift check',
+  );
   let observed: ObservedObject[] | undefined;
   // Subjects the correction put back: in sync again when the observation is recorded.
   let putBack = new Set<string>();

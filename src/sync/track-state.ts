@@ -76,7 +76,32 @@ export interface TrackState {
    */
   applying?: InventoryEntry[] | null;
   /** Held while an apply job runs: at most one per track, across processes and functions. */
-  applyLease?: { holder: string; until: string } | null;
+  applyLease?: ApplyLease | null;
+}
+
+/** The jobs that hold a track's apply lease while they run. */
+export type LeaseJob = 'sync' | 'rollback' | 'drift check' | 'delete';
+
+/** A track's apply lease: who holds it (a random id per job) and until when at the latest. */
+export interface ApplyLease {
+  holder: string;
+  /** When it lapses if the job never gives it back (a killed process, a function's timeout). */
+  until: string;
+  /** When it was taken and by which kind of job, for people asking why the track is busy. */
+  since?: string;
+  job?: LeaseJob;
+}
+
+/** The lease when someone holds it at `now`; undefined when free or lapsed. */
+export function liveLease(state: TrackState, now: Date): ApplyLease | undefined {
+  const lease = state.applyLease;
+  return lease && Date.parse(lease.until) > now.getTime() ? lease : undefined;
+}
+
+/** A live lease for people: `a sync since 2026-…Z`, or `an apply job` for one taken by an older version. */
+export function describeLease(lease: ApplyLease): string {
+  const job = lease.job === undefined ? 'an apply job' : `a ${lease.job}`;
+  return lease.since === undefined ? job : `${job} since ${lease.since}`;
 }
 
 /** Whether the track is suspended: in its config (`suspend: true`) or by `driftless suspend`. */
@@ -155,8 +180,9 @@ export class TrackBusyError extends DriftlessError {
 }
 
 /**
- * Takes the track's apply lease for `ms`, or throws TrackBusyError while
- * another live holder has it. Expired leases (a crashed holder) are taken over.
+ * Takes the track's apply lease for `ms` for a `job`, or throws
+ * TrackBusyError while another live holder has it. Expired leases (a crashed
+ * holder) are taken over.
  */
 export async function acquireApplyLease(
   store: StateStore,
@@ -164,13 +190,21 @@ export async function acquireApplyLease(
   holder: string,
   ms: number,
   now: Date,
+  job?: LeaseJob,
 ): Promise<void> {
   await updateTrackState(store, track, (state) => {
-    const lease = state.applyLease;
-    if (lease && lease.holder !== holder && Date.parse(lease.until) > now.getTime()) {
-      throw new TrackBusyError(`track "${track}": another apply job runs until ${lease.until}`);
+    const lease = liveLease(state, now);
+    if (lease && lease.holder !== holder) {
+      throw new TrackBusyError(
+        `track "${track}": another apply job runs until ${lease.until} (${describeLease(lease)}; if the process running it is gone, the track is free then)`,
+      );
     }
-    state.applyLease = { holder, until: new Date(now.getTime() + ms).toISOString() };
+    state.applyLease = {
+      holder,
+      until: new Date(now.getTime() + ms).toISOString(),
+      since: now.toISOString(),
+      ...(job === undefined ? {} : { job }),
+    };
   });
 }
 

@@ -161,4 +161,29 @@ describe('job ordering', () => {
     await afterExpiry;
     assert.equal((await readTrackState(store, 'lease')).applyLease?.holder, 'third');
   });
+
+  it('says which job holds a busy track, since when, and when it is free at the latest', async () => {
+    // Prepare
+    const now = new Date('2026-01-01T13:00:00Z');
+    await acquireApplyLease(store, 'busy', 'first', 300_000, now, 'rollback');
+
+    // Act
+    const second = acquireApplyLease(
+      store,
+      'busy',
+      'second',
+      60_000,
+      new Date(now.getTime() + 5_000),
+    );
+
+    // Assess
+    await assert.rejects(second, (error) => {
+      assert.ok(error instanceof TrackBusyError);
+      assert.equal(
+        error.message,
+        'track "busy": another apply job runs until 2026-01-01T13:05:00.000Z (a rollback since 2026-01-01T13:00:00.000Z; if the process running it is gone, the track is free then)',
+      );
+      return true;
+    });
+  });
 });

@@ -1,0 +1,48 @@
+/**
+ * `driftless status` shows a track some job is working on (its apply lease),
+ * so someone whose sync is refused as busy sees which job holds the track and
+ * since when; a lease that lapsed (its holder died) is not shown.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { palette } from '../../src/cli/colours.ts';
+import { formatStatusDetail, formatStatusSummary } from '../../src/cli/status-view.ts';
+import { emptyTrackState, type TrackState } from '../../src/sync/track-state.ts';
+
+const NOW = new Date('2026-01-01T13:01:00Z');
+const plain = palette(false);
+
+const leased = (until: string): TrackState => ({
+  ...emptyTrackState(),
+  applyLease: { holder: 'h', until, since: '2026-01-01T13:00:00.000Z', job: 'sync' },
+});
+
+describe('status of a busy track', () => {
+  it('names the job and since when, in the summary and the detail', () => {
+    // Prepare
+    const state = leased('2026-01-01T13:05:00.000Z');
+
+    // Act
+    const summary = formatStatusSummary([{ track: 'web', state }], plain, NOW);
+    const detail = formatStatusDetail('web', state, plain, NOW);
+
+    // Assess
+    assert.match(summary, /busy: a sync since 2026-01-01T13:00:00\.000Z; never synced/);
+    assert.match(
+      detail,
+      /^Busy: {6}a sync since 2026-01-01T13:00:00\.000Z; other syncs, rollbacks and drift checks wait for it \(until 2026-01-01T13:05:00\.000Z at the latest\)$/m,
+    );
+  });
+
+  it('shows nothing for a lease that lapsed', () => {
+    // Prepare
+    const state = leased('2026-01-01T13:00:30.000Z');
+
+    // Act
+    const summary = formatStatusSummary([{ track: 'web', state }], plain, NOW);
+    const detail = formatStatusDetail('web', state, plain, NOW);
+
+    // Assess
+    assert.doesNotMatch(summary + detail, /busy/i);
+  });
+});
