@@ -8,7 +8,6 @@
  * it in status and history (record-sync.ts). Runs only where cluster
  * credentials are.
  */
-import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
 import { redactDeep, redactError } from '../redact.ts';
@@ -28,7 +27,7 @@ import { recordSync, type SyncAttempt } from './record-sync.ts';
 import type { SecretDeps } from './resolve-secrets.ts';
 import type { SyncResult } from './sync-result.ts';
 import {
-  acquireApplyLease,
+  takeApplyLease,
   conditionOf,
   DEPENDENCY_NOT_READY,
   readTrackState,
@@ -213,15 +212,12 @@ export async function applyStoredRevision(
 ): Promise<SyncResult> {
   const now = deps.now ?? (() => new Date());
   throwIfInterrupted(deps.signal);
-  const holder = randomUUID();
   const startedAt = now();
-  await acquireApplyLease(
+  const holder = await takeApplyLease(
     deps.state,
-    track.name,
-    holder,
-    track.timeout * 2 + 60_000,
-    startedAt,
+    track,
     options.pin === true ? 'rollback' : 'sync',
+    startedAt,
   );
   try {
     // What the cluster answered may quote a decrypted or substituted value (src/redact.ts).

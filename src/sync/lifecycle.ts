@@ -16,7 +16,7 @@ import type { LifecycleJob } from './jobs.ts';
 import { unpinTrack } from './rollback.ts';
 import { actingAs } from './track-cluster.ts';
 import {
-  acquireApplyLease,
+  takeApplyLease,
   isSuspended,
   readTrackState,
   releaseApplyLease,
@@ -24,7 +24,6 @@ import {
   updateTrackState,
   type TrackState,
 } from './track-state.ts';
-import { randomUUID } from 'node:crypto';
 
 export type LifecycleAction = LifecycleJob['action'];
 
@@ -151,15 +150,7 @@ export async function deleteTrack(
 ): Promise<LifecycleResult> {
   const now = deps.now ?? (() => new Date());
   throwIfInterrupted(deps.signal);
-  const holder = randomUUID();
-  await acquireApplyLease(
-    deps.state,
-    track.name,
-    holder,
-    track.timeout * 2 + 60_000,
-    now(),
-    'delete',
-  );
+  const holder = await takeApplyLease(deps.state, track, 'delete', now());
   let state: TrackState;
   let changeset: ChangeSetEntry[] = [];
   const applied = effectivePolicy(track, policy);

@@ -3,7 +3,6 @@
  * (its pin, after a rollback) and put back what was changed by hand — or, with
  * `drift: detect` or `--detect-only`, only report it.
  */
-import { randomUUID } from 'node:crypto';
 import { ownedKeys } from '../apply/inventory.ts';
 import { throwIfInterrupted } from '../errors.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
@@ -28,7 +27,7 @@ import type { KubeObject } from '../cluster/kube-object.ts';
 import { judgeObjects } from './object-statuses.ts';
 import type { ObservedObject } from './observed-object.ts';
 import {
-  acquireApplyLease,
+  takeApplyLease,
   readTrackState,
   releaseApplyLease,
   updateTrackState,
@@ -85,15 +84,7 @@ export async function reconcileDrift(
   }
 
   throwIfInterrupted(deps.signal);
-  const holder = randomUUID();
-  await acquireApplyLease(
-    deps.state,
-    track.name,
-    holder,
-    track.timeout * 2 + 60_000,
-    now(),
-    'drift check',
-  );
+  const holder = await takeApplyLease(deps.state, track, 'drift check', now());
   let observed: ObservedObject[] | undefined;
   // Subjects the correction put back: in sync again when the observation is recorded.
   let putBack = new Set<string>();

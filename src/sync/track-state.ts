@@ -3,6 +3,7 @@
  * Flux-style conditions and counters, and the inventory of what it applied.
  * `driftless status -o json` prints it with the track's name (DESIGN.md).
  */
+import { randomUUID } from 'node:crypto';
 import type { InventoryEntry } from '../apply/inventory.ts';
 import type { ClusterCapabilities } from '../render/index.ts';
 import type { StateStore } from '../store/ports.ts';
@@ -206,6 +207,22 @@ export async function acquireApplyLease(
       ...(job === undefined ? {} : { job }),
     };
   });
+}
+
+/**
+ * Takes the track's apply lease for a `job` of `track` and returns its holder
+ * id. It lapses after twice the track's timeout plus a minute: longer than
+ * any apply and health wait of the track, so only a job that died leaves it.
+ */
+export async function takeApplyLease(
+  store: StateStore,
+  track: { readonly name: string; readonly timeout: number },
+  job: LeaseJob,
+  now: Date,
+): Promise<string> {
+  const holder = randomUUID();
+  await acquireApplyLease(store, track.name, holder, track.timeout * 2 + 60_000, now, job);
+  return holder;
 }
 
 /** Gives the lease back if `holder` still has it. */
