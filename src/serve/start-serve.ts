@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { readSecret } from '../config/read-secret.ts';
 import type { Environment } from '../config/env.ts';
 import type { WebhookHost } from '../config/types.ts';
-import { messageOf } from '../errors.ts';
+import { InterruptedError, messageOf } from '../errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { DEFAULT_MAX_BYTES } from '../source/webhooks/index.ts';
 import type { DeliveryLog } from '../store/ports.ts';
@@ -55,8 +55,10 @@ export interface RunningServe {
   readonly port: number;
   readonly queue: TrackQueue;
   /**
-   * Stops taking webhooks and scheduled work, lets running jobs finish
-   * (waiting jobs are dropped; the next start polls again), closes the server.
+   * Stops taking webhooks and scheduled work, asks running jobs to stop (a
+   * sync sends nothing more, ends its health wait, records what it did and
+   * gives its track back) and waits for them; waiting jobs are dropped (the
+   * next start polls again); closes the server.
    */
   close(): Promise<void>;
 }
@@ -99,6 +101,8 @@ export async function startServe(
   };
   const secrets = await webhookSecrets(ctx, options.env);
   const metrics = new ServeMetrics();
+  // Aborted at close(): running jobs stop instead of holding the shutdown (and their tracks).
+  const stopping = new AbortController();
   const queue: TrackQueue = new TrackQueue(
     createJobRunner({
       ports: {
@@ -112,6 +116,7 @@ export async function startServe(
         source: () => ctx.source(),
         cluster: (track) => ctx.cluster(track),
         ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
+        signal: stopping.signal,
         ...(ctx.config.notifications.length === 0
           ? {}
           : {
@@ -227,6 +232,7 @@ export async function startServe(
     closing ??= (async () => {
       logger.info('shutting down', { running: queue.running, waiting: queue.length });
       scheduler.stop();
+      stopping.abort(new InterruptedError('driftless serve is stopping'));
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Idle keep-alive connections would hold close() open until the client drops them.
       server.closeIdleConnections();

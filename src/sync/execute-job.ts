@@ -107,6 +107,7 @@ async function executeOnCluster(
     state: deps.state,
     ...(deps.readSecret === undefined ? {} : { readSecret: deps.readSecret }),
     ...(deps.now === undefined ? {} : { now: deps.now }),
+    ...(deps.signal === undefined ? {} : { signal: deps.signal }),
   };
   const resumed = (result: SyncResult, trigger: SyncJob['trigger']): Promise<SyncJob[]> =>
     dependentsToResume(result, deps.tracks, deps.state, trigger);

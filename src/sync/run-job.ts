@@ -91,6 +91,13 @@ export interface JobDeps {
    */
   readonly notify?: Notify;
   readonly now?: () => Date;
+  /**
+   * Aborted when the process running jobs stops (`serve` shutting down): a
+   * running sync, rollback, drift check or delete then stops as the CLI's do
+   * at Ctrl-C (apply-revision.ts `ApplyDeps.signal`) — what it did recorded,
+   * its track's lease given back at once.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

@@ -16,7 +16,7 @@ import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import type { SyncResult } from '../../src/sync/apply-revision.ts';
 import type { DiscoverJob, Job } from '../../src/sync/jobs.ts';
-import type { JobResult } from '../../src/sync/run-job.ts';
+import type { JobDeps, JobResult } from '../../src/sync/run-job.ts';
 import { emptyTrackState, updateTrackState } from '../../src/sync/track-state.ts';
 
 const GITHUB_SECRET = 'github secret, never logged';
@@ -60,9 +60,16 @@ class FakeUseCases {
   syncResult: Pick<SyncResult, 'result' | 'error'> = { result: 'applied' };
   /** Resolves the next job's promise; set to hold jobs running. */
   hold?: Promise<void>;
+  /** The signal each job was given, in order. */
+  readonly signals: (AbortSignal | undefined)[] = [];
 
-  readonly execute = async (_track: Track, job: Exclude<Job, DiscoverJob>): Promise<JobResult> => {
+  readonly execute = async (
+    _track: Track,
+    job: Exclude<Job, DiscoverJob>,
+    deps: JobDeps,
+  ): Promise<JobResult> => {
     this.jobs.push(job);
+    this.signals.push(deps.signal);
     const state = emptyTrackState();
     switch (job.type) {
       case 'fetch': {
@@ -333,7 +340,7 @@ describe('driftless serve over fake use-cases', () => {
     );
   });
 
-  it('on close stops taking webhooks and lets the running job finish', async () => {
+  it('on close stops taking webhooks, asks the running job to stop and waits for it', async () => {
     // Prepare
     let release!: () => void;
     handlers.hold = new Promise((resolve) => (release = resolve));
@@ -343,6 +350,7 @@ describe('driftless serve over fake use-cases', () => {
 
     // Act
     const closing = serve.close();
+    const asked = handlers.signals[0]?.aborted;
     const late: Response | Error = await post(
       '/webhook/github',
       body,
@@ -358,6 +366,8 @@ describe('driftless serve over fake use-cases', () => {
       ['fetch'],
       'the running fetch finished; its sync was not started after close',
     );
+    assert.equal(asked, true, 'the running job was asked to stop');
+    assert.match(String(handlers.signals[0]?.reason), /driftless serve is stopping/);
     assert.match(logs.join('\n'), /"msg":"stopped"/);
   });
 });
