@@ -7,7 +7,7 @@
  * run at all throws; the batch reports it failed, so SQS retries it and
  * finally dead-letters it.
  */
-import { messageOf } from '../errors.ts';
+import { InterruptedError, messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { runsInFetch, type Job } from '../sync/jobs.ts';
 import {
@@ -20,7 +20,7 @@ import {
 } from '../sync/run-job.ts';
 import { readTrackState, type TrackState } from '../sync/track-state.ts';
 import type { FunctionMetrics } from './function-metrics.ts';
-import type { SqsBatchResponse, SqsEvent } from './lambda-events.ts';
+import type { LambdaContext, SqsBatchResponse, SqsEvent } from './lambda-events.ts';
 import { processSqsBatch } from './sqs-batch.ts';
 import { webhookArrivalOf, withWebhookArrival } from './webhook-arrival.ts';
 
@@ -31,6 +31,40 @@ export interface SqsJobHandlerOptions {
   readonly discover?: DiscoverSource;
   /** For time-to-deploy; default Date.now. */
   readonly now?: () => number;
+  /** How long before the function's timeout its running job is asked to stop; default 20 s. */
+  readonly stopMarginMs?: number;
+}
+
+/**
+ * Time a job asked to stop needs to record what it did and give its track's
+ * lease back (a few store writes), with room to spare. Without it Lambda kills
+ * a job that outlives the function's timeout (a health wait longer than it)
+ * where it stands: no status, no history, and the track's lease held for
+ * twice the track's timeout plus a minute, refusing the retries until then.
+ */
+const STOP_MARGIN_MS = 20_000;
+
+/**
+ * A signal aborted `marginMs` before the invocation's time runs out (never
+ * without a context, as in tests that call the handler directly), and what
+ * clears its timer.
+ */
+function deadlineSignal(
+  context: LambdaContext | undefined,
+  marginMs: number,
+): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  if (context === undefined) return { signal: controller.signal, clear: () => undefined };
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new InterruptedError(
+          `stopped ${Math.round(marginMs / 1000)} s before the function's timeout`,
+        ),
+      ),
+    Math.max(0, context.getRemainingTimeInMillis() - marginMs),
+  );
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 /**
@@ -55,10 +89,10 @@ export function sqsJobHandler<J extends Job>(
   execute: ExecuteJob<J>,
   deps: () => Promise<JobDeps>,
   options: SqsJobHandlerOptions,
-): (event: SqsEvent) => Promise<SqsBatchResponse> {
+): (event: SqsEvent, context?: LambdaContext) => Promise<SqsBatchResponse> {
   const { log, metrics, discover } = options;
   const now = options.now ?? Date.now;
-  return (event) =>
+  const processBatch = (event: SqsEvent, signal: AbortSignal): Promise<SqsBatchResponse> =>
     processSqsBatch(
       event,
       async (record) => {
@@ -68,7 +102,7 @@ export function sqsJobHandler<J extends Job>(
         let ports: JobDeps;
         let done: JobResult;
         try {
-          ports = await deps();
+          ports = { ...(await deps()), signal };
           done = await withWebhookArrival(arrival, () => runJob(job, ports, execute, discover));
         } catch (error) {
           // Could not run (no config, store or cluster, the track's lease taken): retried by SQS.
@@ -103,4 +137,13 @@ export function sqsJobHandler<J extends Job>(
       },
       (record, error) => log.error('job failed', { messageId: record.messageId, error }),
     );
+
+  return async (event, context) => {
+    const deadline = deadlineSignal(context, options.stopMarginMs ?? STOP_MARGIN_MS);
+    try {
+      return await processBatch(event, deadline.signal);
+    } finally {
+      deadline.clear();
+    }
+  };
 }

@@ -16,6 +16,12 @@ export interface SqsRecord {
   readonly eventSourceARN?: string;
 }
 
+/** The one field of Lambda's context object the handlers read. */
+export interface LambdaContext {
+  /** Milliseconds left before Lambda stops the invocation (its configured timeout). */
+  getRemainingTimeInMillis(): number;
+}
+
 /** What SQS hands a function (event source mapping). */
 export interface SqsEvent {
   readonly Records: readonly SqsRecord[];

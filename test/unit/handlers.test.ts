@@ -22,6 +22,8 @@ import { createStore, type ClosableStore } from '../../src/store/create-store.ts
 import type { AcceptWebhookDeps } from '../../src/sync/accept-webhook.ts';
 import type { Job, JobQueue } from '../../src/sync/jobs.ts';
 import type { JobDeps } from '../../src/sync/run-job.ts';
+import { readTrackState } from '../../src/sync/track-state.ts';
+import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 const SECRET = 'It is a secret to everybody';
 const PUSH = readFileSync('test/fixtures/webhooks/github-push.json', 'utf8');
@@ -304,6 +306,56 @@ describe('queue and trigger handlers', () => {
       { itemIdentifier: 'm2' },
     ]);
     assert.deepEqual(connected, [CONFIG.clusters[0]?.name]);
+  });
+
+  it("apply: a job still running near the function's timeout stops, records what it did and frees its track", async () => {
+    // Prepare: a track that waits 10 minutes for a Deployment, which never becomes available here.
+    const tracks = parseConfig(
+      'tracks: [{name: slow, repository: https://github.com/octo-org/slow.git, namespace: apps, wait: true, timeout: 10m}]',
+      'driftless.yaml',
+    ).tracks;
+    const deployment = [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata: {name: web}',
+      'spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}}}',
+      '',
+    ].join('\n');
+    const source: GitSource = {
+      resolve: async () => ({ revision: SHA_A, ref: 'refs/heads/main' }),
+      readFiles: async () => [{ path: 'web.yaml', content: new TextEncoder().encode(deployment) }],
+    };
+    const fetched = recordingQueue();
+    // A store of its own: the other tests here see no track beyond their config.
+    const own = createStore({ type: 'fs', path: join(dir, 'deadline') });
+    const shared = { tracks, artifacts: own.artifacts, state: own.state };
+    await createFetchHandler(
+      async () => ({ ...shared, source: async () => source, queue: fetched }),
+      silentLogger,
+      silentMetrics,
+    )(sqs({ type: 'fetch', track: 'slow', trigger: 'webhook' }));
+    const cluster = new InMemoryCluster();
+    const handler = createApplyHandler(
+      async () => ({ ...shared, cluster: async () => cluster, queue: recordingQueue() }),
+      silentLogger,
+      silentMetrics,
+    );
+
+    // Act: the invocation has 100 ms more than the 20 s a job is given to stop.
+    const response = await handler(sqs(fetched.jobs[0]), {
+      getRemainingTimeInMillis: () => 20_100,
+    });
+    const state = await readTrackState(own.state, 'slow');
+    own.close();
+
+    // Assess: applied, its health not known, the lease given back.
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.equal(cluster.objects.size, 1);
+    assert.equal(state.appliedRevision, SHA_A);
+    assert.equal(state.applyLease, null);
+    const healthy = state.conditions.find((condition) => condition.type === 'Healthy');
+    assert.equal(healthy?.reason, 'HealthCheckCanceled');
+    assert.match(healthy?.message ?? '', /cancelled: stopped 20 s before the function's timeout$/);
   });
 
   it('drift: queues a ref poll and a drift check for each due track, none for suspended ones', async () => {
