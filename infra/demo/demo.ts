@@ -12,7 +12,8 @@
  * encrypted, the cluster gets the values, `diff` masks them. The cluster
  * keeps running afterwards: `npm run cluster:down` stops it. Every commit is
  * signed with an SSH key made on the spot, and the first track deploys only
- * commits signed by it (`verify:`).
+ * commits signed by it (`verify:`). Last, a sync waiting for a Deployment is
+ * stopped with Ctrl-C: it records what it did and gives the track back.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -444,6 +445,65 @@ try {
 } finally {
   await gitServer.stop();
 }
+
+step('Ctrl-C during a sync: what it did is recorded, and the track is free at once');
+// A Deployment that never becomes available here (the test cluster has no nodes), on a track
+// that waits 10 minutes for health; a config and store of their own, outside the steps above.
+mkdirSync(join(REPO, 'waiting'), { recursive: true });
+writeFileSync(
+  join(REPO, 'waiting/slow.yaml'),
+  [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata: {name: slow, namespace: demo}',
+    'spec:',
+    '  selector: {matchLabels: {app: slow}}',
+    '  template:',
+    '    metadata: {labels: {app: slow}}',
+    '    spec: {containers: [{name: slow, image: registry.invalid/slow:1}]}',
+    '',
+  ].join('\n'),
+);
+git('add', '--all');
+git('commit', '--quiet', '-m', 'A Deployment that takes its time');
+writeFileSync(
+  join(DEMO_DIR, 'interrupt.yaml'),
+  [
+    'store: {type: fs, path: store-interrupt}',
+    'clusters:',
+    `  - {name: local, kubeconfig: ${KUBECONFIG}}`,
+    'tracks:',
+    '  - name: demo-slow',
+    `    repository: ${REPO}`,
+    '    subPath: waiting',
+    '    wait: true',
+    '    timeout: 10m',
+    '',
+  ].join('\n'),
+);
+{
+  const run = cliProcess(['sync', '-c', 'interrupt.yaml', '--track', 'demo-slow']);
+  const child = spawn(process.execPath, run.args, run.options);
+  const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+  // Ctrl-C once the Deployment is applied, while the sync waits for it to become available.
+  for (let waited = 0; waited < 60_000; waited += 200) {
+    const found = spawnSync(join(CLUSTER_DIR, 'bin/kubectl'), [
+      ...['--kubeconfig', KUBECONFIG, 'get', 'deployment', 'slow', '-n', 'demo'],
+    ]);
+    if (found.status === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  console.log('(Ctrl-C)');
+  child.kill('SIGINT');
+  const code = await closed;
+  console.log(`exit code ${code}`);
+  failed = code !== 130 || failed;
+}
+driftless('status', '-c', 'interrupt.yaml', '--track', 'demo-slow');
+// The lease was given back: another command on the track runs at once, not 10 minutes later.
+failed =
+  driftless('drift', '-c', 'interrupt.yaml', '--track', 'demo-slow', '--detect-only') !== 0 ||
+  failed;
 
 step('Done');
 console.log(
