@@ -31,8 +31,6 @@ export interface SqsJobHandlerOptions {
   readonly discover?: DiscoverSource;
   /** For time-to-deploy; default Date.now. */
   readonly now?: () => number;
-  /** How long before the function's timeout its running job is asked to stop; default 20 s. */
-  readonly stopMarginMs?: number;
 }
 
 /**
@@ -139,7 +137,7 @@ export function sqsJobHandler<J extends Job>(
     );
 
   return async (event, context) => {
-    const deadline = deadlineSignal(context, options.stopMarginMs ?? STOP_MARGIN_MS);
+    const deadline = deadlineSignal(context, STOP_MARGIN_MS);
     try {
       return await processBatch(event, deadline.signal);
     } finally {

@@ -11,7 +11,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { reconcileObjects } from '../apply/reconcile-objects.ts';
 import { redactDeep, redactError } from '../redact.ts';
-import { throwIfInterrupted } from '../errors.ts';
 import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
 import { mergeInventory, ownedKeys, type InventoryEntry } from '../apply/inventory.ts';
 import { prefetchLists } from '../apply/read-live.ts';
@@ -211,13 +210,13 @@ export async function applyStoredRevision(
   precheck?: Precheck,
 ): Promise<SyncResult> {
   const now = deps.now ?? (() => new Date());
-  throwIfInterrupted(deps.signal);
   const startedAt = now();
   const holder = await takeApplyLease(
     deps.state,
     track,
     options.pin === true ? 'rollback' : 'sync',
     startedAt,
+    deps.signal,
   );
   try {
     // What the cluster answered may quote a decrypted or substituted value (src/redact.ts).

@@ -7,7 +7,6 @@
  */
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import { pruneObjects } from '../apply/prune.ts';
-import { throwIfInterrupted } from '../errors.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { DeletionPolicy, Track } from '../config/types.ts';
 import { redactDeep } from '../redact.ts';
@@ -149,8 +148,7 @@ export async function deleteTrack(
   deps: DeleteDeps,
 ): Promise<LifecycleResult> {
   const now = deps.now ?? (() => new Date());
-  throwIfInterrupted(deps.signal);
-  const holder = await takeApplyLease(deps.state, track, 'delete', now());
+  const holder = await takeApplyLease(deps.state, track, 'delete', now(), deps.signal);
   let state: TrackState;
   let changeset: ChangeSetEntry[] = [];
   const applied = effectivePolicy(track, policy);

@@ -4,7 +4,6 @@
  * `drift: detect` or `--detect-only`, only report it.
  */
 import { ownedKeys } from '../apply/inventory.ts';
-import { throwIfInterrupted } from '../errors.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
 import { correctDrift, detectDrift, type DriftReport } from '../drift/index.ts';
@@ -83,8 +82,7 @@ export async function reconcileDrift(
     return noDriftFound(track.name, revision);
   }
 
-  throwIfInterrupted(deps.signal);
-  const holder = await takeApplyLease(deps.state, track, 'drift check', now());
+  const holder = await takeApplyLease(deps.state, track, 'drift check', now(), deps.signal);
   let observed: ObservedObject[] | undefined;
   // Subjects the correction put back: in sync again when the observation is recorded.
   let putBack = new Set<string>();

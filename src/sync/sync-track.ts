@@ -68,7 +68,6 @@ async function fetchAndApply(
       ...(error ? { error } : {}),
     };
   }
-  // Fetched and stored; asked to stop before anything was applied: stop here.
-  throwIfInterrupted(deps.signal);
+  // Asked to stop since the fetch: takeApplyLease throws, so nothing is leased or sent.
   return applyRevision(track, fetched.next, deps);
 }

@@ -9,7 +9,7 @@ import type { ClusterCapabilities } from '../render/index.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { ObservedObject } from './observed-object.ts';
 import type { CommitInfo } from '../source/ports.ts';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, throwIfInterrupted } from '../errors.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
 import { checkedStateValue } from './state-shape.ts';
 
@@ -213,13 +213,17 @@ export async function acquireApplyLease(
  * Takes the track's apply lease for a `job` of `track` and returns its holder
  * id. It lapses after twice the track's timeout plus a minute: longer than
  * any apply and health wait of the track, so only a job that died leaves it.
+ * A job asked to stop before (an aborted `signal`) throws its
+ * InterruptedError and takes nothing.
  */
 export async function takeApplyLease(
   store: StateStore,
   track: { readonly name: string; readonly timeout: number },
   job: LeaseJob,
   now: Date,
+  signal: AbortSignal | undefined,
 ): Promise<string> {
+  throwIfInterrupted(signal);
   const holder = randomUUID();
   await acquireApplyLease(store, track.name, holder, track.timeout * 2 + 60_000, now, job);
   return holder;

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
+import { InterruptedError } from '../../src/errors.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { applyRevision } from '../../src/sync/apply-revision.ts';
@@ -18,6 +19,7 @@ import { fetchTrack } from '../../src/sync/fetch-track.ts';
 import {
   TrackBusyError,
   acquireApplyLease,
+  takeApplyLease,
   readTrackState,
   updateTrackState,
 } from '../../src/sync/track-state.ts';
@@ -185,5 +187,18 @@ describe('job ordering', () => {
       );
       return true;
     });
+  });
+  it('takes no lease for a job asked to stop before it began', async () => {
+    // Prepare
+    const controller = new AbortController();
+    controller.abort(new InterruptedError('interrupted by SIGTERM'));
+    const track = { name: 'stopped', timeout: 60_000 };
+
+    // Act
+    const taking = takeApplyLease(store, track, 'sync', new Date(), controller.signal);
+
+    // Assess
+    await assert.rejects(taking, { name: 'InterruptedError', message: 'interrupted by SIGTERM' });
+    assert.equal((await readTrackState(store, 'stopped')).applyLease ?? null, null);
   });
 });
