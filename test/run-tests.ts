@@ -45,9 +45,21 @@ async function clusterKubeconfig(): Promise<{ path: string; cluster?: TestCluste
   return { path: cluster.kubeconfigPath, cluster };
 }
 
+/**
+ * node's own reporter (spec on a terminal, TAP otherwise, as node picks), then the failure
+ * summary, so the last lines of a long log name the tests that failed.
+ */
+const REPORTERS = [
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${join(REPO_ROOT, 'test/harness/failure-summary-reporter.mjs')}`,
+  '--test-reporter-destination=stdout',
+];
+
 function runNodeTests(files: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...files], {
+    const args = ['--import', 'tsx', '--test', ...REPORTERS, ...files];
+    const child = spawn(process.execPath, args, {
       stdio: 'inherit',
       env,
     });
