@@ -4,7 +4,7 @@ import { getJson } from './api.ts';
 import { h, replaceContent, scrollBox, uniqueId } from './dom.ts';
 import { revisionCode, revisionWithCommit, shortRevision, timeAgo } from './format.ts';
 import { changeTracker, refreshStatus, startPolling, type Page } from './page.ts';
-import { badge, healthBadge, resultBadge, syncBadge } from './status.ts';
+import { badge, busyBadge, healthBadge, resultBadge, syncBadge } from './status.ts';
 
 const FILTERS = {
   all: { label: 'All', matches: () => true },
@@ -103,6 +103,7 @@ function trackRow(row: OverviewRow): HTMLTableRowElement {
         'div',
         { class: 'badges' },
         syncBadge(status),
+        busyBadge(status),
         status.suspended
           ? badge('Suspended', 'attention', 'webhooks, polls and drift checks leave it alone')
           : null,

@@ -4,6 +4,7 @@
  */
 import type { ObservedObject, OverviewRow, TrackStatusJson } from '../src/dashboard/types.ts';
 import { h } from './dom.ts';
+import { absoluteTime } from './format.ts';
 
 export type Tone = 'success' | 'danger' | 'attention' | 'neutral' | 'info';
 
@@ -47,6 +48,22 @@ export function syncState(status: TrackStatusJson): { text: string; tone: Tone; 
       ? 'the pinned revision is not applied yet'
       : 'a newer revision is not applied yet',
   };
+}
+
+/**
+ * `Busy` while an apply job holds the track (its other syncs, rollbacks and drift checks are
+ * refused until it ends), with which job and since when as its title; null when free.
+ */
+export function busyBadge(status: TrackStatusJson): HTMLElement | null {
+  const { busy } = status;
+  if (busy === null) return null;
+  const job = busy.job === null ? 'an apply job' : `a ${busy.job}`;
+  const since = busy.since === null ? '' : ` since ${absoluteTime(busy.since)}`;
+  return badge(
+    'Busy',
+    'info',
+    `${job} runs${since}; other syncs, rollbacks and drift checks wait for it (until ${absoluteTime(busy.until)} at the latest)`,
+  );
 }
 
 export function syncBadge(status: TrackStatusJson): HTMLElement {

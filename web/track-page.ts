@@ -5,7 +5,7 @@ import { h, replaceContent, scrollBox, uniqueId } from './dom.ts';
 import { revisionCode, revisionWithCommit, shortRevision, timeAgo } from './format.ts';
 import { changeTracker, refreshStatus, startPolling, type Page } from './page.ts';
 import { currentSession, onSessionChange } from './session.ts';
-import { badge, conditionBadge, healthBadge, resultBadge, syncBadge } from './status.ts';
+import { badge, busyBadge, conditionBadge, healthBadge, resultBadge, syncBadge } from './status.ts';
 import { actionBar } from './track-actions.ts';
 import { historySection } from './track-history.ts';
 import { objectsSection } from './track-objects.ts';
@@ -18,6 +18,7 @@ function badges(detail: TrackDetail): HTMLElement {
     { class: 'badges' },
     healthBadge(detail.row),
     syncBadge(status),
+    busyBadge(status),
     status.suspended ? badge('Suspended', 'attention') : null,
     status.pinned !== null ? badge(`Pinned at ${shortRevision(status.pinned)}`, 'info') : null,
   );

@@ -2,16 +2,36 @@
  * The JSON shape of a track's state that `driftless status -o json` prints
  * and the dashboard's `GET /api/tracks` answers (DESIGN.md).
  */
-import type { TrackState } from './track-state.ts';
+import { liveLease, type LeaseJob, type TrackState } from './track-state.ts';
 
-/** DESIGN.md `status -o json`, `track` first; internal bookkeeping (desiredResolvedAt) stays out. */
-export function statusJson(track: string, state: TrackState) {
+/**
+ * The apply job running on the track at the time of reading, or null when the track is free:
+ * which kind (null for a lease taken by a version that did not record it), since when, and when
+ * its lease lapses if the process running it is gone.
+ */
+export interface BusyJson {
+  job: LeaseJob | null;
+  since: string | null;
+  until: string;
+}
+
+/**
+ * DESIGN.md `status -o json`, `track` first; internal bookkeeping (desiredResolvedAt, the lease's
+ * holder id) stays out. `busy` is read at `now`: a lapsed lease is no longer busy.
+ */
+export function statusJson(track: string, state: TrackState, now: Date = new Date()) {
+  const lease = liveLease(state, now);
+  const busy: BusyJson | null =
+    lease === undefined
+      ? null
+      : { job: lease.job ?? null, since: lease.since ?? null, until: lease.until };
   return {
     track,
     desiredRevision: state.desiredRevision,
     appliedRevision: state.appliedRevision,
     pinned: state.pinned,
     suspended: state.suspended === true,
+    busy,
     conditions: state.conditions,
     objectsDiscovered: state.objectsDiscovered,
     objectsApplied: state.objectsApplied,

@@ -16,7 +16,7 @@ import type { OverviewRow, TrackDetail } from '../../src/dashboard/types.ts';
 import { jsonLogger } from '../../src/logger.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { openLocalContext, type LocalContext } from '../../src/sync/local-context.ts';
-import { readTrackState } from '../../src/sync/track-state.ts';
+import { readTrackState, updateTrackState } from '../../src/sync/track-state.ts';
 import type { Page } from 'playwright-core';
 import {
   checkAccessibility,
@@ -270,6 +270,40 @@ describe('the dashboard page in Chromium', () => {
     assert.match(await row('api').innerText(), /Ready/);
     await expectAccessible('overview');
     await page.screenshot({ path: SCREENSHOTS.overview, fullPage: true });
+    assert.deepEqual(consoleErrors(), []);
+  });
+
+  it('marks a track busy while an apply job holds it, with which job and since when', async () => {
+    // Prepare: the lease a sync killed mid-apply leaves behind (kill -9, a Lambda timeout).
+    const since = new Date().toISOString();
+    const until = new Date(Date.now() + 5 * 60_000).toISOString();
+    await updateTrackState(stack.ctx.state, 'api', (state) => {
+      state.applyLease = { holder: 'killed-process', until, since, job: 'sync' };
+    });
+    const row = (track: string) =>
+      page.getByRole('row').filter({ has: page.getByRole('link', { name: track, exact: true }) });
+    const apiRow = () => row('api');
+
+    // Act
+    await page.goto(`${stack.serve.url}/`);
+    const busy = apiRow().getByText('Busy', { exact: true });
+    await busy.waitFor();
+    const title = await busy.getAttribute('title');
+    await updateTrackState(stack.ctx.state, 'api', (state) => {
+      state.applyLease = null;
+    });
+    await page.reload();
+    await apiRow().getByText('Ready').first().waitFor();
+    const afterRelease = await apiRow().innerText();
+
+    // Assess
+    assert.match(
+      title ?? '',
+      /^a sync runs since .+; other syncs, rollbacks and drift checks wait/,
+    );
+    assert.doesNotMatch(afterRelease, /Busy/);
+    assert.doesNotMatch(await row('web').innerText(), /Busy/);
+    await expectAccessible('overview with a busy track');
     assert.deepEqual(consoleErrors(), []);
   });
 

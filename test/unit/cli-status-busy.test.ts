@@ -1,12 +1,13 @@
 /**
  * `driftless status` shows a track some job is working on (its apply lease),
  * so someone whose sync is refused as busy sees which job holds the track and
- * since when; a lease that lapsed (its holder died) is not shown.
+ * since when, in text and in JSON (`busy`); a lease that lapsed (its holder died) is not shown.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { palette } from '../../src/cli/colours.ts';
 import { formatStatusDetail, formatStatusSummary } from '../../src/cli/status-view.ts';
+import { statusJson } from '../../src/sync/status-json.ts';
 import { emptyTrackState, type TrackState } from '../../src/sync/track-state.ts';
 
 const NOW = new Date('2026-01-01T13:01:00Z');
@@ -42,7 +43,36 @@ describe('status of a busy track', () => {
     const summary = formatStatusSummary([{ track: 'web', state }], plain, NOW);
     const detail = formatStatusDetail('web', state, plain, NOW);
 
+    const json = statusJson('web', state, NOW);
+
     // Assess
     assert.doesNotMatch(summary + detail, /busy/i);
+    assert.equal(json.busy, null);
+  });
+
+  it('gives the job, since and until in JSON, and never the holder id', () => {
+    // Prepare
+    const state = leased('2026-01-01T13:05:00.000Z');
+    const older: TrackState = {
+      ...emptyTrackState(),
+      applyLease: { holder: 'h', until: '2026-01-01T13:05:00.000Z' },
+    };
+
+    // Act
+    const json = statusJson('web', state, NOW);
+    const fromOlderVersion = statusJson('web', older, NOW);
+
+    // Assess
+    assert.deepEqual(json.busy, {
+      job: 'sync',
+      since: '2026-01-01T13:00:00.000Z',
+      until: '2026-01-01T13:05:00.000Z',
+    });
+    assert.doesNotMatch(JSON.stringify(json), /holder/);
+    assert.deepEqual(fromOlderVersion.busy, {
+      job: null,
+      since: null,
+      until: '2026-01-01T13:05:00.000Z',
+    });
   });
 });
