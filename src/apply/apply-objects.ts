@@ -18,7 +18,7 @@ import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { readLive, type PrefetchedLists } from './read-live.ts';
 import { InterruptedError, interruptionOf, messageOf } from '../errors.ts';
 import { applyReason } from './apply-reason.ts';
-import type { ChangeSetEntry } from './changeset.ts';
+import type { ChangeSetEntry, Interrupted } from './changeset.ts';
 import {
   FIELD_MANAGER,
   TRACK_LABEL,
@@ -78,7 +78,7 @@ export interface ApplyObjectsResult {
    */
   readonly observed: ReadonlyMap<string, KubeObject>;
   /** Set when the signal stopped the apply: why, and the objects it sent nothing for. */
-  readonly interrupted?: { readonly reason: string; readonly notSent: readonly string[] };
+  readonly interrupted?: Interrupted;
 }
 
 interface Item {

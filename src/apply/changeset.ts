@@ -19,3 +19,33 @@ export interface ChangeSetEntry {
 export function hasFailures(changeset: readonly ChangeSetEntry[]): boolean {
   return changeset.some((entry) => entry.action === 'failed');
 }
+
+/** Work a stop request cut short (errors.ts): why, and the objects nothing was sent for. */
+export interface Interrupted {
+  readonly reason: string;
+  readonly notSent: readonly string[];
+}
+
+/**
+ * The failed entries' errors for people, joined with `; `; empty when nothing failed. The
+ * objects an interruption left unsent are counted in one clause first (`interrupted by SIGINT:
+ * 15 of 20 objects not applied`), not listed one by one.
+ */
+export function describeFailures(
+  changeset: readonly ChangeSetEntry[],
+  stopped?: {
+    readonly interrupted: Interrupted;
+    readonly of: number;
+    readonly verb: 'applied' | 'deleted';
+  },
+): string {
+  const notSent = new Set(stopped?.interrupted.notSent);
+  const failures = changeset
+    .filter((entry) => entry.action === 'failed' && !notSent.has(entry.subject))
+    .map((entry) => entry.error ?? entry.subject);
+  if (stopped !== undefined) {
+    const { interrupted, of, verb } = stopped;
+    failures.unshift(`${interrupted.reason}: ${notSent.size} of ${of} objects not ${verb}`);
+  }
+  return failures.join('; ');
+}

@@ -5,7 +5,7 @@
  */
 import { subjectOf } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
-import type { ChangeSetEntry } from './changeset.ts';
+import type { ChangeSetEntry, Interrupted } from './changeset.ts';
 import { refOfEntry, type InventoryEntry } from './inventory.ts';
 import { TRACK_LABEL, isPruneDisabled } from './ownership.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
@@ -18,12 +18,20 @@ export interface PruneOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Deletes each stale object we own (background propagation); one entry per object found. */
+export interface PruneResult {
+  /** One entry per object found, in the order given (an object already gone has none). */
+  readonly changeset: ChangeSetEntry[];
+  /** Set when the signal stopped the prune: why, and the objects no delete was sent for. */
+  readonly interrupted?: Interrupted;
+}
+
+/** Deletes each stale object we own (background propagation). */
 export async function pruneObjects(
   cluster: KubernetesPort,
   stale: readonly InventoryEntry[],
   options: PruneOptions,
-): Promise<ChangeSetEntry[]> {
+): Promise<PruneResult> {
+  const notSent: string[] = [];
   const entries = await mapWithLimit(
     stale,
     8,
@@ -32,6 +40,7 @@ export async function pruneObjects(
       const subject = subjectOf(ref);
       const interruption = interruptionOf(options.signal);
       if (interruption !== undefined) {
+        notSent.push(subject);
         return {
           subject,
           action: 'failed',
@@ -69,5 +78,9 @@ export async function pruneObjects(
       }
     },
   );
-  return entries.filter((entry): entry is ChangeSetEntry => entry !== undefined);
+  const changeset = entries.filter((entry): entry is ChangeSetEntry => entry !== undefined);
+  const interruption = notSent.length > 0 ? interruptionOf(options.signal) : undefined;
+  return interruption === undefined
+    ? { changeset }
+    : { changeset, interrupted: { reason: interruption.message, notSent } };
 }

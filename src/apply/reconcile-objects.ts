@@ -8,8 +8,8 @@
 import type { KubeObject, ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
-import { applyObjects, type ApplyObjectsResult } from './apply-objects.ts';
-import { hasFailures, type ChangeSetEntry } from './changeset.ts';
+import { applyObjects } from './apply-objects.ts';
+import { describeFailures, hasFailures, type ChangeSetEntry } from './changeset.ts';
 import { describeUnhealthy, waitForHealth, type WaitForHealthResult } from './health.ts';
 import {
   inventoryOf,
@@ -77,24 +77,6 @@ type Reconciled = Pick<
 > &
   Partial<Pick<Track, 'healthCheckExprs'>>;
 
-/** The failed entries' errors, joined; empty when nothing failed. */
-function failuresOf(
-  changeset: readonly ChangeSetEntry[],
-  interrupted?: ApplyObjectsResult['interrupted'],
-): string {
-  // The objects an interruption left unsent are counted, not listed one by one.
-  const notSent = new Set(interrupted?.notSent);
-  const failures = changeset
-    .filter((e) => e.action === 'failed' && !notSent.has(e.subject))
-    .map((e) => e.error ?? e.subject);
-  if (interrupted !== undefined) {
-    failures.unshift(
-      `${interrupted.reason}: ${notSent.size} of ${changeset.length} objects not applied`,
-    );
-  }
-  return failures.join('; ');
-}
-
 /** The health wait's reason to stop: the interruption first, then the caller's own. */
 function cancelHealthOf(
   options: ReconcileOptions,
@@ -138,12 +120,20 @@ export async function reconcileObjects(
       changeset,
       inventory: mergeInventory(previous, applied.applied),
       applyFailed: true,
-      error: failuresOf(changeset, applied.interrupted),
+      error: describeFailures(
+        changeset,
+        applied.interrupted && {
+          interrupted: applied.interrupted,
+          of: changeset.length,
+          verb: 'applied',
+        },
+      ),
     };
   }
 
   let inventory = inventoryOf(applied.applied);
   let pruneFailed: boolean | undefined;
+  let pruneInterrupted: Parameters<typeof describeFailures>[1];
   if (track.prune) {
     const keep = options.keep ?? new Set<string>();
     const candidates = options.pending?.length
@@ -155,10 +145,17 @@ export async function reconcileObjects(
       track: track.name,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    changeset.push(...pruned);
-    pruneFailed = hasFailures(pruned);
+    changeset.push(...pruned.changeset);
+    pruneInterrupted = pruned.interrupted && {
+      interrupted: pruned.interrupted,
+      of: stale.length,
+      verb: 'deleted',
+    };
+    pruneFailed = hasFailures(pruned.changeset);
     // What could not be deleted is still ours: keep it in the inventory for the next prune.
-    const failed = new Set(pruned.filter((e) => e.action === 'failed').map((e) => e.subject));
+    const failed = new Set(
+      pruned.changeset.filter((e) => e.action === 'failed').map((e) => e.subject),
+    );
     const kept = allStale
       .filter((entry) => failed.has(entry.subject) || keep.has(entry.subject))
       .map(refOfEntry);
@@ -182,7 +179,7 @@ export async function reconcileObjects(
   // A cancelled wait judged nothing: the newer revision's sync waits for health instead.
   const unhealthy = health !== undefined && !health.healthy && health.cancelled === undefined;
   const error =
-    failuresOf(changeset) ||
+    describeFailures(changeset, pruneInterrupted) ||
     (unhealthy ? `not healthy within ${track.timeout} ms: ${describeUnhealthy(health)}` : '');
   return {
     outcome:

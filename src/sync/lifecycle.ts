@@ -5,7 +5,7 @@
  * to its deletion policy and removes its state. Each writes a history line,
  * so an auditor sees who stopped or removed a track and when.
  */
-import type { ChangeSetEntry } from '../apply/changeset.ts';
+import { describeFailures, type ChangeSetEntry, type Interrupted } from '../apply/changeset.ts';
 import { pruneObjects } from '../apply/prune.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { DeletionPolicy, Track } from '../config/types.ts';
@@ -151,6 +151,7 @@ export async function deleteTrack(
   const holder = await takeApplyLease(deps.state, track, 'delete', now(), deps.signal);
   let state: TrackState;
   let changeset: ChangeSetEntry[] = [];
+  let interrupted: Interrupted | undefined;
   const applied = effectivePolicy(track, policy);
   let note: string | undefined;
   try {
@@ -158,13 +159,13 @@ export async function deleteTrack(
     if (isSuspended(track, state)) {
       note = 'the track is suspended: nothing was collected';
     } else if (applied === 'Delete') {
-      changeset = redactDeep(
-        // Collected as the track's service account, when it names one.
-        await pruneObjects(actingAs(deps.cluster, track), state.inventory, {
-          track: track.name,
-          ...(deps.signal ? { signal: deps.signal } : {}),
-        }),
-      );
+      // Collected as the track's service account, when it names one.
+      const pruned = await pruneObjects(actingAs(deps.cluster, track), state.inventory, {
+        track: track.name,
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      });
+      changeset = redactDeep(pruned.changeset);
+      interrupted = pruned.interrupted;
     } else {
       note = 'deletion policy Orphan: the objects were left in the cluster';
     }
@@ -174,7 +175,10 @@ export async function deleteTrack(
   }
   const failed = changeset.filter((entry) => entry.action === 'failed');
   if (failed.length > 0) {
-    const error = failed.map((entry) => entry.error ?? entry.subject).join('; ');
+    const error = describeFailures(
+      changeset,
+      interrupted && { interrupted, of: state.inventory.length, verb: 'deleted' },
+    );
     const left = new Set(failed.map((entry) => entry.subject));
     const kept = await updateTrackState(deps.state, track.name, (s) => {
       s.inventory = s.inventory.filter((entry) => left.has(entry.subject));

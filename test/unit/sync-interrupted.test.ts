@@ -16,6 +16,7 @@ import type { Track } from '../../src/config/types.ts';
 import { InterruptedError } from '../../src/errors.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
+import { deleteTrack } from '../../src/sync/lifecycle.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
@@ -54,7 +55,7 @@ function gitOf(files: Record<string, string>): GitSource {
 /** The cluster, calling `on` before each request of `method` is passed on. */
 function watching(
   cluster: KubernetesPort,
-  method: 'apply' | 'get',
+  method: 'apply' | 'get' | 'delete',
   on: (count: number) => void,
 ): KubernetesPort {
   let count = 0;
@@ -70,7 +71,10 @@ function watching(
       return cluster.get(ref);
     },
     list: (query) => cluster.list(query),
-    delete: (ref, options) => cluster.delete(ref, options),
+    delete: (ref, options) => {
+      if (method === 'delete') on(++count);
+      return cluster.delete(ref, options);
+    },
   };
 }
 
@@ -195,5 +199,69 @@ describe('a sync asked to stop', () => {
     });
     assert.equal(cluster.objects.size, 0);
     assert.equal((await readTrackState(store, track.name)).applyLease ?? null, null);
+  });
+  it('prunes nothing after the signal and counts what it did not delete', async () => {
+    // Prepare: 20 objects applied; the next revision has one, and the signal comes as the
+    // 3rd of the 19 deletes is sent.
+    const track = trackOf(', prune: true');
+    const all = Object.fromEntries(NAMES.map((name) => [name, configMap(name)]));
+    await syncTrack(track, { trigger: 'manual' }, deps(cluster, all));
+    const controller = new AbortController();
+    const port = watching(cluster, 'delete', (count) => {
+      if (count === 3) controller.abort(new InterruptedError('interrupted by SIGINT'));
+    });
+
+    // Act
+    const stopped = await syncTrack(
+      track,
+      { trigger: 'manual' },
+      {
+        ...deps(port, { 'cm-01': configMap('cm-01') }, controller.signal),
+        source: {
+          ...gitOf({ 'cm-01': configMap('cm-01') }),
+          resolve: async () => ({ revision: '2'.repeat(40), ref: 'refs/heads/main' }),
+        },
+      },
+    );
+    const state = await readTrackState(store, track.name);
+
+    // Assess: one clause for what was not deleted, which stays in the inventory for the next prune.
+    const left = cluster.objects.size - 1;
+    assert.equal(stopped.result, 'failed');
+    assert.ok(left > 0 && left < 19, `${left} of 19 left`);
+    assert.equal(
+      conditionOf(state, 'Ready')?.message,
+      `interrupted by SIGINT: ${left} of 19 objects not deleted`,
+    );
+    assert.equal(state.inventory.length, 1 + left);
+    assert.equal(state.applyLease, null);
+  });
+
+  it('deletes nothing more of a track after the signal and counts what it left', async () => {
+    // Prepare: 20 objects applied; the signal comes as the 3rd delete is sent.
+    const track = trackOf(', prune: true');
+    const all = Object.fromEntries(NAMES.map((name) => [name, configMap(name)]));
+    await syncTrack(track, { trigger: 'manual' }, deps(cluster, all));
+    const controller = new AbortController();
+    const port = watching(cluster, 'delete', (count) => {
+      if (count === 3) controller.abort(new InterruptedError('interrupted by SIGTERM'));
+    });
+
+    // Act
+    const stopped = await deleteTrack(track, 'Delete', {
+      cluster: port,
+      state: store,
+      signal: controller.signal,
+    });
+    const state = await readTrackState(store, track.name);
+
+    // Assess: the track keeps what is left, and says how much in one clause.
+    const left = cluster.objects.size;
+    assert.equal(stopped.result, 'failed');
+    assert.ok(left > 0 && left < 20, `${left} of 20 left`);
+    assert.equal(stopped.error, `interrupted by SIGTERM: ${left} of 20 objects not deleted`);
+    assert.equal(conditionOf(state, 'Ready')?.message, stopped.error);
+    assert.equal(state.inventory.length, left);
+    assert.equal(state.applyLease, null);
   });
 });
