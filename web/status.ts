@@ -59,10 +59,11 @@ export function busyBadge(status: TrackStatusJson): HTMLElement | null {
   if (busy === null) return null;
   const job = busy.job === null ? 'an apply job' : `a ${busy.job}`;
   const since = busy.since === null ? '' : ` since ${absoluteTime(busy.since)}`;
+  const where = busy.pid === null ? '' : ` (pid ${busy.pid} on ${busy.host ?? 'its machine'})`;
   return badge(
     'Busy',
     'info',
-    `${job} runs${since}; other syncs, rollbacks and drift checks wait for it (until ${absoluteTime(busy.until)} at the latest)`,
+    `${job} runs${since}${where}; other syncs, rollbacks and drift checks wait for it (until ${absoluteTime(busy.until)} at the latest)`,
   );
 }
 

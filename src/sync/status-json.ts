@@ -6,13 +6,16 @@ import { liveLease, type LeaseJob, type TrackState } from './track-state.ts';
 
 /**
  * The apply job running on the track at the time of reading, or null when the track is free:
- * which kind (null for a lease taken by a version that did not record it), since when, and when
- * its lease lapses if the process running it is gone.
+ * which kind (null for a lease taken by a version that did not record it), since when, when its
+ * lease lapses if the process running it is gone, and that process.
  */
 export interface BusyJson {
   job: LeaseJob | null;
   since: string | null;
   until: string;
+  /** The process running it and its machine's name, where recorded (Linux). */
+  pid: number | null;
+  host: string | null;
 }
 
 /**
@@ -24,7 +27,13 @@ export function statusJson(track: string, state: TrackState, now: Date = new Dat
   const busy: BusyJson | null =
     lease === undefined
       ? null
-      : { job: lease.job ?? null, since: lease.since ?? null, until: lease.until };
+      : {
+          job: lease.job ?? null,
+          since: lease.since ?? null,
+          until: lease.until,
+          pid: lease.process?.pid ?? null,
+          host: lease.process?.host ?? null,
+        };
   return {
     track,
     desiredRevision: state.desiredRevision,

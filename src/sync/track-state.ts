@@ -12,6 +12,7 @@ import type { CommitInfo } from '../source/ports.ts';
 import { DriftlessError, throwIfInterrupted } from '../errors.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
 import { checkedStateValue } from './state-shape.ts';
+import { currentProcess, isGoneHere, type ProcessIdentity } from '../local-process.ts';
 
 export type ConditionType =
   | 'FilesFetched'
@@ -91,18 +92,32 @@ export interface ApplyLease {
   /** When it was taken and by which kind of job, for people asking why the track is busy. */
   since?: string;
   job?: LeaseJob;
+  /**
+   * The process running the job, where the kernel says (Linux): a process that sees the same
+   * process table frees the lease at once once that process is gone (local-process.ts).
+   */
+  process?: ProcessIdentity;
 }
 
-/** The lease when someone holds it at `now`; undefined when free or lapsed. */
+/**
+ * The lease when someone holds it at `now`; undefined when free, lapsed, or held by a process
+ * this one can see is gone (killed with `kill -9`, say).
+ */
 export function liveLease(state: TrackState, now: Date): ApplyLease | undefined {
   const lease = state.applyLease;
-  return lease && Date.parse(lease.until) > now.getTime() ? lease : undefined;
+  if (!lease || Date.parse(lease.until) <= now.getTime()) return undefined;
+  return isGoneHere(lease.process) ? undefined : lease;
 }
 
-/** A live lease for people: `a sync since 2026-…Z`, or `an apply job` for one taken by an older version. */
+/**
+ * A live lease for people: `a sync since 2026-…Z, pid 4242 on build-7`, or `an apply job`
+ * for one taken by an older version.
+ */
 export function describeLease(lease: ApplyLease): string {
   const job = lease.job === undefined ? 'an apply job' : `a ${lease.job}`;
-  return lease.since === undefined ? job : `${job} since ${lease.since}`;
+  const since = lease.since === undefined ? job : `${job} since ${lease.since}`;
+  const holder = lease.process;
+  return holder === undefined ? since : `${since}, pid ${holder.pid} on ${holder.host}`;
 }
 
 /** Whether the track is suspended: in its config (`suspend: true`) or by `driftless suspend`. */
@@ -193,6 +208,7 @@ export async function acquireApplyLease(
   now: Date,
   job?: LeaseJob,
 ): Promise<void> {
+  const running = currentProcess();
   await updateTrackState(store, track, (state) => {
     const lease = liveLease(state, now);
     if (lease && lease.holder !== holder) {
@@ -205,6 +221,7 @@ export async function acquireApplyLease(
       until: new Date(now.getTime() + ms).toISOString(),
       since: now.toISOString(),
       ...(job === undefined ? {} : { job }),
+      ...(running === undefined ? {} : { process: running }),
     };
   });
 }

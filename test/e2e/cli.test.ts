@@ -231,57 +231,70 @@ describe('driftless CLI against a real cluster and Git server', () => {
     assert.equal(greeting.data?.value, 'bonjour');
     assert.equal(diff.code, 0, diff.stdout + diff.stderr);
   });
-  it('stops cleanly at Ctrl-C: exit 130, the outcome recorded, the track free at once', async () => {
-    // Prepare: a Deployment, which never becomes available on this cluster (no nodes), on a
-    // track that waits for health for 10 minutes.
-    const slow = await git.createRepository('cli-interrupt');
-    const sha = await pushFiles(slow, {
-      'web.yaml': [
+  /**
+   * A track of its own repository holding one Deployment `name`, which never becomes
+   * available on this cluster (no nodes), waiting 10 minutes for its health.
+   */
+  const slowTrack = async (name: string) => {
+    const repository = await git.createRepository(`cli-${name}`);
+    const sha = await pushFiles(repository, {
+      [`${name}.yaml`]: [
         'apiVersion: apps/v1',
         'kind: Deployment',
-        'metadata: {name: web}',
+        `metadata: {name: ${name}}`,
         'spec:',
-        '  selector: {matchLabels: {app: web}}',
+        `  selector: {matchLabels: {app: ${name}}}`,
         '  template:',
-        '    metadata: {labels: {app: web}}',
-        '    spec: {containers: [{name: web, image: registry.invalid/web:1}]}',
+        `    metadata: {labels: {app: ${name}}}`,
+        `    spec: {containers: [{name: ${name}, image: registry.invalid/${name}:1}]}`,
         '',
       ].join('\n'),
     });
-    const config = await writeConfig('interrupt.yaml', [
-      { name: 'slow', url: slow.url, extra: ['wait: true', 'timeout: 10m'] },
+    const config = await writeConfig(`${name}.yaml`, [
+      { name, url: repository.url, extra: ['wait: true', 'timeout: 10m'] },
     ]);
+    return { sha, config };
+  };
+
+  /** Starts `driftless sync -o json` of the slow track `name`; returns once it applied its Deployment. */
+  const syncUntilApplied = async (name: string, config: string) => {
     const apps = sharedKubeConfig().makeApiClient(AppsV1Api);
     const child = spawn(
       process.execPath,
-      ['--import', TSX, CLI, 'sync', '-c', config, '--track', 'slow', '-o', 'json'],
+      ['--import', TSX, CLI, 'sync', '-c', config, '--track', name, '-o', 'json'],
       { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const output = { stdout: '', stderr: '' };
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (output.stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (output.stderr += text));
     const closed = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
-
-    // Act: Ctrl-C once the Deployment is applied, while the sync waits for it.
     for (let attempt = 0; ; attempt++) {
       const found = await apps
-        .readNamespacedDeployment({ name: 'web', namespace: ns })
+        .readNamespacedDeployment({ name, namespace: ns })
         .catch(() => undefined);
       if (found !== undefined) break;
-      assert.ok(attempt < 600, `the sync never applied the Deployment: ${stderr}`);
+      assert.ok(attempt < 600, `the sync never applied the Deployment: ${output.stderr}`);
       await sleep(100);
     }
+    return { child, output, closed };
+  };
+
+  it('stops cleanly at Ctrl-C: exit 130, the outcome recorded, the track free at once', async () => {
+    // Prepare
+    const { sha, config } = await slowTrack('web');
+    const { child, output, closed } = await syncUntilApplied('web', config);
+
+    // Act: Ctrl-C while the sync waits for the Deployment.
     child.kill('SIGINT');
     const [code] = await closed;
-    const check = await driftless('drift', '-c', config, '--track', 'slow', '--detect-only');
+    const check = await driftless('drift', '-c', config, '--track', 'web', '--detect-only');
     const status = await driftless('status', '-c', config, '-o', 'json');
-    const history = await driftless('history', '-c', config, '--track', 'slow', '-o', 'json');
+    const history = await driftless('history', '-c', config, '--track', 'web', '-o', 'json');
 
     // Assess: the signal's exit code and the result so far.
-    assert.equal(code, 130, stderr);
-    assert.match(stderr, /driftless: SIGINT: stopping/);
-    const result = JSON.parse(stdout);
+    assert.equal(code, 130, output.stderr);
+    assert.match(output.stderr, /driftless: SIGINT: stopping/);
+    const result = JSON.parse(output.stdout);
     assert.equal(result.result, 'applied');
     assert.deepEqual(result.changeset, [{ subject: `Deployment/${ns}/web`, action: 'created' }]);
     // The lease was given back: a drift check of the track runs at once.
@@ -298,5 +311,22 @@ describe('driftless CLI against a real cluster and Git server', () => {
       ]),
       [[sha, 'applied']],
     );
+  });
+  it('frees the track of a sync killed with kill -9 for the next command on this machine', async () => {
+    // Prepare
+    const { config } = await slowTrack('api');
+    const { child, closed } = await syncUntilApplied('api', config);
+
+    // Act: SIGKILL while the sync waits for the Deployment: it gives nothing back.
+    child.kill('SIGKILL');
+    const [, signal] = await closed;
+    const status = await driftless('status', '-c', config, '--track', 'api', '-o', 'json');
+    const check = await driftless('drift', '-c', config, '--track', 'api', '--detect-only');
+
+    // Assess: not busy, though the lease was never given back and lapses only in 21 minutes.
+    assert.equal(signal, 'SIGKILL');
+    assert.equal(JSON.parse(status.stdout).busy, null, status.stdout);
+    assert.equal(check.code, 0, check.stdout + check.stderr);
+    assert.doesNotMatch(check.stdout + check.stderr, /another apply job runs/);
   });
 });

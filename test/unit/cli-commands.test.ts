@@ -273,7 +273,7 @@ describe('driftless commands over fake ports', () => {
   });
 
   describe('status', () => {
-    it('prints exactly the DESIGN.md keys, track first', async () => {
+    it('prints exactly the DESIGN.md keys and busy, track first', async () => {
       // Prepare
       await driftless('sync', '--track', 'infra');
 
@@ -289,6 +289,8 @@ describe('driftless commands over fake ports', () => {
         'appliedRevision',
         'pinned',
         'suspended',
+        // Not in DESIGN.md: the apply job running on the track, null once the sync ended.
+        'busy',
         'conditions',
         'objectsDiscovered',
         'objectsApplied',
@@ -297,6 +299,7 @@ describe('driftless commands over fake ports', () => {
         'ignoredObjects',
         'inventory',
       ]);
+      assert.equal(document.busy, null);
       assert.deepEqual(document.inventory, [
         { subject: 'ConfigMap/apps/settings', apiVersion: 'v1' },
         { subject: 'Deployment/apps/web', apiVersion: 'apps/v1' },

@@ -67,12 +67,16 @@ describe('status of a busy track', () => {
       job: 'sync',
       since: '2026-01-01T13:00:00.000Z',
       until: '2026-01-01T13:05:00.000Z',
+      pid: null,
+      host: null,
     });
     assert.doesNotMatch(JSON.stringify(json), /holder/);
     assert.deepEqual(fromOlderVersion.busy, {
       job: null,
       since: null,
       until: '2026-01-01T13:05:00.000Z',
+      pid: null,
+      host: null,
     });
   });
 });

@@ -14,6 +14,7 @@ import type { Track } from '../../src/config/types.ts';
 import { InterruptedError } from '../../src/errors.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
+import { currentProcess } from '../../src/local-process.ts';
 import { applyRevision } from '../../src/sync/apply-revision.ts';
 import { fetchTrack } from '../../src/sync/fetch-track.ts';
 import {
@@ -168,6 +169,9 @@ describe('job ordering', () => {
     // Prepare
     const now = new Date('2026-01-01T13:00:00Z');
     await acquireApplyLease(store, 'busy', 'first', 300_000, now, 'rollback');
+    // This process holds it (recorded where the kernel says which process it is: Linux).
+    const running = currentProcess();
+    const holder = running === undefined ? '' : `, pid ${process.pid} on ${running.host}`;
 
     // Act
     const second = acquireApplyLease(
@@ -183,7 +187,7 @@ describe('job ordering', () => {
       assert.ok(error instanceof TrackBusyError);
       assert.equal(
         error.message,
-        'track "busy": another apply job runs until 2026-01-01T13:05:00.000Z (a rollback since 2026-01-01T13:00:00.000Z; if the process running it is gone, the track is free then)',
+        `track "busy": another apply job runs until 2026-01-01T13:05:00.000Z (a rollback since 2026-01-01T13:00:00.000Z${holder}; if the process running it is gone, the track is free then)`,
       );
       return true;
     });

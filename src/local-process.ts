@@ -1,0 +1,67 @@
+/**
+ * Which process holds a track's apply lease, precisely enough to tell later, from another
+ * process, that it is gone: a `driftless sync` killed with `kill -9` (or lost with its
+ * terminal) left the lease held until it lapsed (twice the track's timeout plus a minute) —
+ * 5 to 21 minutes in which every sync, rollback and drift check of the track was refused,
+ * though nothing ran. A process that can see the holder's process table (same kernel boot,
+ * same PID namespace) and finds no such process takes the lease over at once.
+ *
+ * The kernel's boot id and the PID namespace make "the same process table" exact: a pid
+ * means nothing on another machine, in another container on the same machine (its own PID
+ * namespace) or after a reboot, and a Lambda sandbox is a VM of its own. Off Linux, or
+ * where /proc cannot be read, no identity is recorded and the lease only lapses, as before.
+ * A reused pid reads as alive: the safe way round (the lease lapses as before).
+ */
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+export interface ProcessIdentity {
+  /** The Linux kernel's boot id: another value, another machine or another boot. */
+  readonly boot: string;
+  /** The PID namespace (`pid:[4026531836]`): another value, another process table. */
+  readonly pidNamespace: string;
+  readonly pid: number;
+  /** For people asking who holds a track; not part of the match. */
+  readonly host: string;
+}
+
+let current: ProcessIdentity | null | undefined;
+
+/** This process, or undefined where the kernel does not say (not Linux, no /proc). */
+export function currentProcess(): ProcessIdentity | undefined {
+  if (current === undefined) current = readIdentity(process.pid);
+  return current ?? undefined;
+}
+
+function readIdentity(pid: number): ProcessIdentity | null {
+  try {
+    return {
+      boot: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+      pidNamespace: readlinkSync('/proc/self/ns/pid'),
+      pid,
+      host: hostname(),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * True only when `holder` is certainly gone: it ran where this process can see its process
+ * table, and no process has its pid any more. Anything else (another machine, another
+ * namespace, no identity either side, the process alive or not ours to signal) is false.
+ */
+export function isGoneHere(holder: ProcessIdentity | undefined): boolean {
+  const here = currentProcess();
+  if (holder === undefined || here === undefined) return false;
+  if (holder.boot !== here.boot || holder.pidNamespace !== here.pidNamespace) return false;
+  if (holder.pid === here.pid) return false;
+  try {
+    // Signal 0 sends nothing: it only asks whether the process exists.
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (error) {
+    // EPERM: it exists, owned by someone else.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
