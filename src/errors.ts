@@ -49,6 +49,37 @@ export function throwIfInterrupted(signal: AbortSignal | undefined): void {
   if (interruption !== undefined) throw interruption;
 }
 
+/**
+ * `work`, or its InterruptedError as soon as `signal` aborts, whichever comes first: for a step
+ * that only reads (a Git fetch, a render) and cannot itself be stopped half-way. What it was
+ * doing goes on unobserved until the process exits; nothing of it is recorded.
+ */
+export function untilInterrupted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  const interruption = interruptionOf(signal);
+  if (interruption !== undefined) {
+    work.catch(() => undefined);
+    return Promise.reject(interruption);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      work.catch(() => undefined);
+      reject(interruptionOf(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 /** The message of anything thrown: an Error's message, or the thrown value as text. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

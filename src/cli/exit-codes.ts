@@ -6,3 +6,5 @@ export const EXIT_DIFFERENCES = 1;
 export const EXIT_USAGE = 2;
 /** The operation failed (fetch, render, apply, prune, health, or a refused revision). */
 export const EXIT_FAILED = 3;
+/** Stopped by a signal (interrupts.ts): what a shell reports, 128 + the signal's number. */
+export const EXIT_INTERRUPTED = { SIGINT: 130, SIGTERM: 143 } as const;

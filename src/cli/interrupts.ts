@@ -15,14 +15,14 @@
  * command holds nothing and keeps Node's default: it ends at once.
  */
 import { InterruptedError } from '../errors.ts';
+import { EXIT_INTERRUPTED } from './exit-codes.ts';
 import type { Output } from './output.ts';
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 type StopSignal = (typeof SIGNALS)[number];
 
-/** What a shell reports for a process a signal ended: 128 + the signal's number. */
-const EXIT_CODE: Record<StopSignal, number> = { SIGINT: 130, SIGTERM: 143 };
+const EXIT_CODE: Record<StopSignal, number> = EXIT_INTERRUPTED;
 
 /** The part of `process` this module uses; tests pass an EventEmitter with an `exit`. */
 export interface SignalSource {

@@ -28,7 +28,8 @@ export interface HelmOptions {
   readonly namespace?: string;
   readonly capabilities?: ClusterCapabilities;
   readonly timeoutMs: number;
-  readonly maxOutputBytes: number;
+  readonly maxOutputBytes: number; /** Aborted when the caller is asked to stop: kills the renderer (run-tool.ts). */
+  readonly signal?: AbortSignal;
 }
 
 /** The output of `helm template`, and how to name the file each document came from. */
@@ -118,6 +119,7 @@ export async function helmTemplate(
       },
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.maxOutputBytes,
+      ...(options.signal ? { signal: options.signal } : {}),
       describe: (text) =>
         text
           .replaceAll(`${scratch}/values.json`, 'helm.values')

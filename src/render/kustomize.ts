@@ -146,7 +146,8 @@ export interface KustomizeOptions {
   readonly dir: string;
   readonly allowRemote: boolean;
   readonly timeoutMs: number;
-  readonly maxOutputBytes: number;
+  readonly maxOutputBytes: number; /** Aborted when the caller is asked to stop: kills the renderer (run-tool.ts). */
+  readonly signal?: AbortSignal;
 }
 
 /** Runs `kustomize build` over the revision; resolves with its YAML output. */
@@ -173,6 +174,7 @@ export async function kustomizeBuild(
       },
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.maxOutputBytes,
+      ...(options.signal ? { signal: options.signal } : {}),
       // kustomize names files by their absolute path in the temporary tree.
       describe: (text) => {
         const relative = text.replaceAll(`${root}/`, '').replaceAll(root, '.');

@@ -49,6 +49,8 @@ export interface RevisionRenderOptions {
   readonly limits?: Partial<RenderLimits>;
   /** Where renderer binaries are looked up (DRIFTLESS_KUSTOMIZE, DRIFTLESS_HELM, PATH). */
   readonly env?: NodeJS.ProcessEnv;
+  /** Aborted when the caller is asked to stop: a running renderer is killed (run-tool.ts). */
+  readonly signal?: AbortSignal;
 }
 
 /** Which renderer a track's revision needs. */
@@ -120,7 +122,11 @@ async function renderFiles(
   const limits = resolveLimits(options.limits);
   const dir = normalizeSubPath(spec.subPath);
   const renderer = rendererOf(spec, files);
-  const run = { timeoutMs: limits.rendererTimeoutMs, maxOutputBytes: limits.maxTotalBytes };
+  const run = {
+    timeoutMs: limits.rendererTimeoutMs,
+    maxOutputBytes: limits.maxTotalBytes,
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
   const why = `track ${spec.name}`;
 
   if (renderer === 'plain')

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { RendererFailedError, RendererLimitError } from './errors.ts';
+import { interruptionOf, type InterruptedError } from '../errors.ts';
 
 export interface ToolRun {
   /** `kustomize` or `helm`: names the tool in errors. */
@@ -19,6 +20,12 @@ export interface ToolRun {
   readonly maxOutputBytes: number;
   /** Rewrites a message (stderr) before it reaches an error, e.g. to drop temporary paths. */
   readonly describe?: (text: string) => string;
+  /**
+   * Aborted when the caller is asked to stop (Ctrl-C): the tool and what it started are killed
+   * and the run rejects with the InterruptedError. The tool runs in a process group of its own,
+   * so a terminal's Ctrl-C alone does not reach it.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** What a renderer allowed on the network needs of this process's environment: proxies and CA bundle. */
@@ -78,8 +85,8 @@ export function runTool(run: ToolRun): Promise<Buffer> {
     const stderr: Buffer[] = [];
     let stdoutBytes = 0;
     let stderrBytes = 0;
-    let stopped: RendererLimitError | undefined;
-    const stop = (error: RendererLimitError): void => {
+    let stopped: RendererLimitError | InterruptedError | undefined;
+    const stop = (error: RendererLimitError | InterruptedError): void => {
       if (stopped) return;
       stopped = error;
       try {
@@ -94,6 +101,13 @@ export function runTool(run: ToolRun): Promise<Buffer> {
       () => stop(new RendererLimitError(run.tool, `did not finish within ${limit}`)),
       run.timeoutMs,
     );
+    const onAbort = (): void => stop(interruptionOf(run.signal)!);
+    if (run.signal?.aborted) onAbort();
+    else run.signal?.addEventListener('abort', onAbort, { once: true });
+    const settled = (): void => {
+      clearTimeout(timer);
+      run.signal?.removeEventListener('abort', onAbort);
+    };
     child.stdout.on('data', (chunk: Buffer) => {
       stdoutBytes += chunk.byteLength;
       if (stdoutBytes > run.maxOutputBytes) {
@@ -112,13 +126,13 @@ export function runTool(run: ToolRun): Promise<Buffer> {
       stderrBytes += chunk.byteLength;
     });
     child.on('error', (error) => {
-      clearTimeout(timer);
+      settled();
       reject(
         new RendererFailedError(run.tool, describe(`cannot run ${run.binary}: ${error.message}`)),
       );
     });
     child.on('close', (code, signal) => {
-      clearTimeout(timer);
+      settled();
       if (stopped) return reject(stopped);
       if (code === 0) return resolve(Buffer.concat(stdout));
       const text = Buffer.concat(stderr).toString('utf8').trim();

@@ -70,6 +70,8 @@ export async function executeFetchJob(
     artifacts: deps.artifacts,
     state: deps.state,
     ...(deps.now === undefined ? {} : { now: deps.now }),
+    // serve's shutdown, a Lambda's coming timeout: the fetch ends at once, recording nothing.
+    ...(deps.signal === undefined ? {} : { signal: deps.signal }),
   });
   return { type: 'fetch', job, result, next: next === undefined ? [] : [next] };
 }

@@ -8,7 +8,7 @@
  * track's current desired revision was resolved changes nothing.
  */
 import type { Track } from '../config/types.ts';
-import { DriftlessError, messageOf } from '../errors.ts';
+import { DriftlessError, InterruptedError, messageOf, untilInterrupted } from '../errors.ts';
 import type { CommitInfo, GitSource } from '../source/ports.ts';
 import { VerificationError } from '../source/verify-signature.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
@@ -23,6 +23,11 @@ export interface FetchDeps {
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
   readonly now?: () => Date;
+  /**
+   * Aborted when the caller is asked to stop (the CLI at Ctrl-C): the fetch ends at once with
+   * its InterruptedError and records nothing; a renderer it runs is stopped.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface FetchResult {
@@ -72,6 +77,8 @@ export async function fetchTrack(
     condition: 'FilesFetched' | 'FilesParsed',
     error: unknown,
   ): Promise<{ result: FetchResult }> => {
+    // Stopped, not failed: nothing is wrong with the revision.
+    if (error instanceof InterruptedError) throw error;
     const message = messageOf(error);
     const reason = reasonOf(error, condition === 'FilesFetched' ? 'FetchFailed' : 'RenderFailed');
     // Nothing is applied: the last good revision stays, the reason goes into status.
@@ -105,7 +112,7 @@ export async function fetchTrack(
 
   let revision: string;
   try {
-    revision = await resolve(track, job, deps.source);
+    revision = await untilInterrupted(resolve(track, job, deps.source), deps.signal);
     resolvedAt = now().toISOString();
   } catch (error) {
     return fail(null, 'FilesFetched', error);
@@ -117,7 +124,7 @@ export async function fetchTrack(
       if (deps.source.verifyCommit === undefined) {
         throw new VerificationError(`track "${track.name}": this source cannot check signatures`);
       }
-      await deps.source.verifyCommit(track, revision);
+      await untilInterrupted(deps.source.verifyCommit(track, revision), deps.signal);
     } catch (error) {
       return fail(revision, 'FilesFetched', error);
     }
@@ -133,7 +140,7 @@ export async function fetchTrack(
     try {
       // Loaded when a revision is rendered: a sync of a stored one needs none of the renderers.
       const { renderTrackRevision } = await import('./render-track-revision.ts');
-      rendered = await renderTrackRevision(track, commit, deps);
+      rendered = await untilInterrupted(renderTrackRevision(track, commit, deps), deps.signal);
     } catch (error) {
       return fail(
         commit,
@@ -150,7 +157,10 @@ export async function fetchTrack(
     }
   }
 
-  const commit = await describeCommit(track, commitOf(revision), deps.source);
+  const commit = await untilInterrupted(
+    describeCommit(track, commitOf(revision), deps.source),
+    deps.signal,
+  );
   let stale = false;
   await updateTrackState(deps.state, track.name, (state) => {
     stale = state.desiredResolvedAt !== null && state.desiredResolvedAt > resolvedAt;

@@ -29,14 +29,17 @@ export interface RenderedTrackRevision {
 export async function renderTrackRevision(
   track: Track,
   commit: string,
-  deps: { readonly source: GitSource; readonly state: StateStore },
+  deps: { readonly source: GitSource; readonly state: StateStore; readonly signal?: AbortSignal },
 ): Promise<RenderedTrackRevision> {
   let files = await deps.source.readFiles(track, commit);
   const renderer = rendererOf(track, files);
   if (renderer !== 'plain') files = await deps.source.readFiles(track, commit, 'repository');
   const capabilities =
     renderer === 'helm' ? (await readTrackState(deps.state, track.name)).capabilities : undefined;
-  const bundle = await renderRevision(track, files, capabilities ? { capabilities } : {});
+  const bundle = await renderRevision(track, files, {
+    ...(capabilities ? { capabilities } : {}),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
   const bytes = serializeBundle(bundle);
   const revision =
     renderer === 'helm'

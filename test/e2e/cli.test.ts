@@ -24,6 +24,7 @@ import {
   sharedKubeconfigPath,
 } from '../harness/shared-cluster.ts';
 import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
+import { startFaultProxy } from '../harness/fault-proxy.ts';
 import { CLI, TSX, runDriftless, type CliRun } from '../harness/driftless-cli.ts';
 
 const configMap = (name: string, value: string): string =>
@@ -328,5 +329,44 @@ describe('driftless CLI against a real cluster and Git server', () => {
     assert.equal(JSON.parse(status.stdout).busy, null, status.stdout);
     assert.equal(check.code, 0, check.stdout + check.stderr);
     assert.doesNotMatch(check.stdout + check.stderr, /another apply job runs/);
+  });
+  it('stops at Ctrl-C while the Git host hangs, recording nothing', async () => {
+    // Prepare: the track's Git host accepts requests and never answers them.
+    const repository = await git.createRepository('cli-hang');
+    await pushFiles(repository, { 'a.yaml': configMap('hang-a', 'one') });
+    const proxy = await startFaultProxy(git.url);
+    proxy.setFault('hang');
+    try {
+      const url = repository.url.replace(git.url, proxy.url);
+      const config = await writeConfig('hang.yaml', [{ name: 'hang', url }]);
+      const child = spawn(
+        process.execPath,
+        ['--import', TSX, CLI, 'sync', '-c', config, '--track', 'hang'],
+        { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+      child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+      const closed = once(child, 'close') as Promise<[number | null]>;
+
+      // Act: Ctrl-C once the Git request hangs (the default idle timeout is 60 s).
+      for (let attempt = 0; proxy.injected === 0; attempt++) {
+        assert.ok(attempt < 600, `the sync never asked the Git host: ${stderr}`);
+        await sleep(100);
+      }
+      child.kill('SIGINT');
+      const [code] = await closed;
+      const status = await driftless('status', '-c', config, '--track', 'hang', '-o', 'json');
+      const history = await driftless('history', '-c', config, '--track', 'hang', '-o', 'json');
+
+      // Assess: stopped, not failed: nothing in status or history.
+      assert.equal(code, 130, stderr);
+      assert.match(stdout, /hang: failed: interrupted by SIGINT/);
+      assert.deepEqual(JSON.parse(status.stdout).conditions, [], status.stdout);
+      assert.deepEqual(JSON.parse(history.stdout), []);
+    } finally {
+      await proxy.stop();
+    }
   });
 });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RendererFailedError, RendererLimitError } from '../../src/render/index.ts';
 import { runTool, type ToolRun } from '../../src/render/run-tool.ts';
+import { InterruptedError } from '../../src/errors.ts';
 
 const shell = (script: string, overrides: Partial<ToolRun> = {}): ToolRun => ({
   tool: 'kustomize build app',
@@ -35,6 +36,29 @@ describe('runTool', () => {
         /^kustomize build app: did not finish within 300 ms$/.test(error.message),
     );
     assert.ok(Date.now() - started < 10_000, 'the whole process group was stopped');
+  });
+
+  it('stops a tool when asked to stop (the same kill as a timeout), with the InterruptedError', async () => {
+    // Prepare
+    const controller = new AbortController();
+    const run = runTool(
+      shell('sleep 30 & sleep 30', { timeoutMs: 60_000, signal: controller.signal }),
+    );
+
+    // Act
+    setTimeout(() => controller.abort(new InterruptedError('interrupted by SIGINT')), 200);
+
+    // Assess
+    await assert.rejects(run, (error: unknown) => {
+      assert.ok(error instanceof InterruptedError);
+      assert.equal(error.message, 'interrupted by SIGINT');
+      return true;
+    });
+    await assert.rejects(
+      runTool(shell('echo never', { signal: controller.signal })),
+      InterruptedError,
+      'a signal aborted before the tool starts stops it at once',
+    );
   });
 
   it('stops a tool whose output passes the limit', async () => {

@@ -264,4 +264,44 @@ describe('a sync asked to stop', () => {
     assert.equal(state.inventory.length, left);
     assert.equal(state.applyLease, null);
   });
+  for (const step of ['resolve', 'readFiles'] as const) {
+    // The timeout turns a regression (a sync waiting on the source forever) into a failure.
+    it(
+      `stops at once while the Git source hangs in ${step}, recording nothing`,
+      { timeout: 10_000 },
+      async () => {
+        // Prepare: the source never answers that step; the signal comes once it is asked.
+        const track = trackOf();
+        const controller = new AbortController();
+        const healthy = gitOf({ a: configMap('a') });
+        const hang = () => {
+          controller.abort(new InterruptedError('interrupted by SIGINT'));
+          return new Promise<never>(() => undefined);
+        };
+        const source: GitSource = {
+          resolve: step === 'resolve' ? hang : healthy.resolve,
+          readFiles: step === 'readFiles' ? hang : healthy.readFiles,
+        };
+
+        // Act
+        const attempt = syncTrack(
+          track,
+          { trigger: 'manual' },
+          { ...deps(cluster, {}, controller.signal), source },
+        );
+
+        // Assess: stopped, not failed: no condition, no history, nothing leased or applied.
+        await assert.rejects(attempt, (error) => {
+          assert.ok(error instanceof InterruptedError);
+          assert.equal(error.message, 'interrupted by SIGINT');
+          return true;
+        });
+        const state = await readTrackState(store, track.name);
+        assert.deepEqual(state.conditions, []);
+        assert.deepEqual(await store.listHistory(track.name), []);
+        assert.equal(state.applyLease ?? null, null);
+        assert.equal(cluster.objects.size, 0);
+      },
+    );
+  }
 });
