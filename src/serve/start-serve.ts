@@ -72,6 +72,9 @@ function memoryDeliveryLog(): DeliveryLog {
       seen.add(id);
       return true;
     },
+    async forgetDelivery(id) {
+      seen.delete(id);
+    },
   };
 }
 

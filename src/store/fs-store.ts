@@ -462,6 +462,15 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
     }
   }
 
+  async forgetDelivery(id: string): Promise<void> {
+    const path = this.#path(deliveryKey(id));
+    try {
+      unlinkSync(path);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') return unavailable(path, error);
+    }
+  }
+
   async publish(source: string, document: unknown): Promise<void> {
     const path = this.#path(publishedKey(source));
     const json = JSON.stringify(document);

@@ -81,6 +81,10 @@ export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog, Publ
     return (await this.#load()).markDelivery(id);
   }
 
+  async forgetDelivery(id: string): Promise<void> {
+    return (await this.#load()).forgetDelivery(id);
+  }
+
   async publish(source: string, document: unknown): Promise<void> {
     return (await this.#load()).publish(source, document);
   }

@@ -473,6 +473,15 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
     });
   }
 
+  async forgetDelivery(id: string): Promise<void> {
+    const key = this.#key(deliveryKey(id));
+    try {
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (error) {
+      return s3Unavailable(this.bucket, key, error);
+    }
+  }
+
   async publish(source: string, document: unknown): Promise<void> {
     const key = this.#key(publishedKey(source));
     const json = JSON.stringify(document);

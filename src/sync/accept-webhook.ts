@@ -7,10 +7,13 @@
  * writes nothing but the delivery marker: fetching, rendering and storing
  * happen in the fetch job.
  *
- * The marker is written before the jobs are queued: if queueing then fails
- * the host's retry is taken for a duplicate, and the track's scheduled ref
- * poll catches the push up within its interval. The other order could queue
- * a delivery twice, which is harmless but makes the marker pointless.
+ * The marker is written before the jobs are queued (the other order could
+ * queue a delivery twice, which is harmless but makes the marker pointless).
+ * If queueing then fails (the queue unreachable, throttled), the marker is
+ * removed again before the error answer, so the host's retry is queued like
+ * a first delivery. Only a process killed between the two (a function's
+ * timeout) leaves the marker: the track's scheduled ref poll then catches
+ * the push up within its interval.
  */
 import { isWebhookHost, type Track, type WebhookHost } from '../config/types.ts';
 import { matchTracks, receiveWebhook, type WebhookRequest } from '../source/webhooks/index.ts';
@@ -98,7 +101,13 @@ export async function acceptWebhook(
       }
     }
   }
-  await Promise.all([...jobs.values()].map((job) => deps.queue.enqueue(job)));
+  try {
+    await Promise.all([...jobs.values()].map((job) => deps.queue.enqueue(job)));
+  } catch (error) {
+    // Best effort: if the marker cannot be removed either, the poll catches the push up.
+    await deps.deliveries.forgetDelivery(deliveryId).catch(() => undefined);
+    throw error;
+  }
   return {
     status: 202,
     body: { kind: 'push', reason: outcome.reason, deliveryId, tracks: [...jobs.keys()] },

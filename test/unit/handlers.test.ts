@@ -65,9 +65,8 @@ function githubEvent(body: string, headers: Record<string, string>, secret = SEC
   };
 }
 
-function webhookFixture() {
+function webhookFixture(queue: JobQueue & { jobs: Job[] } = recordingQueue()) {
   const marked: string[] = [];
-  const queue = recordingQueue();
   const deps: AcceptWebhookDeps = {
     tracks: CONFIG.tracks,
     secretsOf: async (host) => (CONFIG.webhooks[host] ? [SECRET] : undefined),
@@ -76,6 +75,9 @@ function webhookFixture() {
         if (marked.includes(id)) return false;
         marked.push(id);
         return true;
+      },
+      forgetDelivery: async (id) => {
+        if (marked.includes(id)) marked.splice(marked.indexOf(id), 1);
       },
     },
     queue,
@@ -181,25 +183,36 @@ describe('webhook handler', () => {
     assert.equal(queue.jobs.length, 0);
   });
 
-  it('answers 500 without details when the queue is unreachable', async () => {
-    // Prepare
-    const failing = createWebhookHandler(
-      async () => ({
-        tracks: CONFIG.tracks,
-        secretsOf: async () => [SECRET],
-        deliveries: { markDelivery: async () => true },
-        queue: { enqueue: async () => Promise.reject(new Error('SQS: AccessDenied for arn:...')) },
-      }),
-      silentLogger,
-      silentMetrics,
-    );
+  it('answers 500 without details when the queue is unreachable, and takes the retry as new', async () => {
+    // Prepare: a queue that refuses the first attempt and takes the next.
+    const jobs: Job[] = [];
+    let refused = false;
+    const { handler, marked } = webhookFixture({
+      jobs,
+      enqueue: async (job) => {
+        if (!refused) {
+          refused = true;
+          throw new Error('SQS: AccessDenied for arn:...');
+        }
+        jobs.push(job);
+      },
+    });
 
-    // Act
-    const result = await failing(githubEvent(PUSH, PUSH_HEADERS));
+    // Act: the delivery, then the host's retry of it (the same delivery id).
+    const result = await handler(githubEvent(PUSH, PUSH_HEADERS));
+    const markedAfterFailure = [...marked];
+    const retry = await handler(githubEvent(PUSH, PUSH_HEADERS));
 
     // Assess
     assert.equal(result.statusCode, 500);
     assert.doesNotMatch(result.body, /AccessDenied/);
+    assert.deepEqual(markedAfterFailure, [], 'the mark is removed with the failure');
+    assert.equal(retry.statusCode, 202);
+    assert.equal(JSON.parse(retry.body).kind, 'push');
+    assert.deepEqual(
+      jobs.map((job) => job.track),
+      ['web'],
+    );
   });
 });
 
