@@ -27,9 +27,15 @@ export interface ProcessIdentity {
 
 let current: ProcessIdentity | null | undefined;
 
-/** This process, or undefined where the kernel does not say (not Linux, no /proc). */
+/**
+ * This process, or undefined where the kernel does not say (not Linux, no /proc) — and in a
+ * Lambda sandbox, where nothing is gained (a sandbox runs one job at a time, in one process)
+ * and a VM restored from a snapshot could share another's boot id and pids.
+ */
 export function currentProcess(): ProcessIdentity | undefined {
-  if (current === undefined) current = readIdentity(process.pid);
+  if (current === undefined) {
+    current = process.env['AWS_LAMBDA_FUNCTION_NAME'] ? null : readIdentity(process.pid);
+  }
   return current ?? undefined;
 }
 

@@ -72,6 +72,28 @@ describe('the process holding a lease', linuxOnly, () => {
   });
 });
 
+describe('a process in a Lambda sandbox', linuxOnly, () => {
+  it('records no identity: a sandbox restored from a snapshot could share another one', async () => {
+    // Act: a process with Lambda's environment variable asks for its identity.
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        "import('./src/local-process.ts').then((m) => console.log(JSON.stringify(m.currentProcess() ?? null)))",
+      ],
+      { env: { ...process.env, AWS_LAMBDA_FUNCTION_NAME: 'driftless-dev-apply' } },
+    );
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    await once(child, 'close');
+
+    // Assess
+    assert.equal(stdout.trim(), 'null');
+  });
+});
+
 describe('a lease of a killed process', linuxOnly, () => {
   let dir: string;
   let store: FsStore;
