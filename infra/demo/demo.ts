@@ -13,7 +13,8 @@
  * keeps running afterwards: `npm run cluster:down` stops it. Every commit is
  * signed with an SSH key made on the spot, and the first track deploys only
  * commits signed by it (`verify:`). Last, a sync waiting for a Deployment is
- * stopped with Ctrl-C: it records what it did and gives the track back.
+ * stopped with Ctrl-C: it records what it did and gives the track back; one killed with
+ * `kill -9` leaves its lease, which the next command on the same machine takes at once.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -501,6 +502,48 @@ writeFileSync(
 }
 driftless('status', '-c', 'interrupt.yaml', '--track', 'demo-slow');
 // The lease was given back: another command on the track runs at once, not 10 minutes later.
+failed =
+  driftless('drift', '-c', 'interrupt.yaml', '--track', 'demo-slow', '--detect-only') !== 0 ||
+  failed;
+
+step('kill -9 during a sync: the next command on this machine takes the track at once');
+{
+  const run = cliProcess(['sync', '-c', 'interrupt.yaml', '--track', 'demo-slow']);
+  const child = spawn(process.execPath, run.args, run.options);
+  const closed = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once('close', (_code, signal) => resolve(signal)),
+  );
+  // `status -o json` says which job holds the track, and which process runs it.
+  const busyOf = (): unknown => {
+    const status = spawnSync(
+      process.execPath,
+      [
+        ...run.args.slice(0, 3),
+        'status',
+        '-c',
+        'interrupt.yaml',
+        '--track',
+        'demo-slow',
+        '-o',
+        'json',
+      ],
+      { cwd: DEMO_DIR, env: run.options.env, encoding: 'utf8' },
+    );
+    return status.status === 0 ? (JSON.parse(status.stdout) as { busy: unknown }).busy : null;
+  };
+  let busy: unknown = null;
+  for (let waited = 0; busy === null && waited < 60_000; waited += 300) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    busy = busyOf();
+  }
+  console.log(`busy: ${JSON.stringify(busy)}`);
+  console.log(`$ kill -9 ${child.pid}`);
+  child.kill('SIGKILL');
+  console.log(`ended by ${await closed}`);
+  failed = busy === null || failed;
+}
+// The killed sync never gave its lease back; this machine sees its process is gone.
+driftless('status', '-c', 'interrupt.yaml');
 failed =
   driftless('drift', '-c', 'interrupt.yaml', '--track', 'demo-slow', '--detect-only') !== 0 ||
   failed;
