@@ -8,8 +8,8 @@
  *
  * The kernel's boot id and the PID namespace make "the same process table" exact: a pid
  * means nothing on another machine, in another container on the same machine (its own PID
- * namespace) or after a reboot, and a Lambda sandbox is a VM of its own. Off Linux, or
- * where /proc cannot be read, no identity is recorded and the lease only lapses, as before.
+ * namespace) or after a reboot. Off Linux, where /proc cannot be read, and in Lambda, no
+ * identity is recorded and the lease only lapses, as before.
  * A reused pid reads as alive: the safe way round (the lease lapses as before).
  */
 import { readFileSync, readlinkSync } from 'node:fs';
@@ -61,7 +61,8 @@ export function isGoneHere(holder: ProcessIdentity | undefined): boolean {
   const here = currentProcess();
   if (holder === undefined || here === undefined) return false;
   if (holder.boot !== here.boot || holder.pidNamespace !== here.pidNamespace) return false;
-  if (holder.pid === here.pid) return false;
+  // Only a real pid: 0 and negative numbers name process groups.
+  if (!Number.isInteger(holder.pid) || holder.pid <= 0 || holder.pid === here.pid) return false;
   try {
     // Signal 0 sends nothing: it only asks whether the process exists.
     process.kill(holder.pid, 0);

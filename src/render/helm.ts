@@ -28,7 +28,8 @@ export interface HelmOptions {
   readonly namespace?: string;
   readonly capabilities?: ClusterCapabilities;
   readonly timeoutMs: number;
-  readonly maxOutputBytes: number; /** Aborted when the caller is asked to stop: kills the renderer (run-tool.ts). */
+  readonly maxOutputBytes: number;
+  /** Aborted when the caller is asked to stop: kills the renderer (run-tool.ts). */
   readonly signal?: AbortSignal;
 }
 

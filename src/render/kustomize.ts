@@ -146,7 +146,8 @@ export interface KustomizeOptions {
   readonly dir: string;
   readonly allowRemote: boolean;
   readonly timeoutMs: number;
-  readonly maxOutputBytes: number; /** Aborted when the caller is asked to stop: kills the renderer (run-tool.ts). */
+  readonly maxOutputBytes: number;
+  /** Aborted when the caller is asked to stop: kills the renderer (run-tool.ts). */
   readonly signal?: AbortSignal;
 }
 
