@@ -72,8 +72,8 @@ function memoryDeliveryLog(): DeliveryLog {
       seen.add(id);
       return true;
     },
-    async forgetDelivery(id) {
-      seen.delete(id);
+    async isDelivered(id) {
+      return seen.has(id);
     },
   };
 }

@@ -244,7 +244,10 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
   }
 
   async has(track: string, revision: string): Promise<boolean> {
-    const path = this.#path(artifactKey(track, revision));
+    return this.#exists(this.#path(artifactKey(track, revision)));
+  }
+
+  #exists(path: string): boolean {
     try {
       statSync(path);
       return true;
@@ -462,13 +465,8 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
     }
   }
 
-  async forgetDelivery(id: string): Promise<void> {
-    const path = this.#path(deliveryKey(id));
-    try {
-      unlinkSync(path);
-    } catch (error) {
-      if (errorCode(error) !== 'ENOENT') return unavailable(path, error);
-    }
+  async isDelivered(id: string): Promise<boolean> {
+    return this.#exists(this.#path(deliveryKey(id)));
   }
 
   async publish(source: string, document: unknown): Promise<void> {

@@ -81,8 +81,8 @@ export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog, Publ
     return (await this.#load()).markDelivery(id);
   }
 
-  async forgetDelivery(id: string): Promise<void> {
-    return (await this.#load()).forgetDelivery(id);
+  async isDelivered(id: string): Promise<boolean> {
+    return (await this.#load()).isDelivered(id);
   }
 
   async publish(source: string, document: unknown): Promise<void> {

@@ -114,11 +114,8 @@ export interface DeliveryLog {
    * of them gets `true`.
    */
   markDelivery(id: string): Promise<boolean>;
-  /**
-   * Removes the delivery's mark, so that the host's next attempt is taken for a first one: for a
-   * delivery whose fetch jobs could not be queued after it was marked. Nothing when not marked.
-   */
-  forgetDelivery(id: string): Promise<void>;
+  /** Whether the delivery was marked: its jobs were queued by an earlier attempt. */
+  isDelivered(id: string): Promise<boolean>;
 }
 
 /**

@@ -285,7 +285,10 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
   }
 
   async has(track: string, revision: string): Promise<boolean> {
-    const key = this.#key(artifactKey(track, revision));
+    return this.#exists(this.#key(artifactKey(track, revision)));
+  }
+
+  async #exists(key: string): Promise<boolean> {
     // Not HeadObject: a HEAD answer has no body, so a missing bucket is the same bare
     // 404 `NotFound` as a missing key, and a misconfigured store would answer "not stored".
     try {
@@ -473,13 +476,8 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
     });
   }
 
-  async forgetDelivery(id: string): Promise<void> {
-    const key = this.#key(deliveryKey(id));
-    try {
-      await this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
-    } catch (error) {
-      return s3Unavailable(this.bucket, key, error);
-    }
+  async isDelivered(id: string): Promise<boolean> {
+    return this.#exists(this.#key(deliveryKey(id)));
   }
 
   async publish(source: string, document: unknown): Promise<void> {

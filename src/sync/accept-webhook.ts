@@ -1,19 +1,19 @@
 /**
  * A webhook delivery, from request to queued fetch jobs — the one use-case
  * behind `POST /webhook/<host>` in `driftless serve` and in the webhook
- * function: verify (401 and nothing else on a bad signature), record the
- * delivery id once (a redelivery answers 202 and queues nothing), match
- * tracks, queue one fetch job per track with the pushed sha as a hint. It
- * writes nothing but the delivery marker: fetching, rendering and storing
- * happen in the fetch job.
+ * function: verify (401 and nothing else on a bad signature), skip a
+ * delivery id marked before (a redelivery answers 202 and queues nothing),
+ * match tracks, queue one fetch job per track with the pushed sha as a hint,
+ * then mark the delivery id. It writes nothing but the delivery marker:
+ * fetching, rendering and storing happen in the fetch job.
  *
- * The marker is written before the jobs are queued (the other order could
- * queue a delivery twice, which is harmless but makes the marker pointless).
- * If queueing then fails (the queue unreachable, throttled), the marker is
- * removed again before the error answer, so the host's retry is queued like
- * a first delivery. Only a process killed between the two (a function's
- * timeout) leaves the marker: the track's scheduled ref poll then catches
- * the push up within its interval.
+ * The marker is written after the jobs are queued, so no push is lost to it:
+ * a delivery whose jobs were not queued (the queue unreachable, or the
+ * process killed half-way, as a function at its timeout) is not marked, and
+ * the host's retry queues them. The price is a fetch queued twice when two
+ * attempts of one delivery overlap, or one dies between queueing and
+ * marking: harmless, the second fetch finds the revision stored. (Marking
+ * first, as this did before, left such a push to the track's next poll.)
  */
 import { isWebhookHost, type Track, type WebhookHost } from '../config/types.ts';
 import { matchTracks, receiveWebhook, type WebhookRequest } from '../source/webhooks/index.ts';
@@ -82,7 +82,7 @@ export async function acceptWebhook(
   if (outcome.kind !== 'push' || deliveryId === undefined) {
     return answer(outcome.status, outcome.kind, outcome.reason, deliveryId);
   }
-  if (!(await deps.deliveries.markDelivery(deliveryId))) {
+  if (await deps.deliveries.isDelivered(deliveryId)) {
     return answer(202, 'duplicate', 'delivery already received', deliveryId);
   }
 
@@ -101,13 +101,10 @@ export async function acceptWebhook(
       }
     }
   }
-  try {
-    await Promise.all([...jobs.values()].map((job) => deps.queue.enqueue(job)));
-  } catch (error) {
-    // Best effort: if the marker cannot be removed either, the poll catches the push up.
-    await deps.deliveries.forgetDelivery(deliveryId).catch(() => undefined);
-    throw error;
-  }
+  await Promise.all([...jobs.values()].map((job) => deps.queue.enqueue(job)));
+  // The push is taken once its jobs are queued: a mark that cannot be written only means a
+  // redelivery is queued once more.
+  await deps.deliveries.markDelivery(deliveryId).catch(() => false);
   return {
     status: 202,
     body: { kind: 'push', reason: outcome.reason, deliveryId, tracks: [...jobs.keys()] },

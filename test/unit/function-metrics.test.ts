@@ -393,7 +393,7 @@ describe('function metrics (CloudWatch EMF through Powertools)', () => {
       async () => ({
         tracks: CONFIG.tracks,
         secretsOf: async (host) => (host === 'github' ? [WEBHOOK_SECRET] : undefined),
-        deliveries: { markDelivery: async () => true, forgetDelivery: async () => undefined },
+        deliveries: { markDelivery: async () => true, isDelivered: async () => false },
         queue,
       }),
       silentLogger,

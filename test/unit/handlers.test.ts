@@ -76,9 +76,7 @@ function webhookFixture(queue: JobQueue & { jobs: Job[] } = recordingQueue()) {
         marked.push(id);
         return true;
       },
-      forgetDelivery: async (id) => {
-        if (marked.includes(id)) marked.splice(marked.indexOf(id), 1);
-      },
+      isDelivered: async (id) => marked.includes(id),
     },
     queue,
   };
@@ -112,6 +110,54 @@ describe('webhook handler', () => {
       },
     ]);
     assert.deepEqual(marked, ['delivery-1']);
+  });
+
+  it('marks a delivery once its jobs are queued, not before', async () => {
+    // Prepare: a queue that notes whether the delivery was marked when a job arrived.
+    const markedWhenQueued: boolean[] = [];
+    const jobs: Job[] = [];
+    const fixture = webhookFixture({
+      jobs,
+      enqueue: async (job) => {
+        markedWhenQueued.push(fixture.marked.includes('delivery-1'));
+        jobs.push(job);
+      },
+    });
+
+    // Act
+    const result = await fixture.handler(githubEvent(PUSH, PUSH_HEADERS));
+
+    // Assess
+    assert.equal(result.statusCode, 202);
+    assert.deepEqual(markedWhenQueued, [false]);
+    assert.deepEqual(fixture.marked, ['delivery-1']);
+  });
+
+  it('answers 202 when its jobs are queued but the mark cannot be written; a retry is queued again', async () => {
+    // Prepare: a delivery log whose writes fail (the store unreachable after the queueing).
+    const queue = recordingQueue();
+    const handler = createWebhookHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        secretsOf: async () => [SECRET],
+        deliveries: {
+          isDelivered: async () => false,
+          markDelivery: async () => Promise.reject(new Error('S3: SlowDown')),
+        },
+        queue,
+      }),
+      silentLogger,
+      silentMetrics,
+    );
+
+    // Act
+    const first = await handler(githubEvent(PUSH, PUSH_HEADERS));
+    const retry = await handler(githubEvent(PUSH, PUSH_HEADERS));
+
+    // Assess: nothing lost; the retry's job is one more fetch of the same push.
+    assert.deepEqual([first.statusCode, retry.statusCode], [202, 202]);
+    assert.equal(JSON.parse(first.body).kind, 'push');
+    assert.equal(queue.jobs.length, 2);
   });
 
   it('answers 401 to a bad signature, and queues and marks nothing', async () => {
@@ -183,7 +229,7 @@ describe('webhook handler', () => {
     assert.equal(queue.jobs.length, 0);
   });
 
-  it('answers 500 without details when the queue is unreachable, and takes the retry as new', async () => {
+  it('answers 500 without details when the queue is unreachable, and queues the retry', async () => {
     // Prepare: a queue that refuses the first attempt and takes the next.
     const jobs: Job[] = [];
     let refused = false;
@@ -206,7 +252,7 @@ describe('webhook handler', () => {
     // Assess
     assert.equal(result.statusCode, 500);
     assert.doesNotMatch(result.body, /AccessDenied/);
-    assert.deepEqual(markedAfterFailure, [], 'the mark is removed with the failure');
+    assert.deepEqual(markedAfterFailure, [], 'not marked: its jobs were not queued');
     assert.equal(retry.statusCode, 202);
     assert.equal(JSON.parse(retry.body).kind, 'push');
     assert.deepEqual(

@@ -657,18 +657,14 @@ describe('serverless package', () => {
         assert.equal(mentions(fn, prefix), fn === 'apply', `${fn}: ${prefix} secrets`);
       }
       assert.ok(!allActions(fn).some((a) => a.endsWith('*')), `${fn}: no wildcard actions`);
-      // Only apply deletes state documents (the delete action removes a deleted track's), and
-      // only webhook delivery marks (its own, when queueing failed); nothing else deletes.
+      // Only apply deletes, and only state documents (the delete action removes a deleted track's).
       const deletes = statementsOf(fn).filter((s) => actions(s).includes('s3:DeleteObject'));
-      const deletable: Partial<Record<(typeof FUNCTIONS)[number], string>> = {
-        apply: '${ArtifactBucket.Arn}/state/*',
-        webhook: '${ArtifactBucket.Arn}/deliveries/*',
-      };
-      const only = deletable[fn];
       assert.deepEqual(
-        deletes.map((s) => text(s.Resource)),
-        only === undefined ? [] : [text({ 'Fn::Sub': only })],
-        `${fn}: deletes what it must only`,
+        deletes.map((s) => [actions(s), text(s.Resource)]),
+        fn === 'apply'
+          ? [[['s3:DeleteObject'], text({ 'Fn::Sub': '${ArtifactBucket.Arn}/state/*' })]]
+          : [],
+        `${fn}: deletes state documents only`,
       );
       assert.ok(
         statementsOf(fn).every((s) => s.Effect === 'Allow' && text(s.Resource) !== '"*"'),
@@ -683,13 +679,11 @@ describe('serverless package', () => {
       assert.ok(!allActions(fn).includes('s3:PutObject'), `${fn}: writes nothing`);
     }
 
-    // The webhook writes (and removes) delivery markers and nothing else, and reads only them
-    // and the published track lists (tracksFrom): no artifact, no state.
-    for (const action of ['s3:PutObject', 's3:DeleteObject']) {
-      assert.deepEqual(resourcesFor('webhook', action), [
-        text({ 'Fn::Sub': '${ArtifactBucket.Arn}/deliveries/*' }),
-      ]);
-    }
+    // The webhook writes delivery markers and nothing else, and reads only them and the
+    // published track lists (tracksFrom): no artifact, no state.
+    assert.deepEqual(resourcesFor('webhook', 's3:PutObject'), [
+      text({ 'Fn::Sub': '${ArtifactBucket.Arn}/deliveries/*' }),
+    ]);
     assert.deepEqual(resourcesFor('webhook', 's3:GetObject').sort(), [
       text({ 'Fn::Sub': '${ArtifactBucket.Arn}/deliveries/*' }),
       text({ 'Fn::Sub': '${ArtifactBucket.Arn}/published/*' }),
