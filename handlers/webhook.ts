@@ -1,7 +1,8 @@
 /**
  * POST /webhook/{provider} (API Gateway HTTP API): the webhook use-case
- * (src/sync/accept-webhook.ts) — verify, record the delivery id, queue a
- * fetch job per matching track — answered at once with its JSON body.
+ * (src/sync/accept-webhook.ts) — verify, skip a delivery seen before, queue
+ * a fetch job per matching track, record the delivery id — answered at once
+ * with its JSON body.
  * A bad signature is 401 and nothing else happens. Every answer is counted
  * (`driftless_webhook_deliveries_total`), and the jobs queued carry the
  * delivery's arrival, for time-to-deploy (src/aws/webhook-arrival.ts).

@@ -103,11 +103,18 @@ export async function acceptWebhook(
   }
   await Promise.all([...jobs.values()].map((job) => deps.queue.enqueue(job)));
   // The push is taken once its jobs are queued: a mark that cannot be written only means a
-  // redelivery is queued once more.
-  await deps.deliveries.markDelivery(deliveryId).catch(() => false);
+  // redelivery is queued once more. The answer (which hosts show, and our log line keeps)
+  // says so, so that a store failing every time does not go unseen.
+  const recorded = await deps.deliveries.markDelivery(deliveryId).then(
+    () => true,
+    () => false,
+  );
+  const reason = recorded
+    ? outcome.reason
+    : `${outcome.reason}; the delivery id could not be recorded: a redelivery is queued again`;
   return {
     status: 202,
-    body: { kind: 'push', reason: outcome.reason, deliveryId, tracks: [...jobs.keys()] },
+    body: { kind: 'push', reason, deliveryId, tracks: [...jobs.keys()] },
   };
 }
 

@@ -157,6 +157,11 @@ describe('webhook handler', () => {
     // Assess: nothing lost; the retry's job is one more fetch of the same push.
     assert.deepEqual([first.statusCode, retry.statusCode], [202, 202]);
     assert.equal(JSON.parse(first.body).kind, 'push');
+    assert.match(
+      JSON.parse(first.body).reason,
+      /; the delivery id could not be recorded: a redelivery is queued again$/,
+    );
+    assert.doesNotMatch(first.body, /SlowDown/);
     assert.equal(queue.jobs.length, 2);
   });
 
