@@ -57,18 +57,23 @@ describe('the process holding a lease', linuxOnly, () => {
     assert.equal(isGoneHere(undefined), false);
   });
 
-  it('is never judged from another machine, boot or PID namespace', async () => {
-    // Prepare: a pid nothing here has (the holder above was killed).
-    const dead = { ...identity };
+  it('is never judged from another machine, boot or PID namespace, nor by a process group', async () => {
+    // Prepare: the pid of a process that has exited.
+    const exited = startHolder();
+    await kill(exited);
+    const dead = { ...here!, pid: exited.pid! };
 
     // Act
     const otherBoot = isGoneHere({ ...dead, boot: '00000000-0000-0000-0000-000000000000' });
     const otherNamespace = isGoneHere({ ...dead, pidNamespace: 'pid:[1]' });
+    // 0 and negative numbers name process groups, which signal 0 would find.
+    const groups = [0, -1, -exited.pid!].map((pid) => isGoneHere({ ...dead, pid }));
 
     // Assess
     assert.equal(isGoneHere(dead), true);
     assert.equal(otherBoot, false);
     assert.equal(otherNamespace, false);
+    assert.deepEqual(groups, [false, false, false]);
   });
 });
 
