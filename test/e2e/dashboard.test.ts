@@ -274,11 +274,17 @@ describe('the dashboard page in Chromium', () => {
   });
 
   it('marks a track busy while an apply job holds it, with which job and since when', async () => {
-    // Prepare: the lease a sync killed mid-apply leaves behind (kill -9, a Lambda timeout).
+    // Prepare: the lease of a sync running on another machine (another boot id).
     const since = new Date().toISOString();
     const until = new Date(Date.now() + 5 * 60_000).toISOString();
+    const elsewhere = {
+      boot: 'another machine',
+      pidNamespace: 'pid:[1]',
+      pid: 4242,
+      host: 'build-7',
+    };
     await updateTrackState(stack.ctx.state, 'api', (state) => {
-      state.applyLease = { holder: 'killed-process', until, since, job: 'sync' };
+      state.applyLease = { holder: 'elsewhere', until, since, job: 'sync', process: elsewhere };
     });
     const row = (track: string) =>
       page.getByRole('row').filter({ has: page.getByRole('link', { name: track, exact: true }) });
@@ -299,7 +305,7 @@ describe('the dashboard page in Chromium', () => {
     // Assess
     assert.match(
       title ?? '',
-      /^a sync runs since .+; other syncs, rollbacks and drift checks wait/,
+      /^a sync runs since .+ \(pid 4242 on build-7\); other syncs, rollbacks and drift checks wait/,
     );
     assert.doesNotMatch(afterRelease, /Busy/);
     assert.doesNotMatch(await row('web').innerText(), /Busy/);
