@@ -66,6 +66,15 @@ export function redactSecrets(text: string): string {
   return text.replace(pattern, REDACTED);
 }
 
+/** Whether `text` holds a known secret value (in any of its forms). */
+export function holdsSecretValue(text: string): boolean {
+  if (pattern === undefined) return false;
+  pattern.lastIndex = 0;
+  const found = pattern.test(text);
+  pattern.lastIndex = 0;
+  return found;
+}
+
 /** A copy of JSON-like data with every string redacted; the same value when nothing is known. */
 export function redactDeep<T>(value: T): T {
   if (pattern === undefined) return value;

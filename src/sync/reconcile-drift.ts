@@ -139,17 +139,20 @@ export async function reconcileDrift(
         })
       : [];
     // Patches and errors may quote a substituted secret value (src/redact.ts).
-    const result: DriftResult = redactDeep({
-      track: track.name,
-      revision,
-      drifted: report.drifted,
-      missing: report.missing,
-      errors: report.errors,
-      corrected: correct && !changeset.some((e) => e.action === 'failed'),
-      changeset,
-      writeBack: [...toWrite.changes, ...added.changes],
-      writeBackRefused: [...toWrite.refused, ...added.refused],
-    });
+    const result: DriftResult = {
+      ...redactDeep({
+        track: track.name,
+        revision,
+        drifted: report.drifted,
+        missing: report.missing,
+        errors: report.errors,
+        corrected: correct && !changeset.some((e) => e.action === 'failed'),
+        changeset,
+        writeBack: [] as WriteBackChange[],
+        writeBackRefused: [...toWrite.refused, ...added.refused],
+      }),
+      writeBack: [...toWrite.changes, ...added.changes].map(redactWriteBack),
+    };
     putBack = new Set(changeset.filter((e) => e.action !== 'failed').map((e) => e.subject));
     if (correct) {
       await deps.state.appendHistory(track.name, {
@@ -243,4 +246,15 @@ function afterCorrection(
       ? { ...object, sync: 'InSync', message: 'put back by the drift check' }
       : { ...object, ...(patch ? { patch } : {}), ...(changedBy ? { changedBy } : {}) },
   );
+}
+
+/**
+ * A write-back change with secret values redacted, except the ciphertext of a file encrypted
+ * again (reencrypt-secret.ts): random base64 may hold a short secret value's letters by
+ * chance, and redacting those would corrupt the file written to Git (seen in CI: `invalid
+ * armor: illegal base64 data`). That file was checked for plain-text secrets when it was made.
+ */
+export function redactWriteBack(change: WriteBackChange): WriteBackChange {
+  const { replace, ...rest } = change;
+  return replace === undefined ? redactDeep(change) : { ...redactDeep(rest), replace };
 }

@@ -9,7 +9,7 @@
 import type { KubeObject } from '../cluster/kube-object.ts';
 import type { Track } from '../config/types.ts';
 import { DriftlessError } from '../errors.ts';
-import { addSecretValues } from '../redact.ts';
+import { addSecretValues, holdsSecretValue } from '../redact.ts';
 import { DEFAULT_RENDER_LIMITS } from '../render/limits.ts';
 import { rendererBinary } from '../render/renderer-binaries.ts';
 import { recipientsOf, sopsDecrypt, sopsEncrypt } from '../render/sops.ts';
@@ -99,10 +99,33 @@ export async function reencryptedSecret(
     recipientsOf(metadata),
     tool,
   );
+  if (holdsSecretValue(plaintextOf(content, parseAllDocuments))) {
+    // A key the file's encryption rule (encrypted_regex and the like) leaves in clear text.
+    throw new SecretNotWritableError(
+      `${source.path}: encrypted again, it would still hold a secret value in plain text (the file's sops rule does not encrypt every changed key)`,
+    );
+  }
   return {
     // The encrypted file is the object's own file (found by that path above).
     ...changeOf(object),
     fields: [],
     replace: { content, base: source.content },
   };
+}
+
+/**
+ * What of a SOPS-encrypted YAML file is readable without the keys: the file without its
+ * `sops` metadata (the encrypted data keys, the MAC) and without its `ENC[...]` values.
+ */
+function plaintextOf(
+  content: string,
+  parseAllDocuments: (typeof import('yaml'))['parseAllDocuments'],
+): string {
+  return parseAllDocuments(content)
+    .map((document) => {
+      document.delete('sops');
+      return String(document);
+    })
+    .join('')
+    .replace(/ENC\[[^\]]*\]/g, '');
 }
