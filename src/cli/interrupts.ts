@@ -76,7 +76,8 @@ export function listenForInterrupts(output: Output, source: SignalSource = proce
     output.log(
       `driftless: ${signal}: stopping — requests in flight finish, nothing more is sent, and ` +
         `the track's status and history record where it stopped. Press Ctrl-C again to quit ` +
-        `at once (a track being applied then stays locked until its lease expires).`,
+        `at once (a track being applied then stays locked until its lease expires, except to ` +
+        `the next driftless command on this machine).`,
     );
     controller.abort(new InterruptedError(`interrupted by ${signal}`));
   }, source);
