@@ -22,8 +22,6 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 type StopSignal = (typeof SIGNALS)[number];
 
-const EXIT_CODE: Record<StopSignal, number> = EXIT_INTERRUPTED;
-
 /** The part of `process` this module uses; tests pass an EventEmitter with an `exit`. */
 export interface SignalSource {
   on(event: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
@@ -41,7 +39,8 @@ export function onInterrupt(
   first: (signal: StopSignal) => void,
   source: SignalSource = process,
 ): () => void {
-  const quit = (signal: NodeJS.Signals): void => source.exit(EXIT_CODE[signal as StopSignal]);
+  const quit = (signal: NodeJS.Signals): void =>
+    source.exit(EXIT_INTERRUPTED[signal as StopSignal]);
   const onFirst = (signal: NodeJS.Signals): void => {
     for (const name of SIGNALS) source.off(name, onFirst);
     // Someone who presses Ctrl-C twice does not want to wait.
@@ -83,7 +82,7 @@ export function listenForInterrupts(output: Output, source: SignalSource = proce
   }, source);
   return {
     signal: controller.signal,
-    exitCode: (code) => (received === undefined ? code : EXIT_CODE[received]),
+    exitCode: (code) => (received === undefined ? code : EXIT_INTERRUPTED[received]),
     dispose,
   };
 }
