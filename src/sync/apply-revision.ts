@@ -131,14 +131,15 @@ async function notePending(
   return pending;
 }
 
+/** Applies `revision` under the lease; `before` is the track's state as the lease was taken. */
 async function attemptSync(
   track: Track,
   revision: string,
+  before: TrackState,
   deps: ApplyDeps,
   precheck: Precheck | undefined,
   pin: boolean,
 ): Promise<SyncAttempt> {
-  const before = await readTrackState(deps.state, track.name);
   const stop = precheck?.(before);
   if (stop === 'pinned') return { type: 'pinned', pinnedAt: before.pinned };
   if (stop === 'superseded') return { type: 'superseded' };
@@ -211,7 +212,7 @@ export async function applyStoredRevision(
 ): Promise<SyncResult> {
   const now = deps.now ?? (() => new Date());
   const startedAt = now();
-  const holder = await takeApplyLease(
+  const { holder, state: before } = await takeApplyLease(
     deps.state,
     track,
     options.pin === true ? 'rollback' : 'sync',
@@ -221,7 +222,7 @@ export async function applyStoredRevision(
   try {
     // What the cluster answered may quote a decrypted or substituted value (src/redact.ts).
     const attempt = redactDeep(
-      await attemptSync(track, revision, deps, precheck, options.pin === true),
+      await attemptSync(track, revision, before, deps, precheck, options.pin === true),
     );
     return await recordSync(deps.state, track.name, revision, attempt, {
       ...options,

@@ -17,7 +17,6 @@ import { actingAs } from './track-cluster.ts';
 import {
   takeApplyLease,
   isSuspended,
-  readTrackState,
   releaseApplyLease,
   setCondition,
   updateTrackState,
@@ -148,14 +147,12 @@ export async function deleteTrack(
   deps: DeleteDeps,
 ): Promise<LifecycleResult> {
   const now = deps.now ?? (() => new Date());
-  const holder = await takeApplyLease(deps.state, track, 'delete', now(), deps.signal);
-  let state: TrackState;
+  const { holder, state } = await takeApplyLease(deps.state, track, 'delete', now(), deps.signal);
   let changeset: ChangeSetEntry[] = [];
   let interrupted: Interrupted | undefined;
   const applied = effectivePolicy(track, policy);
   let note: string | undefined;
   try {
-    state = await readTrackState(deps.state, track.name);
     if (isSuspended(track, state)) {
       note = 'the track is suspended: nothing was collected';
     } else if (applied === 'Delete') {

@@ -25,12 +25,7 @@ import { prefetchLists, readLive } from '../apply/read-live.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { judgeObjects } from './object-statuses.ts';
 import type { ObservedObject } from './observed-object.ts';
-import {
-  takeApplyLease,
-  readTrackState,
-  releaseApplyLease,
-  updateTrackState,
-} from './track-state.ts';
+import { takeApplyLease, releaseApplyLease, updateTrackState } from './track-state.ts';
 
 export interface DriftResult {
   readonly track: string;
@@ -72,21 +67,23 @@ export async function reconcileDrift(
   // Read and correct as the track's service account, when it names one.
   const deps = { ...given, cluster: actingAs(given.cluster, track) };
   const now = deps.now ?? (() => new Date());
-  const before = await readTrackState(deps.state, track.name);
+  // The revision to enforce is read under the lease, never before it: a sync that finished
+  // between that read and the lease would be reverted to the revision it replaced (seen in
+  // the load test: a drift check wrote a track's previous push over its newest).
+  const { holder, state: before } = await takeApplyLease(
+    deps.state,
+    track,
+    'drift check',
+    now(),
+    deps.signal,
+  );
   const revision = before.pinned ?? before.appliedRevision;
-  if (!revision) {
-    // Nothing applied yet, nothing to compare: still a check, so the schedule waits an interval.
-    await updateTrackState(deps.state, track.name, (state) => {
-      state.driftCheckedAt = now().toISOString();
-    });
-    return noDriftFound(track.name, revision);
-  }
-
-  const holder = await takeApplyLease(deps.state, track, 'drift check', now(), deps.signal);
   let observed: ObservedObject[] | undefined;
   // Subjects the correction put back: in sync again when the observation is recorded.
   let putBack = new Set<string>();
   try {
+    // Nothing applied yet, nothing to compare: still a check, so the schedule waits an interval.
+    if (!revision) return noDriftFound(track.name, revision);
     // The kinds the revision applied: their LISTs run while its artifact is read (read-live.ts).
     const prefetched = prefetchLists(deps.cluster, before.inventory);
     const bundle = await loadDesiredBundle(track, revision, deps);

@@ -207,9 +207,9 @@ export async function acquireApplyLease(
   ms: number,
   now: Date,
   job?: LeaseJob,
-): Promise<void> {
+): Promise<TrackState> {
   const running = currentProcess();
-  await updateTrackState(store, track, (state) => {
+  return updateTrackState(store, track, (state) => {
     const lease = liveLease(state, now);
     if (lease && lease.holder !== holder) {
       throw new TrackBusyError(
@@ -226,12 +226,21 @@ export async function acquireApplyLease(
   });
 }
 
+/** A lease taken: its holder id, and the track's state as the lease was written into it. */
+export interface TakenLease {
+  readonly holder: string;
+  /**
+   * The state under the lease. What a job acts on (the revision to enforce, the inventory)
+   * is read here, never before the lease: a sync that ran in between would be undone.
+   */
+  readonly state: TrackState;
+}
+
 /**
- * Takes the track's apply lease for a `job` of `track` and returns its holder
- * id. It lapses after twice the track's timeout plus a minute: longer than
- * any apply and health wait of the track, so only a job that died leaves it.
- * A job asked to stop before (an aborted `signal`) throws its
- * InterruptedError and takes nothing.
+ * Takes the track's apply lease for a `job` of `track`. It lapses after twice
+ * the track's timeout plus a minute: longer than any apply and health wait of
+ * the track, so only a job that died leaves it. A job asked to stop before
+ * (an aborted `signal`) throws its InterruptedError and takes nothing.
  */
 export async function takeApplyLease(
   store: StateStore,
@@ -239,11 +248,12 @@ export async function takeApplyLease(
   job: LeaseJob,
   now: Date,
   signal: AbortSignal | undefined,
-): Promise<string> {
+): Promise<TakenLease> {
   throwIfInterrupted(signal);
   const holder = randomUUID();
-  await acquireApplyLease(store, track.name, holder, track.timeout * 2 + 60_000, now, job);
-  return holder;
+  const ms = track.timeout * 2 + 60_000;
+  const state = await acquireApplyLease(store, track.name, holder, ms, now, job);
+  return { holder, state };
 }
 
 /** Gives the lease back if `holder` still has it. */

@@ -12,8 +12,9 @@ import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
+import type { StateStore } from '../../src/store/ports.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
-import { pushFiles } from '../harness/git-server.ts';
+import { pushFiles, type GitRepository } from '../harness/git-server.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 
 const configMap = (name: string, value: string): string =>
@@ -28,7 +29,7 @@ describe('reconcileDrift', () => {
   async function syncedTrack(
     name: string,
     extra = '',
-  ): Promise<{ track: Track; ns: string; revision: string }> {
+  ): Promise<{ track: Track; ns: string; revision: string; repo: GitRepository }> {
     const { track, repo, ns } = await fixture.newTrack(name, extra);
     const revision = await pushFiles(repo, {
       'a.yaml': configMap('a', 'one'),
@@ -36,7 +37,7 @@ describe('reconcileDrift', () => {
     });
     const synced = await syncTrack(track, { trigger: 'manual' }, deps);
     assert.equal(synced.result, 'applied', synced.error);
-    return { track, ns, revision };
+    return { track, ns, revision, repo };
   }
 
   /** Sets `a`'s value as `kubectl edit` does: a full update under its own field manager. */
@@ -213,6 +214,49 @@ describe('reconcileDrift', () => {
       [`ConfigMap/${ns}/b`],
     );
     assert.equal(await valueOf(ns, 'b'), 'one');
+  });
+
+  it('enforces the revision applied when it took the lease, not one read before a sync finished', async () => {
+    // Prepare: a sync of a newer commit runs to its end right after the drift check's first
+    // read of the track's state, as another apply function or process may.
+    const { track, ns, repo } = await syncedTrack('overtaken');
+    const newer = await pushFiles(repo, {
+      'a.yaml': configMap('a', 'two'),
+      'b.yaml': configMap('b', 'two'),
+    });
+    let overtaken = false;
+    const state: StateStore = {
+      read: async <T>(name: string) => {
+        const read = await deps.state.read<T>(name);
+        if (!overtaken && name === track.name) {
+          overtaken = true;
+          const synced = await syncTrack(track, { trigger: 'manual' }, deps);
+          assert.equal(synced.result, 'applied', synced.error);
+        }
+        return read;
+      },
+      write: (name, value, version) => deps.state.write(name, value, version),
+      appendHistory: (name, entry) => deps.state.appendHistory(name, entry),
+      listHistory: (name, limit) => deps.state.listHistory(name, limit),
+      listTracks: () => deps.state.listTracks(),
+      listVersions: () => deps.state.listVersions(),
+      remove: (name) => deps.state.remove(name),
+    };
+
+    // Act
+    const result = await reconcileDrift(
+      track,
+      { type: 'drift', track: track.name, trigger: 'manual' },
+      { ...deps, state },
+    );
+
+    // Assess: the newer revision is checked and left in place.
+    assert.ok(overtaken, 'the sync ran during the drift check');
+    assert.equal(result.revision, newer);
+    assert.deepEqual([result.drifted, result.missing, result.changeset], [[], [], []]);
+    assert.deepEqual([await valueOf(ns, 'a'), await valueOf(ns, 'b')], ['two', 'two']);
+    const after = await readTrackState(deps.state, track.name);
+    assert.deepEqual([after.appliedRevision, after.applyLease ?? null], [newer, null]);
   });
 
   it('checks nothing on a track that never applied a revision', async () => {

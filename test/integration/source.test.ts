@@ -365,9 +365,12 @@ describe('the Git source over HTTP', () => {
     await pushFiles(repository, { 'a.yaml': 'a: 2\n' }, { branch: 'stable' });
     const { source } = sourceFor(basicSecret(repository));
 
-    // Act
-    const ambiguous = source.resolve(trackOf(repository, { reference: 'stable' }));
-    const missing = source.resolve(trackOf(repository, { reference: 'production' }));
+    // Act (run by assert.rejects one after the other: neither rejection goes unhandled, which
+    // node:test reports as the test's failure when the second rejects first)
+    const ambiguous = (): Promise<unknown> =>
+      source.resolve(trackOf(repository, { reference: 'stable' }));
+    const missing = (): Promise<unknown> =>
+      source.resolve(trackOf(repository, { reference: 'production' }));
 
     // Assess
     await assert.rejects(ambiguous, GitRefAmbiguousError);

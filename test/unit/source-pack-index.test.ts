@@ -160,10 +160,10 @@ describe('indexPack', () => {
     badBody[100]! ^= 0xff;
     const thin = packObjects(work, ['HEAD', '^HEAD~1'], ['--thin']);
 
-    // Act
-    const trailer = indexPack(badTrailer, noExternal);
-    const body = indexPack(badBody, noExternal);
-    const orphans = indexPack(thin, noExternal);
+    // Act (run by assert.rejects one after the other: no rejection waits unhandled)
+    const trailer = (): Promise<unknown> => indexPack(badTrailer, noExternal);
+    const body = (): Promise<unknown> => indexPack(badBody, noExternal);
+    const orphans = (): Promise<unknown> => indexPack(thin, noExternal);
 
     // Assess
     await assert.rejects(trailer, PackIndexError);
