@@ -48,6 +48,7 @@ import { startMinio, type MinioServer, s3StoreLines } from '../harness/minio.ts'
 import {
   applyWindows,
   createLoadTracks,
+  type ApplyWindow,
   loadObjectName,
   loadTrackLines,
   overlappingWindows,
@@ -315,9 +316,27 @@ function loadChecks(title: string, run: StackRun): void {
         'nothing was deleted',
       );
       const windows = applyWindows(writes);
+      const overlapping = overlappingWindows(windows);
+      // Each window's writes and the jobs of its track: which job wrote what, when.
+      const span = (w: ApplyWindow): string =>
+        `push ${w.push}: ${w.writes} writes, #${w.firstSeq}-#${w.lastSeq}`;
+      const jobsOf = (track: string): string =>
+        stack
+          .logs()
+          .filter((line) => line.track === track && String(line.msg).endsWith(' finished'))
+          .map((line) => JSON.stringify(line))
+          .join('\n');
+      const pairs = overlapping.map(([a, b]) => `${a.track}: push ${a.push} and ${b.push}`);
       assert.deepEqual(
-        overlappingWindows(windows).map(([a, b]) => `${a.track}: push ${a.push} and ${b.push}`),
+        pairs,
         [],
+        [
+          `overlapping apply windows: ${pairs.join(', ')}`,
+          ...[...new Set(overlapping.map(([a]) => a.track))].map(
+            (track) =>
+              `${track}: ${(windows.get(track) ?? []).map(span).join('; ')}\n${jobsOf(track)}`,
+          ),
+        ].join('\n'),
       );
       const counts: number[] = [];
       for (const track of stack.tracks) {
