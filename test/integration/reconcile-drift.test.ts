@@ -12,9 +12,9 @@ import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
-import type { StateStore } from '../../src/store/ports.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { pushFiles, type GitRepository } from '../harness/git-server.ts';
+import { withStateOverrides } from '../harness/state-store-overrides.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 
 const configMap = (name: string, value: string): string =>
@@ -225,7 +225,7 @@ describe('reconcileDrift', () => {
       'b.yaml': configMap('b', 'two'),
     });
     let overtaken = false;
-    const state: StateStore = {
+    const state = withStateOverrides(deps.state, {
       read: async <T>(name: string) => {
         const read = await deps.state.read<T>(name);
         if (!overtaken && name === track.name) {
@@ -235,13 +235,7 @@ describe('reconcileDrift', () => {
         }
         return read;
       },
-      write: (name, value, version) => deps.state.write(name, value, version),
-      appendHistory: (name, entry) => deps.state.appendHistory(name, entry),
-      listHistory: (name, limit) => deps.state.listHistory(name, limit),
-      listTracks: () => deps.state.listTracks(),
-      listVersions: () => deps.state.listVersions(),
-      remove: (name) => deps.state.remove(name),
-    };
+    });
 
     // Act
     const result = await reconcileDrift(

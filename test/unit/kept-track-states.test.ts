@@ -15,6 +15,7 @@ import type { Job } from '../../src/sync/jobs.ts';
 import { KeptTrackStates } from '../../src/sync/kept-track-states.ts';
 import { scheduleDueTracks } from '../../src/sync/schedule.ts';
 import { updateTrackState } from '../../src/sync/track-state.ts';
+import { withStateOverrides } from '../harness/state-store-overrides.ts';
 
 const NOW = new Date('2026-11-24T12:00:00Z');
 const minutesAgo = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000).toISOString();
@@ -22,18 +23,12 @@ const minutesAgo = (minutes: number) => new Date(NOW.getTime() - minutes * 60_00
 /** `store`, recording which documents are read through it (its own listing is not counted). */
 function countingReads(store: FsStore): { state: StateStore; reads: string[] } {
   const reads: string[] = [];
-  const state: StateStore = {
+  const state = withStateOverrides(store, {
     read: (track) => {
       reads.push(track);
       return store.read(track);
     },
-    write: (track, value, version) => store.write(track, value, version),
-    appendHistory: (track, entry) => store.appendHistory(track, entry),
-    listHistory: (track, limit) => store.listHistory(track, limit),
-    listTracks: () => store.listTracks(),
-    listVersions: () => store.listVersions(),
-    remove: (track) => store.remove(track),
-  };
+  });
   return { state, reads };
 }
 
