@@ -52,23 +52,34 @@ function readIdentity(pid: number): ProcessIdentity | null {
   }
 }
 
+/** What this process can tell of `holder`'s process: `gone`, `running`, or `unknown`. */
+export type HolderSeen = 'gone' | 'running' | 'unknown';
+
 /**
- * True only when `holder` is certainly gone: it ran where this process can see its process
- * table, and no process has its pid any more. Anything else (another machine, another
- * namespace, no identity either side, the process alive or not ours to signal) is false.
+ * `gone` only when `holder` is certainly gone: it ran where this process can see its process
+ * table, and no process has its pid any more; `running` when such a process exists there (a
+ * reused pid too: the safe way round); `unknown` for anything else (another machine, another
+ * namespace, no identity either side, this very process).
  */
-export function isGoneHere(holder: ProcessIdentity | undefined): boolean {
+export function seeHolder(holder: ProcessIdentity | undefined): HolderSeen {
   const here = currentProcess();
-  if (holder === undefined || here === undefined) return false;
-  if (holder.boot !== here.boot || holder.pidNamespace !== here.pidNamespace) return false;
+  if (holder === undefined || here === undefined) return 'unknown';
+  if (holder.boot !== here.boot || holder.pidNamespace !== here.pidNamespace) return 'unknown';
   // Only a real pid: 0 and negative numbers name process groups.
-  if (!Number.isInteger(holder.pid) || holder.pid <= 0 || holder.pid === here.pid) return false;
+  if (!Number.isInteger(holder.pid) || holder.pid <= 0 || holder.pid === here.pid) {
+    return 'unknown';
+  }
   try {
     // Signal 0 sends nothing: it only asks whether the process exists.
     process.kill(holder.pid, 0);
-    return false;
+    return 'running';
   } catch (error) {
     // EPERM: it exists, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? 'gone' : 'running';
   }
+}
+
+/** True only when `holder` is certainly gone ({@link seeHolder}). */
+export function isGoneHere(holder: ProcessIdentity | undefined): boolean {
+  return seeHolder(holder) === 'gone';
 }

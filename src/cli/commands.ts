@@ -1,4 +1,7 @@
-/** The commands of the `driftless` CLI and the flags each accepts, as DESIGN.md fixes them. */
+/**
+ * The commands of the `driftless` CLI and the flags each accepts, as DESIGN.md fixes them, and
+ * `unlock` besides (docs/cli.md).
+ */
 
 /** Every flag of the CLI, by its long name. */
 export const OPTIONS = {
@@ -11,6 +14,7 @@ export const OPTIONS = {
   port: { type: 'string' },
   policy: { type: 'string' },
   objects: { type: 'boolean' },
+  lease: { type: 'string' },
 } as const satisfies Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -24,6 +28,7 @@ export type CommandName =
   | 'suspend'
   | 'resume'
   | 'delete'
+  | 'unlock'
   | 'history'
   | 'status'
   | 'render'
@@ -111,6 +116,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "collect a track's objects by its deletion policy and remove its state",
     options: ['config', 'track', 'policy', 'output'],
     required: ['track'],
+  },
+  {
+    name: 'unlock',
+    usage: 'unlock   [-c FILE] --track NAME --lease ID [-o text|json]',
+    summary:
+      'free a track whose apply lease a dead process holds (the id from status or the busy error)',
+    options: ['config', 'track', 'lease', 'output'],
+    required: ['track', 'lease'],
   },
   {
     name: 'history',

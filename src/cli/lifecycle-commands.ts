@@ -1,13 +1,19 @@
 /**
- * `driftless suspend`, `resume` and `delete`: the track's lifecycle, kept in
- * its stored state (src/sync/lifecycle.ts), so the same store that AWS uses
- * sees it without a redeploy.
+ * `driftless suspend`, `resume`, `delete` and `unlock`: the track's lifecycle,
+ * kept in its stored state (src/sync/lifecycle.ts), so the same store that AWS
+ * uses sees it without a redeploy.
  */
 import type { Track } from '../config/types.ts';
 import { UsageError } from '../errors.ts';
-import { deleteTrack, resumeTrack, suspendTrack, type DeletedTrack } from '../sync/lifecycle.ts';
+import {
+  deleteTrack,
+  resumeTrack,
+  suspendTrack,
+  unlockTrack,
+  type DeletedTrack,
+} from '../sync/lifecycle.ts';
 import type { LocalContext } from '../sync/local-context.ts';
-import { readTrackState } from '../sync/track-state.ts';
+import { describeBusy, LEASE_ID_LENGTH, readTrackState } from '../sync/track-state.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import { findTrack } from './select-tracks.ts';
@@ -91,4 +97,30 @@ export const deleteCommand: CommandHandler = async (ctx, line, output, signal) =
     );
   }
   return result.result === 'deleted' ? EXIT_OK : EXIT_FAILED;
+};
+
+/** A lease id as status shows it: its first hex digits, enough that it names one job's lease. */
+const LEASE_ID = new RegExp(`^[0-9a-f]{${LEASE_ID_LENGTH}}[0-9a-f-]*$`);
+
+export const unlockCommand: CommandHandler = async (ctx, line, output) => {
+  const lease = line.lease ?? '';
+  if (!LEASE_ID.test(lease)) {
+    throw new UsageError(
+      `unlock: --lease must be the lease's id as status shows it (${LEASE_ID_LENGTH} hex digits, like 3f2a9c1e), not ${JSON.stringify(lease)}`,
+    );
+  }
+  // A track the config no longer names may still be held (a delete that died): its state says.
+  const name = line.track ?? '';
+  if (!(await ctx.state.listTracks()).includes(name)) findTrack(ctx.config, name, line.config);
+  const result = await unlockTrack(name, lease, { state: ctx.state });
+  if (line.output === 'json') {
+    output.json(result);
+  } else {
+    output.print(
+      result.lease === null
+        ? `${output.colours.bold(name)}: not busy; nothing to unlock`
+        : `${output.colours.bold(name)}: unlocked lease ${result.lease.lease} (${describeBusy(result.lease)}); the next sync, rollback or drift check runs at once`,
+    );
+  }
+  return EXIT_OK;
 };

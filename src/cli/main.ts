@@ -36,6 +36,7 @@ const HANDLERS: Record<CommandName, () => Promise<CommandHandler>> = {
   suspend: async () => (await import('./lifecycle-commands.ts')).suspendCommand,
   resume: async () => (await import('./lifecycle-commands.ts')).resumeCommand,
   delete: async () => (await import('./lifecycle-commands.ts')).deleteCommand,
+  unlock: async () => (await import('./lifecycle-commands.ts')).unlockCommand,
   status: async () => (await import('./status-command.ts')).statusCommand,
   history: async () => (await import('./history-command.ts')).historyCommand,
   render: async () => (await import('./render-command.ts')).renderCommand,

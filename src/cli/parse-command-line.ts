@@ -28,6 +28,8 @@ export interface CommandLine {
   readonly objects: boolean;
   /** `delete --policy`. */
   readonly policy?: DeletionPolicy;
+  /** `unlock --lease`: the id status and the busy error give (checked by the command). */
+  readonly lease?: string;
 }
 
 /** A usage error about a command's flags; carries the command's usage line to print after it. */
@@ -137,9 +139,11 @@ export function parseCommandLine(spec: CommandSpec, args: readonly string[]): Co
       `--policy must be ${DELETION_POLICIES.slice(0, -1).join(', ')} or ${DELETION_POLICIES.at(-1)}, not ${JSON.stringify(policy)}`,
     );
   }
+  const lease = text('lease');
   const track = text('track');
   const revision = text('revision');
   return {
+    ...(lease === undefined ? {} : { lease }),
     ...(policy === undefined ? {} : { policy }),
     objects: values.has('objects'),
     config: text('config') ?? DEFAULT_CONFIG_FILE,

@@ -1,6 +1,6 @@
 /** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
 import type { ObjectStatus } from '../sync/object-statuses.ts';
-import { describeLease, liveLease, type TrackState } from '../sync/track-state.ts';
+import { describeLease, leaseIdOf, liveLease, type TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
 
@@ -63,7 +63,7 @@ export function formatStatusDetail(
     ...(lease === undefined
       ? []
       : [
-          `${colours.bold('Busy:')}      ${colours.yellow(describeLease(lease))}; other syncs, rollbacks and drift checks wait for it (until ${lease.until} at the latest)`,
+          `${colours.bold('Busy:')}      ${colours.yellow(describeLease(lease))}; other syncs, rollbacks and drift checks wait for it (until ${lease.until} at the latest; lease ${leaseIdOf(lease)})`,
         ]),
     `${colours.bold('Applied:')}   ${state.appliedRevision ?? '-'}`,
     `${colours.bold('Desired:')}   ${state.desiredRevision ?? '-'}`,

@@ -9,6 +9,8 @@ import { describeFailures, type ChangeSetEntry, type Interrupted } from '../appl
 import { pruneObjects } from '../apply/prune.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { DeletionPolicy, Track } from '../config/types.ts';
+import { DriftlessError } from '../errors.ts';
+import { seeHolder } from '../local-process.ts';
 import { redactDeep } from '../redact.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { LifecycleJob } from './jobs.ts';
@@ -16,10 +18,17 @@ import { unpinTrack } from './rollback.ts';
 import { actingAs } from './track-cluster.ts';
 import {
   takeApplyLease,
+  busyJsonOf,
+  describeLease,
   isSuspended,
+  leaseIdOf,
+  liveLease,
+  readTrackState,
   releaseApplyLease,
   setCondition,
   updateTrackState,
+  type ApplyLease,
+  type BusyJson,
   type TrackState,
 } from './track-state.ts';
 
@@ -236,5 +245,73 @@ export function runLifecycleAction(
       return unpinTrackAction(track, deps);
     case 'delete':
       return deleteTrack(track, job.policy, deps);
+  }
+}
+
+/** `driftless unlock` named a lease the track no longer holds (given back, or another job's now). */
+export class LeaseChangedError extends DriftlessError {
+  readonly code = 'LEASE_CHANGED';
+}
+
+/** The lease's process runs on this machine: stopping it gives the lease back, breaking it would not stop it. */
+export class LeaseHolderRunningError extends DriftlessError {
+  readonly code = 'LEASE_HOLDER_RUNNING';
+}
+
+/** What `driftless unlock` did. */
+export interface UnlockResult {
+  readonly track: string;
+  /** `unlocked`: the lease is gone; `free`: the track held no live lease, so nothing was written. */
+  readonly result: 'unlocked' | 'free';
+  /** The lease removed, as `status -o json` showed it (`busy`); null when free. */
+  readonly lease: BusyJson | null;
+}
+
+/**
+ * Frees a track whose apply lease is held by a job that will never give it back — a laptop
+ * that died mid-sync, a CI runner lost — without waiting for the lease to lapse (twice the
+ * track's timeout plus a minute). As Terraform's `force-unlock`, the caller names the lease
+ * (`leaseId`, from the busy error or `status`): one taken since by another job is never broken.
+ * A holder this machine sees running is refused too: stopping it gives the lease back. The
+ * break is written to the history (`unlocked`, with the lease), for whoever asks later why two
+ * jobs could have overlapped: if the holder was in fact alive elsewhere, its job runs on.
+ */
+export async function unlockTrack(
+  track: string,
+  leaseId: string,
+  deps: LifecycleDeps,
+): Promise<UnlockResult> {
+  const now = deps.now?.() ?? new Date();
+  const before = await readTrackState(deps.state, track);
+  const held = liveLease(before, now);
+  if (held === undefined) return { track, result: 'free', lease: null };
+  checkNamedLease(track, leaseId, held);
+  const busy = busyJsonOf(held);
+  // Compare-and-swap: removed only if the same lease still holds the track when written.
+  const state = await updateTrackState(deps.state, track, (current) => {
+    checkNamedLease(track, leaseId, liveLease(current, now));
+    current.applyLease = null;
+  });
+  await record(deps, track, state.appliedRevision, 'unlocked', { lease: busy });
+  return { track, result: 'unlocked', lease: busy };
+}
+
+/** Throws unless `lease` is the one `leaseId` names and its holder is not seen running here. */
+function checkNamedLease(track: string, leaseId: string, lease: ApplyLease | undefined): void {
+  if (lease === undefined) {
+    throw new LeaseChangedError(
+      `track "${track}": lease ${leaseId} was given back or lapsed while it was being removed; the track is free`,
+    );
+  }
+  if (!lease.holder.startsWith(leaseId)) {
+    throw new LeaseChangedError(
+      `track "${track}" is held by lease ${leaseIdOf(lease)} (${describeLease(lease)}), not ${leaseId}: another job took it since; unlock that one only if it is stuck too`,
+    );
+  }
+  const pid = lease.process?.pid;
+  if (seeHolder(lease.process) === 'running') {
+    throw new LeaseHolderRunningError(
+      `track "${track}": lease ${leaseId} is held by pid ${pid}, which runs on this machine; stop it (Ctrl-C in its terminal, or kill ${pid}) and it gives the lease back`,
+    );
   }
 }

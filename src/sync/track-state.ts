@@ -110,14 +110,55 @@ export function liveLease(state: TrackState, now: Date): ApplyLease | undefined 
 }
 
 /**
+ * How a lease is named to people (status, the busy error, `driftless unlock --lease`): the
+ * first 8 hex digits of its holder's random id, enough to tell one job's lease from the next.
+ */
+export function leaseIdOf(lease: ApplyLease): string {
+  return lease.holder.slice(0, LEASE_ID_LENGTH);
+}
+
+/** The length of {@link leaseIdOf}'s id. */
+export const LEASE_ID_LENGTH = 8;
+
+/**
+ * A lease as `status -o json` gives it (`busy`): its id, which kind of job holds it (null for
+ * a lease taken by a version that did not record it), since when, when it lapses if the
+ * process running it is gone, and that process. Never the whole holder id.
+ */
+export interface BusyJson {
+  lease: string;
+  job: LeaseJob | null;
+  since: string | null;
+  until: string;
+  /** The process running it and its machine's name, where recorded (Linux). */
+  pid: number | null;
+  host: string | null;
+}
+
+export function busyJsonOf(lease: ApplyLease): BusyJson {
+  return {
+    lease: leaseIdOf(lease),
+    job: lease.job ?? null,
+    since: lease.since ?? null,
+    until: lease.until,
+    pid: lease.process?.pid ?? null,
+    host: lease.process?.host ?? null,
+  };
+}
+
+/**
  * A live lease for people: `a sync since 2026-…Z, pid 4242 on build-7`, or `an apply job`
  * for one taken by an older version.
  */
+export function describeBusy(busy: BusyJson): string {
+  const job = busy.job === null ? 'an apply job' : `a ${busy.job}`;
+  const since = busy.since === null ? job : `${job} since ${busy.since}`;
+  return busy.pid === null ? since : `${since}, pid ${busy.pid} on ${busy.host}`;
+}
+
+/** {@link describeBusy} of a lease. */
 export function describeLease(lease: ApplyLease): string {
-  const job = lease.job === undefined ? 'an apply job' : `a ${lease.job}`;
-  const since = lease.since === undefined ? job : `${job} since ${lease.since}`;
-  const holder = lease.process;
-  return holder === undefined ? since : `${since}, pid ${holder.pid} on ${holder.host}`;
+  return describeBusy(busyJsonOf(lease));
 }
 
 /** Whether the track is suspended: in its config (`suspend: true`) or by `driftless suspend`. */
@@ -213,7 +254,7 @@ export async function acquireApplyLease(
     const lease = liveLease(state, now);
     if (lease && lease.holder !== holder) {
       throw new TrackBusyError(
-        `track "${track}": another apply job runs until ${lease.until} (${describeLease(lease)}; if the process running it is gone, the track is free then)`,
+        `track "${track}": another apply job runs until ${lease.until} (${describeLease(lease)}; if the process running it is gone, the track is free then, or at once with "driftless unlock --track ${track} --lease ${leaseIdOf(lease)}")`,
       );
     }
     state.applyLease = {

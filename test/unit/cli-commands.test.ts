@@ -11,7 +11,9 @@ import { parseConfig } from '../../src/config/index.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import type { ClosableStore } from '../../src/store/create-store.ts';
-import { emptyTrackState } from '../../src/sync/track-state.ts';
+import { spawn } from 'node:child_process';
+import { currentProcess, type ProcessIdentity } from '../../src/local-process.ts';
+import { emptyTrackState, type TrackState } from '../../src/sync/track-state.ts';
 
 const SHA = 'a'.repeat(40);
 const TRACK_LABEL = 'driftless.dev/track';
@@ -267,6 +269,153 @@ describe('driftless commands over fake ports', () => {
       // Assess
       assert.equal(policy.code, 2);
       assert.match(policy.stderr, /--policy must be Delete, Orphan or MirrorPrune, not "Purge"/);
+      assert.equal(unknown.code, 2);
+      assert.match(unknown.stderr, /has no track "nowhere"/);
+    });
+  });
+
+  describe('unlock', () => {
+    const HOLDER = '3f2a9c1e-7b4d-4e5f-8a9b-0c1d2e3f4a5b';
+    /** A sync that holds "infra" from a machine this one cannot look into. */
+    const leaseElsewhere = async (process: ProcessIdentity) => {
+      const since = new Date();
+      await store.state.write(
+        'infra',
+        {
+          ...emptyTrackState(),
+          applyLease: {
+            holder: HOLDER,
+            job: 'sync',
+            since: since.toISOString(),
+            until: new Date(since.getTime() + 300_000).toISOString(),
+            process,
+          },
+        },
+        undefined,
+      );
+    };
+    const BUILD_7 = {
+      boot: 'another-machine',
+      pidNamespace: 'pid:[1]',
+      pid: 4242,
+      host: 'build-7',
+    };
+
+    it('frees a track a process on another machine holds, by the id the busy error gives, and records it', async () => {
+      // Prepare
+      await leaseElsewhere(BUILD_7);
+
+      // Act
+      const refused = await driftless('sync', '--track', 'infra');
+      const busy = JSON.parse(
+        (await driftless('status', '--track', 'infra', '-o', 'json')).stdout,
+      ).busy;
+      const unlocked = await driftless('unlock', '--track', 'infra', '--lease', '3f2a9c1e');
+      const synced = await driftless('sync', '--track', 'infra');
+
+      // Assess
+      assert.equal(refused.code, 3);
+      assert.match(
+        refused.stdout + refused.stderr,
+        /another apply job runs until .* \(a sync since .*, pid 4242 on build-7; .* or at once with "driftless unlock --track infra --lease 3f2a9c1e"\)/,
+      );
+      assert.equal(busy.lease, '3f2a9c1e');
+      assert.equal(unlocked.code, 0, unlocked.stderr);
+      assert.match(
+        unlocked.stdout,
+        /^infra: unlocked lease 3f2a9c1e \(a sync since .*, pid 4242 on build-7\); the next sync/,
+      );
+      assert.equal(synced.code, 0, synced.stderr);
+      const [applied, unlock] = await store.state.listHistory('infra');
+      assert.equal(applied?.result, 'applied');
+      assert.equal(unlock?.result, 'unlocked');
+      assert.equal(unlock?.trigger, 'manual');
+      assert.deepEqual(unlock?.lease, { ...busy });
+    });
+
+    it('refuses a lease id that is not the one holding the track, and keeps the lease', async () => {
+      // Prepare
+      await leaseElsewhere(BUILD_7);
+
+      // Act
+      const other = await driftless(
+        'unlock',
+        '--track',
+        'infra',
+        '--lease',
+        '9d8c7b6a',
+        '-o',
+        'json',
+      );
+      const malformed = await driftless('unlock', '--track', 'infra', '--lease', '3f2a');
+      const missing = await driftless('unlock', '--track', 'infra');
+
+      // Assess
+      assert.equal(other.code, 3);
+      assert.match(
+        other.stderr,
+        /track "infra" is held by lease 3f2a9c1e \(a sync since .*, pid 4242 on build-7\), not 9d8c7b6a: another job took it since/,
+      );
+      assert.equal(malformed.code, 2);
+      assert.match(
+        malformed.stderr,
+        /--lease must be the lease's id as status shows it \(8 hex digits/,
+      );
+      assert.equal(missing.code, 2);
+      assert.match(missing.stderr, /--lease is required/);
+      const state = (await store.state.read<TrackState>('infra'))?.value;
+      assert.equal(state?.applyLease?.holder, HOLDER);
+      assert.deepEqual(await store.state.listHistory('infra'), []);
+    });
+
+    const here = currentProcess();
+    it(
+      'refuses a lease whose process runs on this machine: stopping it gives the lease back',
+      {
+        skip: here === undefined && 'not Linux: no process is recorded, so none is seen running',
+      },
+      async () => {
+        // Prepare: a live process here (a child that waits) holds the track.
+        const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+        try {
+          await leaseElsewhere({ ...here!, pid: child.pid ?? 0 });
+
+          // Act
+          const refused = await driftless('unlock', '--track', 'infra', '--lease', '3f2a9c1e');
+
+          // Assess
+          assert.equal(refused.code, 3);
+          assert.match(
+            refused.stderr,
+            new RegExp(
+              `lease 3f2a9c1e is held by pid ${child.pid}, which runs on this machine; stop it`,
+            ),
+          );
+          const state = (await store.state.read<TrackState>('infra'))?.value;
+          assert.equal(state?.applyLease?.holder, HOLDER);
+        } finally {
+          child.kill('SIGKILL');
+        }
+      },
+    );
+
+    it('says a free track has nothing to unlock and writes nothing', async () => {
+      // Act
+      const free = await driftless(
+        'unlock',
+        '--track',
+        'infra',
+        '--lease',
+        '3f2a9c1e',
+        '-o',
+        'json',
+      );
+      const unknown = await driftless('unlock', '--track', 'nowhere', '--lease', '3f2a9c1e');
+
+      // Assess
+      assert.equal(free.code, 0, free.stderr);
+      assert.deepEqual(JSON.parse(free.stdout), { track: 'infra', result: 'free', lease: null });
+      assert.deepEqual(await store.state.listTracks(), []);
       assert.equal(unknown.code, 2);
       assert.match(unknown.stderr, /has no track "nowhere"/);
     });

@@ -13,9 +13,12 @@ import { emptyTrackState, type TrackState } from '../../src/sync/track-state.ts'
 const NOW = new Date('2026-01-01T13:01:00Z');
 const plain = palette(false);
 
+/** A holder id as takeApplyLease makes them (a random UUID); people see its first 8 digits. */
+const HOLDER = '3f2a9c1e-7b4d-4e5f-8a9b-0c1d2e3f4a5b';
+
 const leased = (until: string): TrackState => ({
   ...emptyTrackState(),
-  applyLease: { holder: 'h', until, since: '2026-01-01T13:00:00.000Z', job: 'sync' },
+  applyLease: { holder: HOLDER, until, since: '2026-01-01T13:00:00.000Z', job: 'sync' },
 });
 
 describe('status of a busy track', () => {
@@ -31,7 +34,7 @@ describe('status of a busy track', () => {
     assert.match(summary, /busy: a sync since 2026-01-01T13:00:00\.000Z; never synced/);
     assert.match(
       detail,
-      /^Busy: {6}a sync since 2026-01-01T13:00:00\.000Z; other syncs, rollbacks and drift checks wait for it \(until 2026-01-01T13:05:00\.000Z at the latest\)$/m,
+      /^Busy: {6}a sync since 2026-01-01T13:00:00\.000Z; other syncs, rollbacks and drift checks wait for it \(until 2026-01-01T13:05:00\.000Z at the latest; lease 3f2a9c1e\)$/m,
     );
   });
 
@@ -50,12 +53,12 @@ describe('status of a busy track', () => {
     assert.equal(json.busy, null);
   });
 
-  it('gives the job, since and until in JSON, and never the holder id', () => {
+  it('gives the lease, job, since and until in JSON, and never the whole holder id', () => {
     // Prepare
     const state = leased('2026-01-01T13:05:00.000Z');
     const older: TrackState = {
       ...emptyTrackState(),
-      applyLease: { holder: 'h', until: '2026-01-01T13:05:00.000Z' },
+      applyLease: { holder: HOLDER, until: '2026-01-01T13:05:00.000Z' },
     };
 
     // Act
@@ -64,14 +67,16 @@ describe('status of a busy track', () => {
 
     // Assess
     assert.deepEqual(json.busy, {
+      lease: '3f2a9c1e',
       job: 'sync',
       since: '2026-01-01T13:00:00.000Z',
       until: '2026-01-01T13:05:00.000Z',
       pid: null,
       host: null,
     });
-    assert.doesNotMatch(JSON.stringify(json), /holder/);
+    assert.doesNotMatch(JSON.stringify(json), /holder|7b4d/);
     assert.deepEqual(fromOlderVersion.busy, {
+      lease: '3f2a9c1e',
       job: null,
       since: null,
       until: '2026-01-01T13:05:00.000Z',

@@ -24,6 +24,8 @@ import {
   readTrackState,
   updateTrackState,
 } from '../../src/sync/track-state.ts';
+import { LeaseChangedError, unlockTrack } from '../../src/sync/lifecycle.ts';
+import { withStateOverrides } from '../harness/state-store-overrides.ts';
 
 const SHA_OLD = 'a'.repeat(40);
 const SHA_NEW = 'b'.repeat(40);
@@ -187,11 +189,45 @@ describe('job ordering', () => {
       assert.ok(error instanceof TrackBusyError);
       assert.equal(
         error.message,
-        `track "busy": another apply job runs until 2026-01-01T13:05:00.000Z (a rollback since 2026-01-01T13:00:00.000Z${holder}; if the process running it is gone, the track is free then)`,
+        `track "busy": another apply job runs until 2026-01-01T13:05:00.000Z (a rollback since 2026-01-01T13:00:00.000Z${holder}; if the process running it is gone, the track is free then, or at once with "driftless unlock --track busy --lease first")`,
       );
       return true;
     });
   });
+  it('unlocks only the lease it was named: a lease taken over as the unlock writes is kept', async () => {
+    // Prepare: an expired lease of a dead job, then a new job takes the track over right after
+    // the unlock's first read of the state (as a queued job on another machine could).
+    const now = new Date('2026-01-01T13:00:00Z');
+    await acquireApplyLease(store, 'taken', 'deadbeef-dead', 60_000, now, 'sync');
+    let reads = 0;
+    const racing = withStateOverrides(store, {
+      read: async <T>(name: string) => {
+        const read = await store.read<T>(name);
+        if (++reads === 1) {
+          await updateTrackState(store, name, (state) => {
+            state.applyLease = { holder: 'cafef00d-next', until: '2026-01-01T14:00:00.000Z' };
+          });
+        }
+        return read;
+      },
+    });
+
+    // Act
+    const unlocking = unlockTrack('taken', 'deadbeef', {
+      state: racing,
+      now: () => new Date(now.getTime() + 1_000),
+    });
+
+    // Assess
+    await assert.rejects(unlocking, (error) => {
+      assert.ok(error instanceof LeaseChangedError);
+      assert.match(error.message, /held by lease cafef00d \(an apply job\), not deadbeef/);
+      return true;
+    });
+    assert.equal((await readTrackState(store, 'taken')).applyLease?.holder, 'cafef00d-next');
+    assert.deepEqual(await store.listHistory('taken'), []);
+  });
+
   it('takes no lease for a job asked to stop before it began', async () => {
     // Prepare
     const controller = new AbortController();
