@@ -52,7 +52,7 @@ export function syncState(status: TrackStatusJson): { text: string; tone: Tone; 
 
 /**
  * `Busy` while an apply job holds the track (its other syncs, rollbacks and drift checks are
- * refused until it ends), with which job and since when as its title; null when free.
+ * refused until it ends), with which job, since when and its lease as its title; null when free.
  */
 export function busyBadge(status: TrackStatusJson): HTMLElement | null {
   const { busy } = status;
@@ -63,7 +63,7 @@ export function busyBadge(status: TrackStatusJson): HTMLElement | null {
   return badge(
     'Busy',
     'info',
-    `${job} runs${since}${where}; other syncs, rollbacks and drift checks wait for it (until ${absoluteTime(busy.until)} at the latest)`,
+    `${job} runs${since}${where}; other syncs, rollbacks and drift checks wait for it (until ${absoluteTime(busy.until)} at the latest; lease ${busy.lease}, for driftless unlock if its process is gone)`,
   );
 }
 

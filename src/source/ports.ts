@@ -54,9 +54,18 @@ export interface CommitInfo {
   readonly date: string;
 }
 
+/** What a caller passes with a call that may reach the network. */
+export interface SourceCall {
+  /**
+   * The job's: once aborted (Ctrl-C, a function's deadline, `serve` stopping), the request
+   * under way is cancelled rather than left to run to its own timeout.
+   */
+  readonly signal?: AbortSignal | undefined;
+}
+
 export interface GitSource {
   /** Resolves the track's reference (branch, tag, sha, refs/..., or semver range) to a commit. */
-  resolve(track: TrackSource): Promise<ResolvedRevision>;
+  resolve(track: TrackSource, call?: SourceCall): Promise<ResolvedRevision>;
   /**
    * Files of `revision`, read from the commit's tree (no working-tree
    * checkout); paths are repository-relative. `manifests` (the default): the
@@ -64,7 +73,12 @@ export interface GitSource {
    * that apply to them and a `Kustomization`; `repository`: every file of the
    * repository, for renderers that read a directory (kustomize, helm).
    */
-  readFiles(track: TrackSource, revision: string, scope?: ReadScope): Promise<RevisionFile[]>;
+  readFiles(
+    track: TrackSource,
+    revision: string,
+    scope?: ReadScope,
+    call?: SourceCall,
+  ): Promise<RevisionFile[]>;
   /**
    * Checks that `revision` is signed by one of the track's `verify.keys`
    * (source/verify-signature.ts); resolves with the signer, throws a
@@ -72,7 +86,11 @@ export interface GitSource {
    * real source has it; a test double of a source without signatures may
    * leave it out, and then a track with `verify` is refused.
    */
-  verifyCommit?(track: TrackSource, revision: string): Promise<string | undefined>;
+  verifyCommit?(
+    track: TrackSource,
+    revision: string,
+    call?: SourceCall,
+  ): Promise<string | undefined>;
   /** The message, author and time of commit `revision`; undefined for a source without commits. */
   describeCommit?(track: TrackSource, revision: string): Promise<CommitInfo | undefined>;
   /**

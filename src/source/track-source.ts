@@ -18,14 +18,14 @@ export function createTrackSource(options: TrackSourceOptions): GitSource {
     ...(options.client ? { client: options.client } : {}),
   });
   return {
-    resolve: (track) => (track.bucket ? bucket.resolve(track) : git.resolve(track)),
-    readFiles: (track, revision, scope) =>
+    resolve: (track, call) => (track.bucket ? bucket.resolve(track) : git.resolve(track, call)),
+    readFiles: (track, revision, scope, call) =>
       track.bucket
         ? bucket.readFiles(track, revision, scope)
-        : git.readFiles(track, revision, scope),
+        : git.readFiles(track, revision, scope, call),
     // The config refuses verify on a bucket track: a listing has no signature.
-    verifyCommit: (track, revision) =>
-      track.bucket ? Promise.resolve(undefined) : git.verifyCommit!(track, revision),
+    verifyCommit: (track, revision, call) =>
+      track.bucket ? Promise.resolve(undefined) : git.verifyCommit!(track, revision, call),
     // A bucket listing has no commit to describe.
     describeCommit: (track, revision) =>
       track.bucket ? Promise.resolve(undefined) : git.describeCommit!(track, revision),

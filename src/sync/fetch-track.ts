@@ -56,11 +56,16 @@ function reasonOf(error: unknown, fallback: string): string {
   return error instanceof DriftlessError ? error.code : fallback;
 }
 
-async function resolve(track: Track, job: FetchJob, source: GitSource): Promise<string> {
+async function resolve(
+  track: Track,
+  job: FetchJob,
+  source: GitSource,
+  signal: AbortSignal | undefined,
+): Promise<string> {
   // A stored revision id (a chart's commit+digest) names its commit; the chart renders anew.
   if (job.revision && isRevisionId(job.revision)) return commitOf(job.revision);
   const target = job.revision ? { ...track, reference: job.revision, semver: undefined } : track;
-  return (await source.resolve(target)).revision;
+  return (await source.resolve(target, { signal })).revision;
 }
 
 /** Fetches, validates and stores the track's newest revision; `next` is the sync job to enqueue. */
@@ -112,7 +117,7 @@ export async function fetchTrack(
 
   let revision: string;
   try {
-    revision = await untilInterrupted(resolve(track, job, deps.source), deps.signal);
+    revision = await untilInterrupted(resolve(track, job, deps.source, deps.signal), deps.signal);
     resolvedAt = now().toISOString();
   } catch (error) {
     return fail(null, 'FilesFetched', error);
@@ -124,7 +129,10 @@ export async function fetchTrack(
       if (deps.source.verifyCommit === undefined) {
         throw new VerificationError(`track "${track.name}": this source cannot check signatures`);
       }
-      await untilInterrupted(deps.source.verifyCommit(track, revision), deps.signal);
+      await untilInterrupted(
+        deps.source.verifyCommit(track, revision, { signal: deps.signal }),
+        deps.signal,
+      );
     } catch (error) {
       return fail(revision, 'FilesFetched', error);
     }

@@ -31,9 +31,11 @@ export async function renderTrackRevision(
   commit: string,
   deps: { readonly source: GitSource; readonly state: StateStore; readonly signal?: AbortSignal },
 ): Promise<RenderedTrackRevision> {
-  let files = await deps.source.readFiles(track, commit);
+  // The job's signal cancels a fetch under way (untilInterrupted only stops waiting for it).
+  const call = { signal: deps.signal };
+  let files = await deps.source.readFiles(track, commit, 'manifests', call);
   const renderer = rendererOf(track, files);
-  if (renderer !== 'plain') files = await deps.source.readFiles(track, commit, 'repository');
+  if (renderer !== 'plain') files = await deps.source.readFiles(track, commit, 'repository', call);
   const capabilities =
     renderer === 'helm' ? (await readTrackState(deps.state, track.name)).capabilities : undefined;
   const bundle = await renderRevision(track, files, {

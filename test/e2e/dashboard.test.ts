@@ -273,7 +273,7 @@ describe('the dashboard page in Chromium', () => {
     assert.deepEqual(consoleErrors(), []);
   });
 
-  it('marks a track busy while an apply job holds it, with which job and since when', async () => {
+  it('marks a track busy while an apply job holds it, with which job, since when and its lease', async () => {
     // Prepare: the lease of a sync running on another machine (another boot id).
     const since = new Date().toISOString();
     const until = new Date(Date.now() + 5 * 60_000).toISOString();
@@ -284,7 +284,13 @@ describe('the dashboard page in Chromium', () => {
       host: 'build-7',
     };
     await updateTrackState(stack.ctx.state, 'api', (state) => {
-      state.applyLease = { holder: 'elsewhere', until, since, job: 'sync', process: elsewhere };
+      state.applyLease = {
+        holder: '3f2a9c1e-7b4d-4e5f-8a9b-0c1d2e3f4a5b',
+        until,
+        since,
+        job: 'sync',
+        process: elsewhere,
+      };
     });
     const row = (track: string) =>
       page.getByRole('row').filter({ has: page.getByRole('link', { name: track, exact: true }) });
@@ -305,7 +311,7 @@ describe('the dashboard page in Chromium', () => {
     // Assess
     assert.match(
       title ?? '',
-      /^a sync runs since .+ \(pid 4242 on build-7\); other syncs, rollbacks and drift checks wait/,
+      /^a sync runs since .+ \(pid 4242 on build-7\); other syncs, rollbacks and drift checks wait .*; lease 3f2a9c1e, for driftless unlock/,
     );
     assert.doesNotMatch(afterRelease, /Busy/);
     assert.doesNotMatch(await row('web').innerText(), /Busy/);

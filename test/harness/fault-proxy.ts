@@ -3,10 +3,11 @@
  * server) and injects one fault at a time: answer 500, hang (accept the
  * request and never answer), or close the connection part-way through a Git
  * pack (after the answer's headers and its first bytes). With no fault it
- * forwards requests and answers byte for byte.
+ * forwards requests and answers byte for byte. And a TCP proxy that falls
+ * silent on demand, for SSH.
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 
 /**
  * `stall`: a slow but healthy host — the pack answer starts only after
@@ -26,6 +27,8 @@ export interface FaultProxy {
   setFault(fault: ProxyFault): void;
   /** Requests the current or an earlier fault was injected into. */
   readonly injected: number;
+  /** Client connections open now (a hung request's stays open until its client gives up). */
+  readonly connections: number;
   /** Closes the proxy and every connection it holds (hung ones included). */
   stop(): Promise<void>;
 }
@@ -121,6 +124,70 @@ export async function startFaultProxy(
     },
     get injected() {
       return injected;
+    },
+    get connections() {
+      return sockets.size;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * A loopback TCP proxy in front of any server (sshd): it forwards bytes both ways until
+ * `blackhole()`, after which every connection stays open and carries nothing more either way
+ * — a host that hangs, or a link gone dead, under a protocol the HTTP proxy cannot speak.
+ */
+export interface TcpFaultProxy {
+  readonly port: number;
+  /** From now on nothing is forwarded on any connection, open or new. */
+  blackhole(): void;
+  /** Client connections open now. */
+  readonly connections: number;
+  /** Bytes clients sent since `blackhole()` (a request the host never sees). */
+  readonly swallowed: number;
+  stop(): Promise<void>;
+}
+
+export async function startTcpFaultProxy(targetPort: number): Promise<TcpFaultProxy> {
+  let silent = false;
+  let swallowed = 0;
+  const sockets = new Set<Socket>();
+  const server = createNetServer((client) => {
+    sockets.add(client);
+    const upstream = connect({ host: '127.0.0.1', port: targetPort });
+    const forward = (from: Socket, to: Socket) =>
+      from.on('data', (chunk: Buffer) => {
+        if (!silent) to.write(chunk);
+        else if (from === client) swallowed += chunk.length;
+      });
+    forward(client, upstream);
+    forward(upstream, client);
+    const close = () => {
+      sockets.delete(client);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', close).on('error', close);
+    upstream.on('close', close).on('error', close);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    blackhole: () => {
+      silent = true;
+    },
+    get connections() {
+      return sockets.size;
+    },
+    get swallowed() {
+      return swallowed;
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -25,6 +25,8 @@ import { createGitSource } from '../../src/source/git/index.ts';
 import { indexPack } from '../../src/source/git/pack-index.ts';
 import type { GitSource, TrackSource } from '../../src/source/ports.ts';
 import type { RevisionFile } from '../../src/render/types.ts';
+import { eventually } from '../harness/eventually.ts';
+import { startFaultProxy } from '../harness/fault-proxy.ts';
 import {
   pushFiles,
   runGit,
@@ -53,7 +55,7 @@ async function newRepository(): Promise<GitRepository> {
 /** A source whose secret reader serves `value` for the credentials reference, and records reads. */
 function sourceFor(
   value: string | undefined,
-  options: { cacheDir?: string; http?: HttpClient } = {},
+  options: { cacheDir?: string; http?: HttpClient; idleTimeoutMs?: number } = {},
 ): { source: GitSource; cacheDir: string; reads: SecretRef[] } {
   const cacheDir = options.cacheDir ?? scratchDir('cache');
   const reads: SecretRef[] = [];
@@ -65,6 +67,7 @@ function sourceFor(
       return value;
     },
     ...(options.http ? { http: options.http } : {}),
+    ...(options.idleTimeoutMs ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
   });
   return { source, cacheDir, reads };
 }
@@ -238,6 +241,42 @@ describe('the Git source over HTTP', () => {
     });
     assert.deepEqual(reads[0], CREDENTIALS_REF);
   });
+
+  it(
+    'cancels the request under way when the call is asked to stop: a hung host is let go at once',
+    // A regression fails here instead of hanging the run.
+    { timeout: 60_000 },
+    async () => {
+      // Prepare: a proxy in front of the Git server that takes every request and answers none.
+      const repository = await newRepository();
+      await pushFiles(repository, { 'a.yaml': 'a: 1\n' });
+      const proxy = await startFaultProxy(server.url);
+      try {
+        proxy.setFault('hang');
+        // An idle timeout far beyond the test's: only the cancellation can end the request.
+        const { source } = sourceFor(basicSecret(repository), { idleTimeoutMs: 600_000 });
+        const track = trackOf(repository.url.replace(server.url, proxy.url));
+        const controller = new AbortController();
+        const resolving = source.resolve(track, { signal: controller.signal });
+        resolving.catch(() => undefined);
+        const reachedHost = await eventually(async () => proxy.injected === 1, 10_000, 20);
+        const openWhileWaiting = proxy.connections;
+
+        // Act
+        controller.abort(new Error('interrupted by SIGINT'));
+
+        // Assess: the client closes the connection (the host never answers, and the idle timeout
+        // is far off), then the call fails.
+        const closed = await eventually(async () => proxy.connections === 0, 10_000, 20);
+        assert.ok(reachedHost, 'the ref advertisement request reached the host');
+        assert.equal(openWhileWaiting, 1);
+        assert.ok(closed, `connections still open: ${proxy.connections}`);
+        await assert.rejects(resolving, GitFetchError);
+      } finally {
+        await proxy.stop();
+      }
+    },
+  );
 
   it('describes a fetched commit from the cache: no credentials read, no request sent', async () => {
     // Prepare

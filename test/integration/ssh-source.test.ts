@@ -9,11 +9,15 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
+import { GitFetchError } from '../../src/source/git/errors.ts';
+import type { GitSource, TrackSource } from '../../src/source/ports.ts';
 import { createTrackSource } from '../../src/source/track-source.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
+import { eventually } from '../harness/eventually.ts';
+import { startTcpFaultProxy, type TcpFaultProxy } from '../harness/fault-proxy.ts';
 import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
 import { sshKey, startSshd, type SshKey, type SshServer } from '../harness/sshd.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
@@ -27,6 +31,10 @@ describe('Git over SSH', () => {
   let sshd: SshServer;
   let keys: { ed25519: SshKey; ecdsa: SshKey; rsa: SshKey; protected: SshKey; stranger: SshKey };
   const secrets = new Map<string, string>();
+  const readSecret = async (ref: SecretRef): Promise<string> => {
+    if (ref.scheme === 'env' && secrets.has(ref.name)) return secrets.get(ref.name)!;
+    throw new Error(`unexpected reference ${JSON.stringify(ref)}`);
+  };
   let deps: SyncDeps;
   let workDir: string;
   let repo: GitRepository;
@@ -44,10 +52,6 @@ describe('Git over SSH', () => {
     await fixture.start();
     workDir = await mkdtemp(join(tmpdir(), 'driftless-ssh-cache-'));
     secrets.set('KNOWN_HOSTS', sshd.knownHostsLine);
-    const readSecret = async (ref: SecretRef): Promise<string> => {
-      if (ref.scheme === 'env' && secrets.has(ref.name)) return secrets.get(ref.name)!;
-      throw new Error(`unexpected reference ${JSON.stringify(ref)}`);
-    };
     deps = { ...fixture.deps, source: createTrackSource({ cacheDir: workDir, readSecret }) };
     repo = await fixture.git.createRepository('over-ssh');
   });
@@ -164,6 +168,97 @@ describe('Git over SSH', () => {
       assert.equal(await fixture.configMapValue(ns, 'settings'), undefined, bad.name);
     }
     secrets.set('KNOWN_HOSTS', sshd.knownHostsLine);
+  });
+
+  describe('a host that falls silent once connected', () => {
+    let proxy: TcpFaultProxy;
+    let track: TrackSource;
+    let revision: string;
+
+    /** A source over a fresh proxy, whose parked session (the ref listing's) then goes silent. */
+    async function silentAfterListing(idleTimeoutMs: number): Promise<GitSource> {
+      proxy = await startTcpFaultProxy(sshd.port);
+      // The host key is known under the proxy's port: the connection goes through it.
+      secrets.set(
+        'KNOWN_HOSTS_PROXY',
+        sshd.knownHostsLine.replace(`]:${sshd.port} `, `]:${proxy.port} `),
+      );
+      secrets.set('KEY_SILENT', keys.ed25519.privateKey);
+      track = {
+        name: 'silent',
+        repository: sshd.urlOf(repo.bareDir).replace(`:${sshd.port}/`, `:${proxy.port}/`),
+        reference: 'main',
+        auth: {
+          type: 'ssh',
+          secret: { scheme: 'env', name: 'KEY_SILENT' },
+          knownHosts: { scheme: 'env', name: 'KNOWN_HOSTS_PROXY' },
+        },
+      };
+      const cacheDir = await mkdtemp(join(workDir, 'silent-'));
+      const source = createTrackSource({ cacheDir, readSecret, idleTimeoutMs });
+      await pushFiles(repo, { 'settings.yaml': configMap('silent') });
+      revision = (await source.resolve(track)).revision;
+      proxy.blackhole();
+      return source;
+    }
+
+    afterEach(() => proxy?.stop());
+
+    it(
+      'fails the fetch after the idle timeout, naming the host, and closes the connection',
+      // A regression fails here instead of hanging the run.
+      { timeout: 60_000 },
+      async () => {
+        // Prepare
+        const source = await silentAfterListing(2_000);
+
+        // Act
+        const failure = await source.readFiles(track, revision).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+
+        // Assess
+        assert.ok(failure instanceof GitFetchError, String(failure));
+        assert.match(failure.message, /127\.0\.0\.1:\d+ sent nothing over SSH for 2 s/);
+        assert.ok(
+          await eventually(async () => proxy.connections === 0, 10_000, 20),
+          `connections still open: ${proxy.connections}`,
+        );
+      },
+    );
+
+    it(
+      'closes the connection at once when the call is asked to stop',
+      // A regression fails here instead of hanging the run.
+      { timeout: 60_000 },
+      async () => {
+        // Prepare: an idle timeout far beyond the test's; only the signal can end the fetch.
+        const source = await silentAfterListing(600_000);
+        const controller = new AbortController();
+        const reading = source.readFiles(track, revision, 'manifests', {
+          signal: controller.signal,
+        });
+        reading.catch(() => undefined);
+        // The fetch request is written: the fetch waits for the pack on the parked connection.
+        const requested = await eventually(async () => proxy.swallowed > 0, 10_000, 20);
+        const connectedWhileReading = proxy.connections;
+
+        // Act
+        controller.abort(new Error('interrupted by SIGINT'));
+
+        // Assess
+        const closed = await eventually(async () => proxy.connections === 0, 10_000, 20);
+        assert.ok(requested, 'the fetch request was sent');
+        assert.equal(connectedWhileReading, 1);
+        assert.ok(closed, `connections still open: ${proxy.connections}`);
+        await assert.rejects(reading, (error) => {
+          assert.ok(error instanceof GitFetchError, String(error));
+          assert.match(error.message, /interrupted by SIGINT/);
+          return true;
+        });
+      },
+    );
   });
 
   it('writes a cluster change back over SSH (git-receive-pack through the deploy key)', async () => {

@@ -14,7 +14,7 @@ import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
 import { InterruptedError } from '../../src/errors.ts';
-import type { GitSource } from '../../src/source/ports.ts';
+import type { GitSource, SourceCall } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { deleteTrack } from '../../src/sync/lifecycle.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
@@ -274,7 +274,10 @@ describe('a sync asked to stop', () => {
         const track = trackOf();
         const controller = new AbortController();
         const healthy = gitOf({ a: configMap('a') });
-        const hang = () => {
+        // The call's signal: the Git source cancels its request with it (source.test.ts).
+        let handed: AbortSignal | undefined;
+        const hang = (...args: unknown[]) => {
+          handed = (args.at(-1) as SourceCall | undefined)?.signal;
           controller.abort(new InterruptedError('interrupted by SIGINT'));
           return new Promise<never>(() => undefined);
         };
@@ -301,6 +304,7 @@ describe('a sync asked to stop', () => {
         assert.deepEqual(await store.listHistory(track.name), []);
         assert.equal(state.applyLease ?? null, null);
         assert.equal(cluster.objects.size, 0);
+        assert.equal(handed, controller.signal);
       },
     );
   }

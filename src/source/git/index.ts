@@ -25,6 +25,7 @@ import type {
   GitSource,
   ReadScope,
   ResolvedRevision,
+  SourceCall,
   TrackSource,
 } from '../ports.ts';
 import type { RevisionFile } from '../../render/types.ts';
@@ -41,7 +42,7 @@ import type { SshSessionPool } from './ssh-transport.ts';
 import { LocalRepository } from './local-repository.ts';
 import type { PushRemote } from './push-commit.ts';
 import type { CapabilityCache, RemoteRepository } from './remote-repository.ts';
-import { GIT_HTTP_IDLE_TIMEOUT_MS, withIdleTimeout } from './http-idle-timeout.ts';
+import { GIT_HTTP_IDLE_TIMEOUT_MS, withIdleTimeout, withSignal } from './http-idle-timeout.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
 import { classifyReference } from './select-ref.ts';
 import { isFullCommitId } from '../../object-id.ts';
@@ -53,7 +54,7 @@ export interface GitSourceOptions {
   readonly readSecret: SecretReader;
   /** HTTP client (isomorphic-git's shape), for ref listing and fetches; default `isomorphic-git/http/node`. */
   readonly http?: HttpClient;
-  /** How long an HTTP exchange may stay silent before it fails (a hung host); default 60 s. */
+  /** How long an HTTP exchange or SSH session may stay silent before it fails (a hung host); default 60 s. */
   readonly idleTimeoutMs?: number;
   /** Base of relative local repository paths; default the process' working directory. */
   readonly cwd?: string;
@@ -93,11 +94,11 @@ export function createGitSource(options: GitSourceOptions): GitSource {
    * The track's repository. `cachedOnly` is for reads of what a fetch just
    * brought into the cache: no credentials are asked for (a GitHub App token
    * near its expiry would otherwise be issued again), so a read that does
-   * need the server goes to it without them.
+   * need the server goes to it without them. `signal` cancels its HTTP requests.
    */
   const open = async (
     track: TrackSource,
-    { cachedOnly = false } = {},
+    { cachedOnly = false, signal }: { cachedOnly?: boolean } & SourceCall = {},
   ): Promise<LocalRepository | RemoteRepository> => {
     const { location, context } = locate(track);
     if (location.kind === 'local') return LocalRepository.open(location, context);
@@ -109,7 +110,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     const remote = {
       location,
       cacheDir: options.cacheDir,
-      http: await http(),
+      http: withSignal(await http(), signal),
       queue,
       capabilities,
       context,
@@ -140,7 +141,10 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     return new RemoteRepository({
       ...remote,
       credentials: undefined,
-      ssh: new SshTransport(location.ssh, credentials, context, sshSessions),
+      ssh: new SshTransport(location.ssh, credentials, context, sshSessions, {
+        idleTimeoutMs: options.idleTimeoutMs ?? GIT_HTTP_IDLE_TIMEOUT_MS,
+        signal,
+      }),
       track: track.name,
     });
   };
@@ -175,14 +179,15 @@ export function createGitSource(options: GitSourceOptions): GitSource {
   };
 
   return {
-    async resolve(track: TrackSource): Promise<ResolvedRevision> {
+    async resolve(track: TrackSource, call: SourceCall = {}): Promise<ResolvedRevision> {
       const request = classifyReference(track);
-      return (await open(track)).resolve(request);
+      return (await open(track, call)).resolve(request);
     },
     async readFiles(
       track: TrackSource,
       revision: string,
       scope: ReadScope = 'manifests',
+      call: SourceCall = {},
     ): Promise<RevisionFile[]> {
       if (!isFullCommitId(revision)) {
         const { location, context } = locate(track);
@@ -191,7 +196,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
           context,
         );
       }
-      return (await open(track)).readFiles(
+      return (await open(track, call)).readFiles(
         revision,
         scope === 'repository' ? undefined : track.subPath,
         scope,
@@ -209,9 +214,13 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       return parseCommitInfo(await repository.readCommit(revision));
     },
 
-    async verifyCommit(track: TrackSource, revision: string): Promise<string | undefined> {
+    async verifyCommit(
+      track: TrackSource,
+      revision: string,
+      call: SourceCall = {},
+    ): Promise<string | undefined> {
       if (track.verify === undefined) return undefined;
-      const raw = await (await open(track)).readCommit(revision);
+      const raw = await (await open(track, call)).readCommit(revision);
       // Loaded by signed tracks only.
       const { parseTrustedKeys, verifyCommitSignature } = await import('../verify-signature.ts');
       const keys = await Promise.all(track.verify.keys.map((ref) => options.readSecret(ref)));

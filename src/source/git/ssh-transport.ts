@@ -20,6 +20,7 @@ import type { GitHttpResponse, HttpClient } from 'isomorphic-git';
 import type { Client, ClientChannel } from 'ssh2';
 import type { SshLocation } from '../../config/repository-location.ts';
 import { GitAuthError, GitFetchError, type GitErrorContext } from './errors.ts';
+import { GIT_HTTP_IDLE_TIMEOUT_MS } from './http-idle-timeout.ts';
 import {
   parseAdvertisement,
   parseUploadPackResponse,
@@ -40,6 +41,66 @@ export interface SshCredentials {
 
 /** How long connecting (TCP, handshake, authentication) may take. */
 const READY_TIMEOUT_MS = 20_000;
+
+/** What bounds one call's SSH exchange besides {@link READY_TIMEOUT_MS}. */
+export interface SshCallLimits {
+  /** How long the host may send nothing once connected (GitSourceOptions.idleTimeoutMs). */
+  readonly idleTimeoutMs: number;
+  /** The call's (SourceCall): aborting it closes the connection. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * Ends a session's connection when its host falls silent for too long or its call is asked
+ * to stop, and keeps why for the read under way to throw. Without it a host that accepted the
+ * connection and then sent nothing (a hung git-upload-pack, a link gone dead) held the fetch
+ * forever: over HTTP the idle timeout ends such a request, and `serve` runs a track's jobs one
+ * after the other.
+ */
+class SessionGuard {
+  failure: Error | undefined;
+  private signal: AbortSignal | undefined;
+  /** Wakes the read under way (ChannelReader) so it sees {@link failure}. */
+  onStop: (() => void) | undefined;
+  private readonly onAbort = (): void =>
+    this.stop(new GitFetchError(`${this.where}: ${abortMessage(this.signal)}`, this.context));
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly where: string,
+    private readonly context: GitErrorContext,
+    limits: SshCallLimits,
+  ) {
+    socket.setTimeout(limits.idleTimeoutMs, () =>
+      this.stop(
+        new GitFetchError(
+          `${where} sent nothing over SSH for ${Math.round(limits.idleTimeoutMs / 1000)} s`,
+          context,
+        ),
+      ),
+    );
+    this.watch(limits.signal);
+  }
+
+  /** Watches `signal` instead of the one before (a parked session taken by another call). */
+  watch(signal: AbortSignal | undefined): void {
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.signal = signal;
+    if (signal?.aborted) this.onAbort();
+    else signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  stop(error: Error): void {
+    this.failure ??= error;
+    this.socket.destroy();
+    this.onStop?.();
+  }
+}
+
+function abortMessage(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason.message : 'cancelled';
+}
 
 /** `SHA256:<base64 without padding>`, as ssh-keygen -l prints it. */
 function fingerprint(key: Buffer): string {
@@ -102,6 +163,7 @@ interface Session {
   readonly channel: ClientChannel;
   readonly reader: ChannelReader;
   readonly advertisement: Buffer;
+  readonly guard: SessionGuard;
 }
 
 /**
@@ -121,20 +183,22 @@ export class SshSessionPool {
   park(key: string, session: Session): void {
     this.close(key);
     let closed = false;
+    session.guard.watch(undefined);
     session.socket.once('close', () => (closed = true));
     session.socket.unref();
     const timer = setTimeout(() => this.close(key), PARK_MS).unref();
     this.parked.set(key, { session, timer, closed: () => closed });
   }
 
-  /** The parked session of `key` if it is still connected; it is no longer parked. */
-  take(key: string): Session | undefined {
+  /** The parked session of `key` if it is still connected, now watching `signal`; it is no longer parked. */
+  take(key: string, signal: AbortSignal | undefined): Session | undefined {
     const entry = this.parked.get(key);
     if (entry === undefined) return undefined;
     this.parked.delete(key);
     clearTimeout(entry.timer);
     if (entry.closed()) return undefined;
     entry.session.socket.ref();
+    entry.session.guard.watch(signal);
     return entry.session;
   }
 
@@ -148,6 +212,7 @@ export class SshSessionPool {
 }
 
 function endSession(session: Session, last?: string): void {
+  session.guard.watch(undefined);
   if (last !== undefined) session.channel.end(last);
   session.client.end();
 }
@@ -162,6 +227,7 @@ export class SshTransport {
     private readonly credentials: SshCredentials,
     private readonly context: GitErrorContext,
     private readonly pool?: SshSessionPool,
+    private readonly limits: SshCallLimits = { idleTimeoutMs: GIT_HTTP_IDLE_TIMEOUT_MS },
   ) {
     this.poolKey = createHash('sha256')
       .update(
@@ -194,7 +260,7 @@ export class SshTransport {
   async fetchPack(
     request: Omit<UploadPackRequest, 'http' | 'url' | 'credentials' | 'capabilities'>,
   ): Promise<UploadPackResult> {
-    const session = this.pool?.take(this.poolKey) ?? (await this.open());
+    const session = this.pool?.take(this.poolKey, this.limits.signal) ?? (await this.open());
     try {
       const offered = parseAdvertisement(session.advertisement).capabilities;
       if (!offered.has('shallow') && request.depth > 0) {
@@ -273,6 +339,7 @@ export class SshTransport {
     const { trusted, revoked } = knownHostKeys(credentials.knownHosts, location);
     // Our own socket, so that a parked session can stop holding the process open.
     const socket = createConnection({ host: location.host, port: location.port });
+    const guard = new SessionGuard(socket, where, context, this.limits);
     let hostProblem: string | undefined;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -300,8 +367,10 @@ export class SshTransport {
         });
       });
     } catch (error) {
+      guard.watch(undefined);
       client.end();
       socket.destroy();
+      if (guard.failure !== undefined) throw guard.failure;
       if (hostProblem !== undefined) throw new GitAuthError(hostProblem, context);
       const message = error instanceof Error ? error.message : String(error);
       if (/cannot parse privatekey|passphrase/i.test(message)) {
@@ -318,16 +387,22 @@ export class SshTransport {
       }
       throw new GitFetchError(`cannot connect to ${where} over SSH: ${message}`, context);
     }
+    // From now on a failure of the connection ends the read under way, never the process
+    // (an 'error' event without a listener would throw).
+    client.on('error', (error) =>
+      guard.stop(new GitFetchError(`${where}: ${error.message}`, context)),
+    );
     try {
       const channel = await new Promise<ClientChannel>((resolve, reject) => {
         client.exec(`${service} '${location.path.replace(/'/g, "'\\''")}'`, (error, stream) =>
           error ? reject(error) : resolve(stream),
         );
       });
-      const reader = new ChannelReader(channel);
+      const reader = new ChannelReader(channel, guard);
       const advertisement = await reader.untilFlush();
-      return { client, socket, channel, reader, advertisement };
+      return { client, socket, channel, reader, advertisement, guard };
     } catch (error) {
+      guard.watch(undefined);
       client.end();
       throw this.uploadPackError(error);
     }
@@ -355,7 +430,11 @@ class ChannelReader {
   private stderr = '';
   private waiting: (() => void) | undefined;
 
-  constructor(channel: ClientChannel) {
+  constructor(
+    channel: ClientChannel,
+    private readonly guard: SessionGuard,
+  ) {
+    guard.onStop = () => this.waiting?.();
     channel.on('data', (chunk: Buffer) => {
       this.chunks.push(chunk);
       this.waiting?.();
@@ -369,8 +448,12 @@ class ChannelReader {
     });
   }
 
-  private wait(): Promise<void> {
-    return new Promise((resolve) => (this.waiting = resolve));
+  /** Until more arrives or the channel ends; throws why the guard ended the connection. */
+  private async wait(): Promise<void> {
+    if (this.guard.failure === undefined) {
+      await new Promise<void>((resolve) => (this.waiting = resolve));
+    }
+    if (this.guard.failure !== undefined) throw this.guard.failure;
   }
 
   private serverSaid(): string {
@@ -396,6 +479,7 @@ class ChannelReader {
         }
         position += length;
       }
+      if (this.guard.failure !== undefined) throw this.guard.failure;
       if (this.ended) throw new UploadPackError(`git-upload-pack: ${this.serverSaid()}`);
       await this.wait();
     }
@@ -404,6 +488,7 @@ class ChannelReader {
   /** All that remains, up to the end of the channel (joined once: packs can be large). */
   async rest(): Promise<Buffer> {
     while (!this.ended) await this.wait();
+    if (this.guard.failure !== undefined) throw this.guard.failure;
     return Buffer.concat(this.chunks);
   }
 }
