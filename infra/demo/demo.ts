@@ -23,6 +23,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { updateTrackState } from '../../src/sync/track-state.ts';
 import { CLUSTER_DIR, up } from '../../test/harness/cluster-cli.ts';
 import { pushFiles, runGit, startGitServer } from '../../test/harness/git-server.ts';
 import { freePort } from '../../test/harness/processes.ts';
@@ -547,6 +549,39 @@ driftless('status', '-c', 'interrupt.yaml');
 failed =
   driftless('drift', '-c', 'interrupt.yaml', '--track', 'demo-slow', '--detect-only') !== 0 ||
   failed;
+
+step('A sync on a machine that died holds the track until it lapses, or until driftless unlock');
+{
+  // As a colleague's laptop would have left it in a shared store: its sync took the lease, and
+  // the laptop died. This machine cannot look into that one's process table, so the lease stands.
+  const store = new FsStore({ path: join(DEMO_DIR, 'store-interrupt') });
+  await updateTrackState(store, 'demo-slow', (state) => {
+    const since = new Date();
+    state.applyLease = {
+      holder: '3f2a9c1e-7b4d-4e5f-8a9b-0c1d2e3f4a5b',
+      job: 'sync',
+      since: since.toISOString(),
+      until: new Date(since.getTime() + 5 * 60_000).toISOString(),
+      process: { boot: 'a laptop', pidNamespace: 'pid:[1]', pid: 4242, host: 'alice-laptop' },
+    };
+  });
+  const refused = driftless(
+    'drift',
+    '-c',
+    'interrupt.yaml',
+    '--track',
+    'demo-slow',
+    '--detect-only',
+  );
+  console.log(`exit code ${refused}`);
+  failed =
+    refused !== 3 ||
+    driftless('unlock', '-c', 'interrupt.yaml', '--track', 'demo-slow', '--lease', '3f2a9c1e') !==
+      0 ||
+    driftless('drift', '-c', 'interrupt.yaml', '--track', 'demo-slow', '--detect-only') !== 0 ||
+    failed;
+  driftless('history', '-c', 'interrupt.yaml', '--track', 'demo-slow');
+}
 
 step('Done');
 console.log(
