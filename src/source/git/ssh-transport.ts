@@ -387,8 +387,8 @@ export class SshTransport {
       }
       throw new GitFetchError(`cannot connect to ${where} over SSH: ${message}`, context);
     }
-    // From now on a failure of the connection ends the read under way, never the process
-    // (an 'error' event without a listener would throw).
+    // From now on a failure of the connection ends the read under way with its own message
+    // (the connect promise's listener is settled; the read would only see the channel close).
     client.on('error', (error) =>
       guard.stop(new GitFetchError(`${where}: ${error.message}`, context)),
     );
