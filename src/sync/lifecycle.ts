@@ -248,7 +248,7 @@ export function runLifecycleAction(
   }
 }
 
-/** `driftless unlock` named a lease the track no longer holds (given back, or another job's now). */
+/** `driftless unlock` named a lease the track no longer holds: another job's holds it now. */
 export class LeaseChangedError extends DriftlessError {
   readonly code = 'LEASE_CHANGED';
 }
@@ -261,7 +261,10 @@ export class LeaseHolderRunningError extends DriftlessError {
 /** What `driftless unlock` did. */
 export interface UnlockResult {
   readonly track: string;
-  /** `unlocked`: the lease is gone; `free`: the track held no live lease, so nothing was written. */
+  /**
+   * `unlocked`: the lease is gone; `free`: the track held no live lease (or its job gave it back
+   * while the unlock ran), so nothing was broken or written to history.
+   */
   readonly result: 'unlocked' | 'free';
   /** The lease removed, as `status -o json` showed it (`busy`); null when free. */
   readonly lease: BusyJson | null;
@@ -288,21 +291,22 @@ export async function unlockTrack(
   checkNamedLease(track, leaseId, held);
   const busy = busyJsonOf(held);
   // Compare-and-swap: removed only if the same lease still holds the track when written.
+  let givenBack = false;
   const state = await updateTrackState(deps.state, track, (current) => {
-    checkNamedLease(track, leaseId, liveLease(current, now));
+    const lease = liveLease(current, now);
+    givenBack = lease === undefined;
+    if (lease === undefined) return;
+    checkNamedLease(track, leaseId, lease);
     current.applyLease = null;
   });
+  // Its job ended meanwhile and gave it back: free, and nothing was broken.
+  if (givenBack) return { track, result: 'free', lease: null };
   await record(deps, track, state.appliedRevision, 'unlocked', { lease: busy });
   return { track, result: 'unlocked', lease: busy };
 }
 
 /** Throws unless `lease` is the one `leaseId` names and its holder is not seen running here. */
-function checkNamedLease(track: string, leaseId: string, lease: ApplyLease | undefined): void {
-  if (lease === undefined) {
-    throw new LeaseChangedError(
-      `track "${track}": lease ${leaseId} was given back or lapsed while it was being removed; the track is free`,
-    );
-  }
+function checkNamedLease(track: string, leaseId: string, lease: ApplyLease): void {
   if (!lease.holder.startsWith(leaseId)) {
     throw new LeaseChangedError(
       `track "${track}" is held by lease ${leaseIdOf(lease)} (${describeLease(lease)}), not ${leaseId}: another job took it since; unlock that one only if it is stuck too`,

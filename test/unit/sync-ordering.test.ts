@@ -228,6 +228,32 @@ describe('job ordering', () => {
     assert.deepEqual(await store.listHistory('taken'), []);
   });
 
+  it('reports a track free, and records nothing, when the named lease is given back as the unlock writes', async () => {
+    // Prepare: the job holding the lease ends (and returns it) right after the unlock's first read.
+    const now = new Date('2026-01-01T13:00:00Z');
+    await acquireApplyLease(store, 'returned', 'deadbeef-dead', 60_000, now, 'sync');
+    let reads = 0;
+    const racing = withStateOverrides(store, {
+      read: async <T>(name: string) => {
+        const read = await store.read<T>(name);
+        if (++reads === 1) {
+          await updateTrackState(store, name, (state) => {
+            state.applyLease = null;
+          });
+        }
+        return read;
+      },
+    });
+
+    // Act
+    const unlocked = await unlockTrack('returned', 'deadbeef', { state: racing, now: () => now });
+
+    // Assess
+    assert.deepEqual(unlocked, { track: 'returned', result: 'free', lease: null });
+    assert.equal((await readTrackState(store, 'returned')).applyLease ?? null, null);
+    assert.deepEqual(await store.listHistory('returned'), []);
+  });
+
   it('takes no lease for a job asked to stop before it began', async () => {
     // Prepare
     const controller = new AbortController();
