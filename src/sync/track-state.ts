@@ -135,6 +135,7 @@ export interface BusyJson {
   host: string | null;
 }
 
+/** {@link BusyJson} of a lease. */
 export function busyJsonOf(lease: ApplyLease): BusyJson {
   return {
     lease: leaseIdOf(lease),

@@ -17,3 +17,25 @@ export function withStateOverrides(store: StateStore, overrides: Partial<StateSt
     ...overrides,
   };
 }
+
+/**
+ * `store`, running `interleave` once, right after the first read of `track`'s state and before
+ * the caller gets it: another job that acts between a use-case's read and its write.
+ */
+export function afterFirstRead(
+  store: StateStore,
+  track: string,
+  interleave: () => Promise<void>,
+): StateStore {
+  let done = false;
+  return withStateOverrides(store, {
+    read: async <T>(name: string) => {
+      const read = await store.read<T>(name);
+      if (!done && name === track) {
+        done = true;
+        await interleave();
+      }
+      return read;
+    },
+  });
+}

@@ -14,7 +14,7 @@ import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { pushFiles, type GitRepository } from '../harness/git-server.ts';
-import { withStateOverrides } from '../harness/state-store-overrides.ts';
+import { afterFirstRead } from '../harness/state-store-overrides.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 
 const configMap = (name: string, value: string): string =>
@@ -225,16 +225,10 @@ describe('reconcileDrift', () => {
       'b.yaml': configMap('b', 'two'),
     });
     let overtaken = false;
-    const state = withStateOverrides(deps.state, {
-      read: async <T>(name: string) => {
-        const read = await deps.state.read<T>(name);
-        if (!overtaken && name === track.name) {
-          overtaken = true;
-          const synced = await syncTrack(track, { trigger: 'manual' }, deps);
-          assert.equal(synced.result, 'applied', synced.error);
-        }
-        return read;
-      },
+    const state = afterFirstRead(deps.state, track.name, async () => {
+      overtaken = true;
+      const synced = await syncTrack(track, { trigger: 'manual' }, deps);
+      assert.equal(synced.result, 'applied', synced.error);
     });
 
     // Act

@@ -25,7 +25,7 @@ import {
   updateTrackState,
 } from '../../src/sync/track-state.ts';
 import { LeaseChangedError, unlockTrack } from '../../src/sync/lifecycle.ts';
-import { withStateOverrides } from '../harness/state-store-overrides.ts';
+import { afterFirstRead } from '../harness/state-store-overrides.ts';
 
 const SHA_OLD = 'a'.repeat(40);
 const SHA_NEW = 'b'.repeat(40);
@@ -199,17 +199,10 @@ describe('job ordering', () => {
     // the unlock's first read of the state (as a queued job on another machine could).
     const now = new Date('2026-01-01T13:00:00Z');
     await acquireApplyLease(store, 'taken', 'deadbeef-dead', 60_000, now, 'sync');
-    let reads = 0;
-    const racing = withStateOverrides(store, {
-      read: async <T>(name: string) => {
-        const read = await store.read<T>(name);
-        if (++reads === 1) {
-          await updateTrackState(store, name, (state) => {
-            state.applyLease = { holder: 'cafef00d-next', until: '2026-01-01T14:00:00.000Z' };
-          });
-        }
-        return read;
-      },
+    const racing = afterFirstRead(store, 'taken', async () => {
+      await updateTrackState(store, 'taken', (state) => {
+        state.applyLease = { holder: 'cafef00d-next', until: '2026-01-01T14:00:00.000Z' };
+      });
     });
 
     // Act
@@ -232,17 +225,10 @@ describe('job ordering', () => {
     // Prepare: the job holding the lease ends (and returns it) right after the unlock's first read.
     const now = new Date('2026-01-01T13:00:00Z');
     await acquireApplyLease(store, 'returned', 'deadbeef-dead', 60_000, now, 'sync');
-    let reads = 0;
-    const racing = withStateOverrides(store, {
-      read: async <T>(name: string) => {
-        const read = await store.read<T>(name);
-        if (++reads === 1) {
-          await updateTrackState(store, name, (state) => {
-            state.applyLease = null;
-          });
-        }
-        return read;
-      },
+    const racing = afterFirstRead(store, 'returned', async () => {
+      await updateTrackState(store, 'returned', (state) => {
+        state.applyLease = null;
+      });
     });
 
     // Act
