@@ -186,7 +186,7 @@ async function checkOne(
         ...(signal === undefined ? {} : { signal }),
       },
     );
-    const written = await writeBack(ctx, track, result);
+    const written = await writeBack(ctx, track, result, signal);
     return { ...result, ...written, ...(leftInPlace === undefined ? {} : { leftInPlace }) };
   } catch (error) {
     // The check could not run (cluster unreachable, another job holds the track): report the
@@ -206,6 +206,7 @@ async function writeBack(
   ctx: LocalContext,
   track: Track,
   result: DriftResult,
+  signal: AbortSignal | undefined,
 ): Promise<Pick<DriftRun, 'writtenBack' | 'commit' | 'writeBackErrors'>> {
   const refused = result.writeBackRefused.map((r) => ({ subject: r.subject, error: r.error }));
   if (result.writeBack.length === 0 || result.revision === null) {
@@ -220,7 +221,7 @@ async function writeBack(
       changes: result.writeBack,
       trigger: 'manual',
     },
-    { source: await ctx.source(), state: ctx.state },
+    { source: await ctx.source(), state: ctx.state, ...(signal === undefined ? {} : { signal }) },
   );
   return {
     writtenBack: done.writtenBack,

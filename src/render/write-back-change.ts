@@ -17,10 +17,6 @@ export interface WriteBackChange {
   readonly file: string;
   readonly line: number;
   /**
-   * Fields by JSON pointer: the cluster's value (absent: the cluster removed
-   * it) and Git's at the applied revision (absent: Git did not set it).
-   */
-  /**
    * A whole object to add (`writeBack.include`): it is not in Git yet, and
    * `file` is where it goes; `fields` is then empty.
    */
@@ -31,6 +27,10 @@ export interface WriteBackChange {
    * it; `fields` is then empty. Ciphertext only: never a plaintext.
    */
   readonly replace?: { readonly content: string; readonly base: string };
+  /**
+   * Fields by JSON pointer: the cluster's value (absent: the cluster removed
+   * it) and Git's at the applied revision (absent: Git did not set it).
+   */
   readonly fields: readonly {
     readonly path: string;
     readonly value?: unknown;

@@ -96,7 +96,8 @@ export interface GitSource {
   /**
    * Commits to a branch of the track's repository and pushes, with the
    * track's credentials (git/push-commit.ts). Undefined for a source that
-   * cannot push (a bucket, a test double).
+   * cannot push (a bucket, a test double). An aborted `call.signal` cancels the clone or push
+   * under way; the call then fails with the signal's InterruptedError.
    */
-  commit?(track: TrackSource, request: CommitRequest): Promise<CommitResult>;
+  commit?(track: TrackSource, request: CommitRequest, call?: SourceCall): Promise<CommitResult>;
 }

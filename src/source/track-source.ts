@@ -30,6 +30,6 @@ export function createTrackSource(options: TrackSourceOptions): GitSource {
     describeCommit: (track, revision) =>
       track.bucket ? Promise.resolve(undefined) : git.describeCommit!(track, revision),
     // The config refuses syncTo: git on a bucket track: there is nothing to push to.
-    commit: (track, request) => git.commit!(track, request),
+    commit: (track, request, call) => git.commit!(track, request, call),
   };
 }

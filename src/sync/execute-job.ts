@@ -62,6 +62,7 @@ export async function executeFetchJob(
       source,
       state: deps.state,
       ...(deps.now === undefined ? {} : { now: deps.now }),
+      ...(deps.signal === undefined ? {} : { signal: deps.signal }),
     });
     return { type: 'writeBack', job, result, next: [] };
   }

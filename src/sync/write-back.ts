@@ -8,9 +8,9 @@
  * the cluster: nothing changes, so nothing loops.
  */
 import type { Track } from '../config/types.ts';
-import { DriftlessError, messageOf } from '../errors.ts';
+import { DriftlessError, InterruptedError, messageOf } from '../errors.ts';
 import type { ManifestEdits, WriteBackConflict } from '../source/edit-manifests.ts';
-import type { GitSource } from '../source/ports.ts';
+import type { CommitRequest, GitSource } from '../source/ports.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { WriteBackJob } from './jobs.ts';
 
@@ -34,6 +34,12 @@ export interface WriteBackDeps {
   readonly source: GitSource;
   readonly state: StateStore;
   readonly now?: () => Date;
+  /**
+   * Aborted when the caller is asked to stop (Ctrl-C, a function's deadline, `serve`
+   * stopping): the clone or push under way is cancelled, nothing more is sent, and the
+   * write-back ends with its InterruptedError, recording nothing.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** The track cannot be written back at all. */
@@ -67,7 +73,7 @@ export async function writeBackTrack(
       );
     }
     const subjects = job.changes.map((change) => change.subject);
-    const pushed = await deps.source.commit(track, {
+    const request: CommitRequest = {
       branch,
       author: track.writeBack?.author ?? DEFAULT_AUTHOR,
       message: [
@@ -88,7 +94,8 @@ export async function writeBackTrack(
         edits = editManifests((file) => files.get(file), job.changes);
         return edits.files;
       },
-    });
+    };
+    const pushed = await deps.source.commit(track, request, { signal: deps.signal });
     result = {
       ...base,
       result: pushed.commit === null ? 'unchanged' : 'written-back',
@@ -98,6 +105,9 @@ export async function writeBackTrack(
       refused: edits.refused,
     };
   } catch (error) {
+    // Stopped, not failed: nothing is recorded; the job's retry (AWS) or the next drift check
+    // finds the change again.
+    if (error instanceof InterruptedError) throw error;
     result = {
       ...base,
       result: 'failed',

@@ -4,6 +4,7 @@
  * functions do through the queue).
  */
 import type { Track } from '../../src/config/types.ts';
+import type { CommitRequest } from '../../src/source/ports.ts';
 import { reconcileDrift, type DriftResult } from '../../src/sync/reconcile-drift.ts';
 import type { SyncDeps } from '../../src/sync/sync-track.ts';
 import { writeBackTrack, type WriteBackResult } from '../../src/sync/write-back.ts';
@@ -25,4 +26,23 @@ export async function driftAndWriteBack(
     { source: deps.source, state: deps.state },
   );
   return { drift, written };
+}
+
+/**
+ * A write-back commit of `files` (path -> content) to `main` that calls `beforeEdit` once the
+ * branch is cloned: where a test makes the host fall silent, so that only the push meets it.
+ */
+export function commitAfter(
+  beforeEdit: () => void,
+  files: Readonly<Record<string, string>>,
+): CommitRequest {
+  return {
+    branch: 'main',
+    author: { name: 'Driftless', email: 'driftless@localhost' },
+    message: 'driftless: write back',
+    edit: async () => {
+      beforeEdit();
+      return new Map(Object.entries(files));
+    },
+  };
 }

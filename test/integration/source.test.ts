@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import httpNode from 'isomorphic-git/http/node';
 import type { HttpClient } from 'isomorphic-git';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
+import { InterruptedError } from '../../src/errors.ts';
 import {
   GitAuthError,
   GitFetchError,
@@ -27,6 +28,7 @@ import type { GitSource, TrackSource } from '../../src/source/ports.ts';
 import type { RevisionFile } from '../../src/render/types.ts';
 import { eventually } from '../harness/eventually.ts';
 import { startFaultProxy } from '../harness/fault-proxy.ts';
+import { commitAfter } from '../harness/write-back.ts';
 import {
   pushFiles,
   runGit,
@@ -272,6 +274,49 @@ describe('the Git source over HTTP', () => {
         assert.equal(openWhileWaiting, 1);
         assert.ok(closed, `connections still open: ${proxy.connections}`);
         await assert.rejects(resolving, GitFetchError);
+      } finally {
+        await proxy.stop();
+      }
+    },
+  );
+
+  it(
+    'cancels a write-back push under way when the call is asked to stop: nothing more is sent',
+    // A regression fails here instead of hanging the run.
+    { timeout: 60_000 },
+    async () => {
+      // Prepare: the clone goes through the proxy; from the edit on, the host answers nothing,
+      // so the push's first request hangs.
+      const repository = await newRepository();
+      const before = await pushFiles(repository, { 'a.yaml': 'a: 1\n' });
+      const proxy = await startFaultProxy(server.url);
+      try {
+        const { source } = sourceFor(basicSecret(repository), { idleTimeoutMs: 600_000 });
+        const track = trackOf(repository.url.replace(server.url, proxy.url));
+        const controller = new AbortController();
+        const pushing = source.commit!(
+          track,
+          commitAfter(() => proxy.setFault('hang'), { 'a.yaml': 'a: 2\n' }),
+          { signal: controller.signal },
+        );
+        pushing.catch(() => undefined);
+        const reachedHost = await eventually(async () => proxy.injected === 1, 10_000, 20);
+
+        // Act
+        controller.abort(new InterruptedError('interrupted by SIGINT'));
+
+        // Assess: the client lets the connection go, the call fails with the interruption, and
+        // the branch is where it was.
+        const closed = await eventually(async () => proxy.connections === 0, 10_000, 20);
+        assert.ok(reachedHost, "the push's first request reached the host");
+        assert.ok(closed, `connections still open: ${proxy.connections}`);
+        await assert.rejects(pushing, (error) => {
+          assert.ok(error instanceof InterruptedError, String(error));
+          assert.equal(error.message, 'interrupted by SIGINT');
+          return true;
+        });
+        const head = await runGit(['--git-dir', repository.bareDir, 'rev-parse', 'main']);
+        assert.equal(head.trim(), before);
       } finally {
         await proxy.stop();
       }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
+import { InterruptedError } from '../../src/errors.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import { GitFetchError } from '../../src/source/git/errors.ts';
 import type { GitSource, TrackSource } from '../../src/source/ports.ts';
@@ -21,7 +22,7 @@ import { startTcpFaultProxy, type TcpFaultProxy } from '../harness/fault-proxy.t
 import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
 import { sshKey, startSshd, type SshKey, type SshServer } from '../harness/sshd.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
-import { driftAndWriteBack } from '../harness/write-back.ts';
+import { commitAfter, driftAndWriteBack } from '../harness/write-back.ts';
 
 const configMap = (value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: "${value}"}\n`;
@@ -175,8 +176,8 @@ describe('Git over SSH', () => {
     let track: TrackSource;
     let revision: string;
 
-    /** A source over a fresh proxy, whose parked session (the ref listing's) then goes silent. */
-    async function silentAfterListing(idleTimeoutMs: number): Promise<GitSource> {
+    /** A source whose connections go through a fresh proxy. */
+    async function sourceThroughProxy(idleTimeoutMs: number): Promise<GitSource> {
       proxy = await startTcpFaultProxy(sshd.port);
       // The host key is known under the proxy's port: the connection goes through it.
       secrets.set(
@@ -195,7 +196,12 @@ describe('Git over SSH', () => {
         },
       };
       const cacheDir = await mkdtemp(join(workDir, 'silent-'));
-      const source = createTrackSource({ cacheDir, readSecret, idleTimeoutMs });
+      return createTrackSource({ cacheDir, readSecret, idleTimeoutMs });
+    }
+
+    /** A source over a fresh proxy, whose parked session (the ref listing's) then goes silent. */
+    async function silentAfterListing(idleTimeoutMs: number): Promise<GitSource> {
+      const source = await sourceThroughProxy(idleTimeoutMs);
       await pushFiles(repo, { 'settings.yaml': configMap('silent') });
       revision = (await source.resolve(track)).revision;
       proxy.blackhole();
@@ -257,6 +263,41 @@ describe('Git over SSH', () => {
           assert.match(error.message, /interrupted by SIGINT/);
           return true;
         });
+      },
+    );
+    it(
+      'cancels a write-back push at once when the call is asked to stop',
+      // A regression fails here instead of hanging the run.
+      { timeout: 60_000 },
+      async () => {
+        // Prepare: the clone goes through; from the edit on, the host is silent, so the push
+        // waits on it. An idle timeout far beyond the test's: only the signal can end it.
+        const source = await sourceThroughProxy(600_000);
+        const head = await pushFiles(repo, { 'settings.yaml': configMap('before-push') });
+        const controller = new AbortController();
+        const pushing = source.commit!(
+          track,
+          commitAfter(() => proxy.blackhole(), { 'settings.yaml': configMap('from-cluster') }),
+          { signal: controller.signal },
+        );
+        pushing.catch(() => undefined);
+        const requested = await eventually(async () => proxy.swallowed > 0, 10_000, 20);
+
+        // Act
+        controller.abort(new InterruptedError('interrupted by SIGINT'));
+
+        // Assess: the connection is closed, the call fails with the interruption, and the
+        // branch is where it was.
+        const closed = await eventually(async () => proxy.connections === 0, 10_000, 20);
+        assert.ok(requested, 'the push sent its first bytes');
+        assert.ok(closed, `connections still open: ${proxy.connections}`);
+        await assert.rejects(pushing, (error) => {
+          assert.ok(error instanceof InterruptedError, String(error));
+          assert.equal(error.message, 'interrupted by SIGINT');
+          return true;
+        });
+        const main = await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main']);
+        assert.equal(main.trim(), head);
       },
     );
   });

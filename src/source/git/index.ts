@@ -149,8 +149,11 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     });
   };
 
-  /** How write-back reaches the repository: HTTPS with the track's credentials, or SSH. */
-  const pushRemote = async (track: TrackSource): Promise<PushRemote> => {
+  /**
+   * How write-back reaches the repository: HTTPS with the track's credentials, or SSH; its
+   * requests cancelled when `call.signal` aborts.
+   */
+  const pushRemote = async (track: TrackSource, call: SourceCall): Promise<PushRemote> => {
     const { location, context } = locate(track);
     if (location.kind === 'local') {
       throw new GitRepositoryError(
@@ -163,11 +166,11 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       const credentials = await credentialsFor(track.auth, options.readSecret, context);
       return {
         url: location.url,
-        http: await http(),
+        http: withSignal(await http(), call.signal),
         ...(credentials ? { onAuth: () => ({ ...credentials }) } : {}),
       };
     }
-    const repository = await open(track);
+    const repository = await open(track, call);
     const transport = (repository as RemoteRepository).sshTransport();
     if (transport === undefined)
       throw new GitAuthError('an SSH repository needs auth: {type: ssh, ...}', context);
@@ -202,10 +205,14 @@ export function createGitSource(options: GitSourceOptions): GitSource {
         scope,
       );
     },
-    async commit(track: TrackSource, request: CommitRequest): Promise<CommitResult> {
+    async commit(
+      track: TrackSource,
+      request: CommitRequest,
+      call: SourceCall = {},
+    ): Promise<CommitResult> {
       // Loaded on the first write-back: most tracks never push.
       const { pushCommit } = await import('./push-commit.ts');
-      return pushCommit(await pushRemote(track), request, options.cacheDir);
+      return pushCommit(await pushRemote(track, call), request, options.cacheDir, call.signal);
     },
 
     async describeCommit(track: TrackSource, revision: string): Promise<CommitInfo> {

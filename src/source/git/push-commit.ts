@@ -7,11 +7,18 @@
  * files as they are there; nothing is ever force-pushed. isomorphic-git does
  * this whole job (clone, commit, push); the hand-written reader is for the
  * fast read paths only.
+ *
+ * Asked to stop (the job's signal: Ctrl-C, a function's deadline, `serve`
+ * stopping), the request under way is cancelled by the remote's client and
+ * nothing more is sent: the call fails with the signal's InterruptedError.
+ * A push whose answer was cut off may still have moved the branch; the
+ * write-back's retry then finds Git holding the change already.
  */
 import * as fs from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import git, { Errors, type HttpClient } from 'isomorphic-git';
+import { throwIfInterrupted } from '../../errors.ts';
 import type { CommitRequest, CommitResult } from '../ports.ts';
 
 /** Pushes refused because the branch moved: tried again this often on the new head. */
@@ -24,11 +31,26 @@ export interface PushRemote {
   readonly onAuth?: () => { username?: string; password?: string };
 }
 
+/**
+ * One exchange with the remote, not begun once `signal` is aborted; when it fails after the
+ * abort, with the signal's InterruptedError rather than the cancelled request's own error.
+ */
+async function exchange<T>(signal: AbortSignal | undefined, step: () => Promise<T>): Promise<T> {
+  throwIfInterrupted(signal);
+  try {
+    return await step();
+  } catch (error) {
+    throwIfInterrupted(signal);
+    throw error;
+  }
+}
+
 /** Commits the request's edits to its branch and pushes them; see the module comment. */
 export async function pushCommit(
   target: PushRemote,
   request: CommitRequest,
   cacheDir: string,
+  signal?: AbortSignal,
 ): Promise<CommitResult> {
   const remote = {
     fs,
@@ -41,7 +63,9 @@ export async function pushCommit(
   await mkdir(cacheDir, { recursive: true });
   const dir = await mkdtemp(join(cacheDir, 'write-back-'));
   try {
-    await git.clone({ ...remote, dir, ref, singleBranch: true, depth: 1, noTags: true });
+    await exchange(signal, () =>
+      git.clone({ ...remote, dir, ref, singleBranch: true, depth: 1, noTags: true }),
+    );
     for (let attempt = 1; ; attempt++) {
       const read = async (path: string): Promise<string | undefined> =>
         readFile(join(dir, path), 'utf8').catch(() => undefined);
@@ -59,7 +83,7 @@ export async function pushCommit(
         author: { name: request.author.name, email: request.author.email },
       });
       try {
-        await git.push({ ...remote, dir, ref, remoteRef: ref });
+        await exchange(signal, () => git.push({ ...remote, dir, ref, remoteRef: ref }));
         return { commit, attempts: attempt };
       } catch (error) {
         const moved =
@@ -68,7 +92,9 @@ export async function pushCommit(
             /non-fast-forward|fetch first/i.test(error.message));
         if (!moved || attempt >= PUSH_ATTEMPTS) throw error;
         // Someone pushed first: start again from their head.
-        await git.fetch({ ...remote, dir, ref, singleBranch: true, depth: 1, tags: false });
+        await exchange(signal, () =>
+          git.fetch({ ...remote, dir, ref, singleBranch: true, depth: 1, tags: false }),
+        );
         const head = await git.resolveRef({ fs, dir, ref: `refs/remotes/origin/${ref}` });
         await git.writeRef({ fs, dir, ref: `refs/heads/${ref}`, value: head, force: true });
         await git.checkout({ fs, dir, ref, force: true });
