@@ -18,10 +18,11 @@ export function createTrackSource(options: TrackSourceOptions): GitSource {
     ...(options.client ? { client: options.client } : {}),
   });
   return {
-    resolve: (track, call) => (track.bucket ? bucket.resolve(track) : git.resolve(track, call)),
+    resolve: (track, call) =>
+      track.bucket ? bucket.resolve(track, call) : git.resolve(track, call),
     readFiles: (track, revision, scope, call) =>
       track.bucket
-        ? bucket.readFiles(track, revision, scope)
+        ? bucket.readFiles(track, revision, scope, call)
         : git.readFiles(track, revision, scope, call),
     // The config refuses verify on a bucket track: a listing has no signature.
     verifyCommit: (track, revision, call) =>

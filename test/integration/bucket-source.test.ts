@@ -12,9 +12,12 @@ import { after, before, describe, it } from 'node:test';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
+import { InterruptedError } from '../../src/errors.ts';
 import { matchTracks } from '../../src/source/webhooks/match-tracks.ts';
 import { createTrackSource } from '../../src/source/track-source.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
+import { eventually } from '../harness/eventually.ts';
+import { startFaultProxy } from '../harness/fault-proxy.ts';
 import { startMinio, type MinioServer } from '../harness/minio.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 
@@ -139,4 +142,46 @@ describe('bucket tracks on MinIO', () => {
     assert.match(result.error ?? '', new RegExp(`cannot list s3://${bucket}/: `));
     assert.ok(!(result.error ?? '').includes('wrong-secret'));
   });
+
+  it(
+    'cancels the listing under way when the call is asked to stop: a hung endpoint is let go at once',
+    // A regression fails here instead of hanging the run.
+    { timeout: 60_000 },
+    async () => {
+      // Prepare: the bucket's endpoint is a proxy that takes every request and answers none.
+      const proxy = await startFaultProxy(minio.endpoint);
+      try {
+        proxy.setFault('hang');
+        const [track] = parseConfig(
+          [
+            'tracks:',
+            '  - name: hung-bucket',
+            `    bucket: {name: ${bucket}, endpoint: "${proxy.url}", region: us-east-1}`,
+            '    auth: {type: s3, secret: env:BUCKET_CREDS}',
+          ].join('\n'),
+          'driftless.yaml',
+        ).tracks;
+        const controller = new AbortController();
+        const resolving = deps.source.resolve(track!, { signal: controller.signal });
+        resolving.catch(() => undefined);
+        const reachedEndpoint = await eventually(async () => proxy.injected === 1, 10_000, 20);
+
+        // Act
+        controller.abort(new InterruptedError('interrupted by SIGINT'));
+
+        // Assess: the connection is let go (the S3 client's own timeout is 30 s), and the call
+        // fails with the interruption.
+        const closed = await eventually(async () => proxy.connections === 0, 10_000, 20);
+        assert.ok(reachedEndpoint, 'the listing reached the endpoint');
+        assert.ok(closed, `connections still open: ${proxy.connections}`);
+        await assert.rejects(resolving, (error) => {
+          assert.ok(error instanceof InterruptedError, String(error));
+          assert.equal(error.message, 'interrupted by SIGINT');
+          return true;
+        });
+      } finally {
+        await proxy.stop();
+      }
+    },
+  );
 });

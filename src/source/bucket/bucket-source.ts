@@ -17,16 +17,18 @@
  * - Credentials: `auth: {type: s3, secret}` (JSON `{"accessKeyId",
  *   "secretAccessKey"}`), else the AWS SDK's default chain (the fetch
  *   function's role in AWS).
+ * - The call's signal (Ctrl-C, a function's deadline, `serve` stopping)
+ *   cancels the requests under way; the call then fails with its
+ *   InterruptedError.
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { BucketSource } from '../../config/types.ts';
 import { formatSecretRef } from '../../config/secret-ref.ts';
-import { DriftlessError, messageOf } from '../../errors.ts';
+import { DriftlessError, messageOf, throwIfInterrupted } from '../../errors.ts';
 import { mapWithLimit } from '../../map-with-limit.ts';
-import type { RevisionFile } from '../../render/types.ts';
-import type { ReadScope, ResolvedRevision, TrackSource } from '../ports.ts';
+import type { GitSource, TrackSource } from '../ports.ts';
 import { isManifestScoped } from '../git/read-tree-files.ts';
 import type { SecretReader } from '../git/credentials.ts';
 
@@ -113,10 +115,8 @@ function cleanPath(path: string): boolean {
   );
 }
 
-export interface BucketTrackSource {
-  resolve(track: TrackSource): Promise<ResolvedRevision>;
-  readFiles(track: TrackSource, revision: string, scope?: ReadScope): Promise<RevisionFile[]>;
-}
+/** A bucket answers the Git source port's reads; it has no commits to verify, describe or push. */
+export type BucketTrackSource = Pick<GitSource, 'resolve' | 'readFiles'>;
 
 /** Creates the bucket source; see the module comment. */
 export function createBucketSource(options: BucketSourceOptions): BucketTrackSource {
@@ -150,7 +150,7 @@ export function createBucketSource(options: BucketSourceOptions): BucketTrackSou
     return client;
   };
 
-  const list = async (track: TrackSource): Promise<ListedObject[]> => {
+  const list = async (track: TrackSource, signal?: AbortSignal): Promise<ListedObject[]> => {
     const bucket = bucketOf(track);
     const prefix = keyPrefix(bucket);
     const client = await clientFor(track);
@@ -165,6 +165,7 @@ export function createBucketSource(options: BucketSourceOptions): BucketTrackSou
             Prefix: prefix,
             ContinuationToken: token,
           }),
+          { abortSignal: signal },
         );
         for (const item of page.Contents ?? []) {
           if (item.Key === undefined || item.Key.endsWith('/')) continue; // "directory" markers
@@ -180,6 +181,8 @@ export function createBucketSource(options: BucketSourceOptions): BucketTrackSou
       } while (token !== undefined);
     } catch (error) {
       if (error instanceof DriftlessError) throw error;
+      // A request the signal cancelled: stopped, not failed.
+      throwIfInterrupted(signal);
       throw new BucketSourceError(
         `track "${track.name}": cannot list ${label(bucket)}: ${messageOf(error)}`,
         { cause: error },
@@ -189,14 +192,15 @@ export function createBucketSource(options: BucketSourceOptions): BucketTrackSou
   };
 
   return {
-    async resolve(track) {
+    async resolve(track, call = {}) {
       const bucket = bucketOf(track);
-      return { revision: listingDigest(await list(track)), ref: label(bucket) };
+      return { revision: listingDigest(await list(track, call.signal)), ref: label(bucket) };
     },
 
-    async readFiles(track, revision, scope = 'manifests') {
+    async readFiles(track, revision, scope = 'manifests', call = {}) {
+      const { signal } = call;
       const bucket = bucketOf(track);
-      const listed = await list(track);
+      const listed = await list(track, signal);
       if (listingDigest(listed) !== revision) {
         throw new BucketChangedError(
           `track "${track.name}": ${label(bucket)} changed since revision ${revision} was listed; the next poll fetches the new revision`,
@@ -218,10 +222,12 @@ export function createBucketSource(options: BucketSourceOptions): BucketTrackSou
         try {
           const response = await client.send(
             new GetObjectCommand({ Bucket: bucket.name, Key: object.key, IfMatch: object.etag }),
+            { abortSignal: signal },
           );
           const content = await response.Body!.transformToByteArray();
           return { path: object.path, content };
         } catch (error) {
+          throwIfInterrupted(signal);
           const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata
             ?.httpStatusCode;
           if (status === 412 || status === 404) {
