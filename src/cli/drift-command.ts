@@ -5,9 +5,9 @@
  */
 import type { Operation } from 'fast-json-patch';
 import type { Track } from '../config/types.ts';
-import { UsageError, messageOf } from '../errors.ts';
+import { InterruptedError, UsageError, messageOf } from '../errors.ts';
 import { noDriftFound, reconcileDrift, type DriftResult } from '../sync/reconcile-drift.ts';
-import { writeBackTrack } from '../sync/write-back.ts';
+import { writeBackTrack, type WriteBackResult } from '../sync/write-back.ts';
 import { formatChangeset, formatCounts } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
 import type { LocalContext } from '../sync/local-context.ts';
@@ -212,17 +212,29 @@ async function writeBack(
   if (result.writeBack.length === 0 || result.revision === null) {
     return { writtenBack: [], commit: null, writeBackErrors: refused };
   }
-  const done = await writeBackTrack(
-    track,
-    {
-      type: 'writeBack',
-      track: track.name,
-      revision: result.revision,
-      changes: result.writeBack,
-      trigger: 'manual',
-    },
-    { source: await ctx.source(), state: ctx.state, ...(signal === undefined ? {} : { signal }) },
-  );
+  let done: WriteBackResult;
+  try {
+    done = await writeBackTrack(
+      track,
+      {
+        type: 'writeBack',
+        track: track.name,
+        revision: result.revision,
+        changes: result.writeBack,
+        trigger: 'manual',
+      },
+      { source: await ctx.source(), state: ctx.state, ...(signal === undefined ? {} : { signal }) },
+    );
+  } catch (error) {
+    if (!(error instanceof InterruptedError)) throw error;
+    // Stopped before it pushed (Ctrl-C): the check's report stands, with why nothing went to Git;
+    // the next check finds the change again.
+    return {
+      writtenBack: [],
+      commit: null,
+      writeBackErrors: [...refused, { subject: track.name, error: error.message }],
+    };
+  }
   return {
     writtenBack: done.writtenBack,
     commit: done.commit,

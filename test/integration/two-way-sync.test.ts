@@ -9,11 +9,16 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import type { SignalSource } from '../../src/cli/interrupts.ts';
+import { runCli } from '../../src/cli/main.ts';
+import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { runJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
@@ -23,6 +28,13 @@ import { controlPlaneBinaries } from '../harness/testbin.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 
 const run = promisify(execFile);
+
+/** The process's SIGINT and SIGTERM, raised by the test; runCli takes it for `process`. */
+class StopSignals extends EventEmitter implements SignalSource {
+  exit(code: number): void {
+    throw new Error(`the command quit at once with ${code}`);
+  }
+}
 
 const SETTINGS = `# Settings the ops team changes in the cluster; Driftless writes them back here.
 apiVersion: v1
@@ -267,6 +279,71 @@ describe('two-way sync', () => {
     const live = JSON.parse(await kubectl('get', 'configmap', 'made-live', '-n', ns, '-o', 'json'));
     assert.equal(live.metadata.labels['driftless.dev/track'], 'ops-include');
     assert.equal(live.data.owner, 'ops');
+  });
+
+  it('stops the write-back at Ctrl-C during `driftless drift`: nothing pushed or recorded, exit 130', async () => {
+    // Prepare: a change in the cluster to write back; Ctrl-C comes as the write-back begins.
+    const { track, repo, ns } = await syncedTrack('ops-stop');
+    await patchLive('configmap', 'ops-settings', ns, '{"data":{"value":"tuned-live"}}');
+    const headBefore = (await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main'])).trim();
+    const historyBefore = await fixture.deps.state.listHistory('ops-stop');
+    const signals = new StopSignals();
+    const source = fixture.deps.source;
+    const ctrlCAtPush: GitSource = {
+      ...source,
+      commit: (t, request, call) => {
+        signals.emit('SIGINT', 'SIGINT');
+        return source.commit!(t, request, call);
+      },
+    };
+    const base = parseConfig(
+      'tracks: [{name: x, repository: https://git.example.com/x.git}]',
+      'driftless.yaml',
+    );
+    const context: LocalContext = {
+      config: { ...base, tracks: [track] },
+      artifacts: fixture.deps.artifacts,
+      state: fixture.deps.state,
+      source: async () => ctrlCAtPush,
+      cluster: async () => fixture.deps.cluster,
+      close: () => undefined,
+    };
+    let stdout = '';
+
+    // Act
+    const code = await runCli(['drift', '--track', 'ops-stop', '-o', 'json'], {
+      stdout: { write: (chunk: string) => (stdout += chunk) },
+      stderr: { write: () => true },
+      env: {},
+      signals,
+      openLocalContext: async () => context,
+    });
+
+    // Assess: the drift check ran and reports what it found; the write-back stopped before it
+    // sent anything, and says so.
+    assert.equal(code, 130);
+    const run = JSON.parse(stdout) as {
+      drifted: { subject: string }[];
+      commit: string | null;
+      errors: { subject: string; error: string }[];
+      error?: string;
+    };
+    assert.deepEqual(
+      run.drifted.map((d) => d.subject),
+      [`ConfigMap/${ns}/ops-settings`],
+    );
+    assert.deepEqual(run.errors, [{ subject: 'ops-stop', error: 'interrupted by SIGINT' }]);
+    assert.equal(run.error, undefined);
+    assert.equal(run.commit, null);
+    assert.equal(
+      (await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main'])).trim(),
+      headBefore,
+    );
+    const history = await fixture.deps.state.listHistory('ops-stop');
+    assert.equal(
+      history.filter((entry) => entry.trigger === 'write-back').length,
+      historyBefore.filter((entry) => entry.trigger === 'write-back').length,
+    );
   });
 
   it('keeps a push made meanwhile, and lets Git win a field it changed itself', async () => {
