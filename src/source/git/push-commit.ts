@@ -11,8 +11,9 @@
  * Asked to stop (the job's signal: Ctrl-C, a function's deadline, `serve`
  * stopping), the request under way is cancelled by the remote's client and
  * nothing more is sent: the call fails with the signal's InterruptedError.
- * A push whose answer was cut off may still have moved the branch; the
- * write-back's retry then finds Git holding the change already.
+ * A push whose answer was cut off may still have moved the branch; a later
+ * write-back (the job's retry, the next drift check) then finds Git holding
+ * the change already.
  */
 import * as fs from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
