@@ -3,7 +3,7 @@
  * named by sha (prefix) — prune to it and pin the track there. Reads only the
  * artifact store and the cluster: it works while the Git host is down.
  */
-import { failedToRun } from './failed-to-run.ts';
+import { runOnTrack } from './run-on-track.ts';
 import type { Track } from '../config/types.ts';
 import type { SyncResult } from '../sync/apply-revision.ts';
 import { resolveRollbackTarget, rollbackTrack, type RollbackTarget } from '../sync/rollback.ts';
@@ -22,35 +22,20 @@ export function rollbackTarget(line: Pick<CommandLine, 'revision' | 'previous'>)
   return line.previous ? { previous: true } : { revision: line.revision ?? '' };
 }
 
-async function rollbackOne(
+function rollbackOne(
   ctx: LocalContext,
   track: Track,
   revision: string,
   output: Output,
   signal: AbortSignal | undefined,
 ): Promise<SyncResult> {
-  const progress = output.progress(`${track.name}: rolling back`);
-  try {
-    const cluster = await ctx.cluster(track);
-    return await rollbackTrack(
+  return runOnTrack(ctx, track, output, { label: 'rolling back', revision, signal }, async (deps) =>
+    rollbackTrack(
       track,
       { type: 'rollback', track: track.name, revision },
-      {
-        cluster,
-        artifacts: ctx.artifacts,
-        state: ctx.state,
-        ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
-        onProgress: (done, total) => progress.update(done, total),
-        ...(signal === undefined ? {} : { signal }),
-      },
-    );
-  } catch (error) {
-    // The rollback could not run or record its result (cluster or store unreachable,
-    // another job holds the track): report it as failed, in the same shape as a sync.
-    return failedToRun(ctx.state, track, revision, error);
-  } finally {
-    progress.end();
-  }
+      { ...deps, cluster: await ctx.cluster(track) },
+    ),
+  );
 }
 
 /** The text report of a rollback: where the track is pinned now, then the changeset. */

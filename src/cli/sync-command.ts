@@ -1,6 +1,6 @@
 /** `driftless sync`: every track in dependency order, or one, with trigger `manual`. */
 import { discoverSources } from './discover-sources.ts';
-import { failedToRun } from './failed-to-run.ts';
+import { runOnTrack } from './run-on-track.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
 import { UsageError } from '../errors.ts';
@@ -26,36 +26,27 @@ export function syncJson(result: SyncResult) {
   };
 }
 
-async function syncOne(
+function syncOne(
   ctx: LocalContext,
   track: Track,
   revision: string | undefined,
   output: Output,
   signal: AbortSignal | undefined,
 ): Promise<SyncResult> {
-  const progress = output.progress(`${track.name}: applying`);
-  try {
-    const [cluster, source] = await Promise.all([ctx.cluster(track), ctx.source()]);
-    return await syncTrack(
-      track,
-      { ...(revision === undefined ? {} : { revision }), trigger: 'manual' },
-      {
-        cluster,
-        source,
-        artifacts: ctx.artifacts,
-        state: ctx.state,
-        ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
-        onProgress: (done, total) => progress.update(done, total),
-        ...(signal === undefined ? {} : { signal }),
-      },
-    );
-  } catch (error) {
-    // The sync could not run or record its result (cluster or store unreachable):
-    // report the track as failed and go on, so one bad cluster does not hide the rest.
-    return failedToRun(ctx.state, track, null, error);
-  } finally {
-    progress.end();
-  }
+  return runOnTrack(
+    ctx,
+    track,
+    output,
+    { label: 'applying', revision: null, signal },
+    async (deps) => {
+      const [cluster, source] = await Promise.all([ctx.cluster(track), ctx.source()]);
+      return syncTrack(
+        track,
+        { ...(revision === undefined ? {} : { revision }), trigger: 'manual' },
+        { ...deps, cluster, source },
+      );
+    },
+  );
 }
 
 /** The text report of one track's sync. */
