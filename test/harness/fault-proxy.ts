@@ -18,6 +18,13 @@ export type ProxyFault = 'none' | 'status500' | 'hang' | 'closeMidPack' | 'stall
 export interface FaultProxyOptions {
   /** How long `stall` keeps a pack request silent; default 6 s. */
   readonly stallMs?: number;
+  /**
+   * Forward the client's `Host` header as it is, for a server that checks a signature over it
+   * (S3's SigV4 signs the host the client sent to). By default it is the target's.
+   */
+  readonly keepHost?: boolean;
+  /** The requests the fault is injected into; the others are forwarded. Default: every one. */
+  readonly affects?: (req: IncomingMessage) => boolean;
 }
 
 export interface FaultProxy {
@@ -29,6 +36,8 @@ export interface FaultProxy {
   readonly injected: number;
   /** Client connections open now (a hung request's stays open until its client gives up). */
   readonly connections: number;
+  /** Hung requests whose client connection is still open. */
+  readonly hanging: number;
   /** Closes the proxy and every connection it holds (hung ones included). */
   stop(): Promise<void>;
 }
@@ -49,6 +58,7 @@ export async function startFaultProxy(
   const origin = new URL(target);
   let fault: ProxyFault = 'none';
   let injected = 0;
+  let hanging = 0;
   const sockets = new Set<Socket>();
 
   const forward = (req: IncomingMessage, res: ServerResponse, cutPack: boolean): void => {
@@ -58,7 +68,7 @@ export async function startFaultProxy(
         port: origin.port,
         method: req.method,
         path: req.url,
-        headers: { ...req.headers, host: origin.host },
+        headers: options.keepHost ? req.headers : { ...req.headers, host: origin.host },
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
@@ -86,7 +96,7 @@ export async function startFaultProxy(
   };
 
   const server = createServer((req, res) => {
-    const current = fault;
+    const current = (options.affects?.(req) ?? true) ? fault : 'none';
     if (current === 'status500') {
       injected++;
       req.resume();
@@ -95,6 +105,8 @@ export async function startFaultProxy(
     }
     if (current === 'hang') {
       injected++;
+      hanging++;
+      req.socket.once('close', () => hanging--);
       // Read the request, answer nothing; stop() closes the socket.
       req.resume();
       return;
@@ -127,6 +139,9 @@ export async function startFaultProxy(
     },
     get connections() {
       return sockets.size;
+    },
+    get hanging() {
+      return hanging;
     },
     stop: () =>
       new Promise<void>((resolve) => {

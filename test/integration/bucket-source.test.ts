@@ -184,4 +184,52 @@ describe('bucket tracks on MinIO', () => {
       }
     },
   );
+
+  it(
+    'cancels the object reads under way when the call is asked to stop',
+    // A regression fails here instead of hanging the run.
+    { timeout: 60_000 },
+    async () => {
+      // Prepare: the proxy passes listings (signed for its own host) and hangs object reads.
+      const proxy = await startFaultProxy(minio.endpoint, {
+        keepHost: true,
+        affects: (req) => !(req.url ?? '').includes('list-type='),
+      });
+      try {
+        await put('reads/a.yaml', configMap('a', 'read'));
+        const [track] = parseConfig(
+          [
+            'tracks:',
+            '  - name: hung-reads',
+            `    bucket: {name: ${bucket}, prefix: reads/, endpoint: "${proxy.url}", region: us-east-1}`,
+            '    auth: {type: s3, secret: env:BUCKET_CREDS}',
+          ].join('\n'),
+          'driftless.yaml',
+        ).tracks;
+        proxy.setFault('hang');
+        const { revision } = await deps.source.resolve(track!);
+        const controller = new AbortController();
+        const reading = deps.source.readFiles(track!, revision, 'manifests', {
+          signal: controller.signal,
+        });
+        reading.catch(() => undefined);
+        const reachedEndpoint = await eventually(async () => proxy.hanging === 1, 10_000, 20);
+
+        // Act
+        controller.abort(new InterruptedError('interrupted by SIGINT'));
+
+        // Assess: the hung read's connection is let go, and the call fails with the interruption.
+        const letGo = await eventually(async () => proxy.hanging === 0, 10_000, 20);
+        assert.ok(reachedEndpoint, 'the object read reached the endpoint');
+        assert.ok(letGo, `hung requests still open: ${proxy.hanging}`);
+        await assert.rejects(reading, (error) => {
+          assert.ok(error instanceof InterruptedError, String(error));
+          assert.equal(error.message, 'interrupted by SIGINT');
+          return true;
+        });
+      } finally {
+        await proxy.stop();
+      }
+    },
+  );
 });
