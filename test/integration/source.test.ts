@@ -36,6 +36,7 @@ import {
   type GitRepository,
   type GitServer,
 } from '../harness/git-server.ts';
+import { assertInterrupted } from '../harness/interrupted.ts';
 
 const CREDENTIALS_REF: SecretRef = { scheme: 'env', name: 'GIT_CREDENTIALS' };
 
@@ -310,11 +311,7 @@ describe('the Git source over HTTP', () => {
         const closed = await eventually(async () => proxy.connections === 0, 10_000, 20);
         assert.ok(reachedHost, "the push's first request reached the host");
         assert.ok(closed, `connections still open: ${proxy.connections}`);
-        await assert.rejects(pushing, (error) => {
-          assert.ok(error instanceof InterruptedError, String(error));
-          assert.equal(error.message, 'interrupted by SIGINT');
-          return true;
-        });
+        await assertInterrupted(pushing);
         const head = await runGit(['--git-dir', repository.bareDir, 'rev-parse', 'main']);
         assert.equal(head.trim(), before);
       } finally {

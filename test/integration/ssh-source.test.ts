@@ -23,6 +23,7 @@ import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts'
 import { sshKey, startSshd, type SshKey, type SshServer } from '../harness/sshd.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 import { commitAfter, driftAndWriteBack } from '../harness/write-back.ts';
+import { assertInterrupted } from '../harness/interrupted.ts';
 
 const configMap = (value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: "${value}"}\n`;
@@ -291,11 +292,7 @@ describe('Git over SSH', () => {
         const closed = await eventually(async () => proxy.connections === 0, 10_000, 20);
         assert.ok(requested, 'the push sent its first bytes');
         assert.ok(closed, `connections still open: ${proxy.connections}`);
-        await assert.rejects(pushing, (error) => {
-          assert.ok(error instanceof InterruptedError, String(error));
-          assert.equal(error.message, 'interrupted by SIGINT');
-          return true;
-        });
+        await assertInterrupted(pushing);
         const main = await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main']);
         assert.equal(main.trim(), head);
       },

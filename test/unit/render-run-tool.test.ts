@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { RendererFailedError, RendererLimitError } from '../../src/render/index.ts';
 import { runTool, type ToolRun } from '../../src/render/run-tool.ts';
 import { InterruptedError } from '../../src/errors.ts';
+import { assertInterrupted } from '../harness/interrupted.ts';
 
 const shell = (script: string, overrides: Partial<ToolRun> = {}): ToolRun => ({
   tool: 'kustomize build app',
@@ -49,11 +50,7 @@ describe('runTool', () => {
     setTimeout(() => controller.abort(new InterruptedError('interrupted by SIGINT')), 200);
 
     // Assess
-    await assert.rejects(run, (error: unknown) => {
-      assert.ok(error instanceof InterruptedError);
-      assert.equal(error.message, 'interrupted by SIGINT');
-      return true;
-    });
+    await assertInterrupted(run);
     await assert.rejects(
       runTool(shell('echo never', { signal: controller.signal })),
       InterruptedError,

@@ -20,6 +20,7 @@ import { deleteTrack } from '../../src/sync/lifecycle.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+import { assertInterrupted } from '../harness/interrupted.ts';
 
 const REVISION = '1'.repeat(40);
 const NAMES = Array.from({ length: 20 }, (_, i) => `cm-${String(i + 1).padStart(2, '0')}`);
@@ -192,11 +193,7 @@ describe('a sync asked to stop', () => {
     );
 
     // Assess
-    await assert.rejects(attempt, (error) => {
-      assert.ok(error instanceof InterruptedError);
-      assert.equal(error.message, 'interrupted by SIGINT');
-      return true;
-    });
+    await assertInterrupted(attempt);
     assert.equal(cluster.objects.size, 0);
     assert.equal((await readTrackState(store, track.name)).applyLease ?? null, null);
   });
@@ -294,11 +291,7 @@ describe('a sync asked to stop', () => {
         );
 
         // Assess: stopped, not failed: no condition, no history, nothing leased or applied.
-        await assert.rejects(attempt, (error) => {
-          assert.ok(error instanceof InterruptedError);
-          assert.equal(error.message, 'interrupted by SIGINT');
-          return true;
-        });
+        await assertInterrupted(attempt);
         const state = await readTrackState(store, track.name);
         assert.deepEqual(state.conditions, []);
         assert.deepEqual(await store.listHistory(track.name), []);

@@ -17,6 +17,7 @@ import { FsStore } from '../../src/store/fs-store.ts';
 import type { WriteBackJob } from '../../src/sync/jobs.ts';
 import { executeFetchJob } from '../../src/sync/execute-job.ts';
 import { writeBackTrack } from '../../src/sync/write-back.ts';
+import { assertInterrupted } from '../harness/interrupted.ts';
 
 const REVISION = '2'.repeat(40);
 
@@ -90,11 +91,7 @@ describe('a write-back asked to stop', () => {
     const attempt = writeBackTrack(track, job, { source, state: store, signal: controller.signal });
 
     // Assess
-    await assert.rejects(attempt, (error) => {
-      assert.ok(error instanceof InterruptedError);
-      assert.equal(error.message, 'interrupted by SIGINT');
-      return true;
-    });
+    await assertInterrupted(attempt);
     assert.equal(calls[0]?.signal, controller.signal);
     assert.deepEqual(await store.listHistory('ops'), []);
   });
