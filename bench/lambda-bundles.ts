@@ -1,22 +1,20 @@
 /**
  * Each Lambda function as serverless.yml's esbuild settings bundle it
- * (bundle, minify, ESM, node22, module-first main fields, the createRequire
- * banner): its size, and its module init time — importing the bundle in a
+ * (read from the file: bundle, minify, ESM, node22, module-first main
+ * fields, the banner, the shared plugins): its size, and its module init time — importing the bundle in a
  * fresh `node` process, which is what a Lambda cold start's init phase runs.
  * And the size of fetch's `renderers` layer (kustomize and helm).
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { deflateRawSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
-import esbuildPlugins from '../infra/esbuild/plugins.cjs';
+import { lambdaBuildOptions, lambdaEntryPoints } from '../test/harness/lambda-build.ts';
 import { REPO_ROOT, runBuildScript } from '../test/harness/testbin.ts';
 import { runCommand } from './lib/command.ts';
 import type { BenchContext } from './lib/context.ts';
 import type { Benchmark, Measurement } from './lib/types.ts';
-
-const HANDLERS_DIR = join(REPO_ROOT, 'handlers');
 
 /** Prints how long importing the module at argv[1] took, in ms. */
 const IMPORT_PROBE =
@@ -81,29 +79,16 @@ export const lambdaBundles: Benchmark = {
   name: 'lambda-bundles',
   title: "Each Lambda function's bundle size and module init time",
   async run(ctx: BenchContext): Promise<Measurement[]> {
-    const entries = (await readdir(HANDLERS_DIR).catch(() => [] as string[]))
-      .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
-      .sort();
-    if (entries.length === 0) throw new Error(`no handlers in ${HANDLERS_DIR} yet`);
+    const entries = await lambdaEntryPoints();
     const outDir = await ctx.scratch('lambda-bundles');
+    const options = await lambdaBuildOptions();
     const rows: Measurement[] = [];
-    for (const entry of entries) {
-      const name = basename(entry, '.ts');
+    for (const [name, entry] of entries) {
       const outfile = join(outDir, `${name}.mjs`);
       const result = await build({
-        entryPoints: [join(HANDLERS_DIR, entry)],
+        ...options,
+        entryPoints: [entry],
         outfile,
-        bundle: true,
-        minify: true,
-        sourcemap: false,
-        format: 'esm',
-        platform: 'node',
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        banner: {
-          js: "import { createRequire as __driftlessRequire } from 'node:module'; const require = __driftlessRequire(import.meta.url);",
-        },
-        plugins: esbuildPlugins,
         metafile: true,
         logLevel: 'silent',
       });

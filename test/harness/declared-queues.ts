@@ -6,18 +6,13 @@
  * retention, redrive policy (dead-letter queue and maxReceiveCount), and each
  * trigger's batch size, response type and maximum concurrency.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   type QueueAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { parse } from 'yaml';
-import { REPO_ROOT } from './testbin.ts';
-
-const SERVERLESS_YML = join(REPO_ROOT, 'serverless.yml');
+import { readServerlessYml } from './serverless-yml.ts';
 
 /** One `AWS::SQS::Queue` resource: its logical id, name and properties as declared. */
 export interface DeclaredQueue {
@@ -57,15 +52,6 @@ export interface CreatedQueue {
   readonly attributes: Readonly<Record<string, string>>;
 }
 
-type Cfn = { Ref: string } | { 'Fn::GetAtt': string[] } | { 'Fn::Sub': string };
-
-/** The CloudFormation short forms serverless.yml uses for queues; other tags load as plain values. */
-const CFN_TAGS = [
-  { tag: '!Ref', resolve: (value: string): Cfn => ({ Ref: value }) },
-  { tag: '!GetAtt', resolve: (value: string): Cfn => ({ 'Fn::GetAtt': value.split('.') }) },
-  { tag: '!Sub', resolve: (value: string): Cfn => ({ 'Fn::Sub': value }) },
-];
-
 interface ServerlessYml {
   service: string;
   params?: { default?: Record<string, unknown> };
@@ -92,10 +78,7 @@ function resolveVariables(text: string, yml: ServerlessYml, stage: string): stri
 
 /** Reads the queues and SQS triggers of serverless.yml for `stage`. */
 export async function readDeclaredQueues(stage: string): Promise<DeclaredQueues> {
-  const yml = parse(await readFile(SERVERLESS_YML, 'utf8'), {
-    customTags: CFN_TAGS,
-    logLevel: 'error',
-  }) as ServerlessYml;
+  const yml = await readServerlessYml<ServerlessYml>();
   const queues: DeclaredQueue[] = [];
   for (const block of yml.resources) {
     if (typeof block === 'string') continue;

@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { build } from 'esbuild';
 import { parseConfig } from '../../src/config/index.ts';
 import { InterruptedError } from '../../src/errors.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
@@ -24,6 +26,8 @@ import { sshKey, startSshd, type SshKey, type SshServer } from '../harness/sshd.
 import { TrackFixture } from '../harness/track-fixture.ts';
 import { commitAfter, driftAndWriteBack } from '../harness/write-back.ts';
 import { assertInterrupted } from '../harness/interrupted.ts';
+import { lambdaBuildOptions } from '../harness/lambda-build.ts';
+import { REPO_ROOT } from '../harness/testbin.ts';
 
 const configMap = (value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: "${value}"}\n`;
@@ -116,6 +120,34 @@ describe('Git over SSH', () => {
       assert.equal(again.revision, next);
       assert.equal(await fixture.configMapValue(ns, 'settings'), `${label}-2`);
     }
+  });
+
+  it('fetches over SSH with the Git source as the fetch function bundles it (ESM, serverless.yml’s esbuild settings)', async (t) => {
+    // Prepare: the source built the way serverless package builds the fetch function.
+    const dir = await mkdtemp(join(tmpdir(), 'driftless-ssh-bundle-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const outfile = join(dir, 'track-source.mjs');
+    await build({
+      ...(await lambdaBuildOptions()),
+      entryPoints: [join(REPO_ROOT, 'src/source/track-source.ts')],
+      outfile,
+      logLevel: 'silent',
+    });
+    const bundled = (await import(pathToFileURL(outfile).href)) as {
+      createTrackSource: typeof createTrackSource;
+    };
+    const source = bundled.createTrackSource({ cacheDir: join(dir, 'cache'), readSecret });
+    const sha = await pushFiles(repo, { 'settings.yaml': configMap('bundled') });
+    const { track } = await sshTrack('bundled', keys.ed25519);
+
+    // Act
+    const resolved = await source.resolve(track);
+    const files = await source.readFiles(track, resolved.revision);
+
+    // Assess
+    assert.equal(resolved.revision, sha);
+    const settings = files.find((file) => file.path === 'settings.yaml');
+    assert.match(Buffer.from(settings?.content ?? []).toString('utf8'), /value: "bundled"/);
   });
 
   it('refuses a wrong key, a wrong passphrase, an unknown host and a changed host key, naming the host, applying nothing', async () => {

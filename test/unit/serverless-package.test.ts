@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { load, dump } from 'js-yaml';
 import { parseJob } from '../../src/aws/parse-job.ts';
 import { packageService } from '../harness/serverless-package.ts';
+import { lambdaBuildOptions } from '../harness/lambda-build.ts';
 
 const run = promisify(execFile);
 
@@ -223,6 +224,9 @@ describe('serverless package', () => {
     // Prepare
     const sizes: string[] = [];
     const ui = await webFiles();
+    // What gives the ESM bundle the require, __dirname and __filename its CommonJS libraries use.
+    const banner = (await lambdaBuildOptions()).banner?.js ?? '';
+    assert.match(banner, /const __dirname = /);
 
     for (const fn of FUNCTIONS) {
       // Act
@@ -243,6 +247,7 @@ describe('serverless package', () => {
         `${fn}: bundle and config only`,
       );
       assert.match(files.get(CONFIG)?.toString('utf8') ?? '', /tracks:/);
+      assert.ok(bundle.startsWith(banner), `${fn}: begins with serverless.yml's banner`);
       // Only apply reaches a cluster: the kubeconfig reader and EKS tokens only in its bundle.
       assert.equal(
         bundle.includes('KUBERNETES_EXEC_INFO'),
