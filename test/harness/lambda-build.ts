@@ -8,7 +8,8 @@
 import { readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
-import type { BuildOptions, Plugin } from 'esbuild';
+import { pathToFileURL } from 'node:url';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { readServerlessYml } from './serverless-yml.ts';
 import { REPO_ROOT } from './testbin.ts';
 
@@ -66,4 +67,20 @@ export async function lambdaEntryPoints(): Promise<Map<string, string>> {
   const dir = join(REPO_ROOT, 'handlers');
   const files = (await readdir(dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
   return new Map(files.sort().map((file) => [basename(file, '.ts'), join(dir, file)]));
+}
+
+/**
+ * `entry` (a path in the repository) bundled into `dir` the way the functions
+ * are, and imported: a test runs a library as a deployed function runs it
+ * (an ES module, with only what the banner gives it of CommonJS).
+ */
+export async function importAsBundled<T>(entry: string, dir: string): Promise<T> {
+  const outfile = join(dir, `${basename(entry).replace(/\.[^.]+$/, '')}.mjs`);
+  await build({
+    ...(await lambdaBuildOptions()),
+    entryPoints: [join(REPO_ROOT, entry)],
+    outfile,
+    logLevel: 'silent',
+  });
+  return (await import(pathToFileURL(outfile).href)) as T;
 }

@@ -9,9 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { build } from 'esbuild';
 import { parseConfig } from '../../src/config/index.ts';
 import { InterruptedError } from '../../src/errors.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
@@ -26,8 +24,7 @@ import { sshKey, startSshd, type SshKey, type SshServer } from '../harness/sshd.
 import { TrackFixture } from '../harness/track-fixture.ts';
 import { commitAfter, driftAndWriteBack } from '../harness/write-back.ts';
 import { assertInterrupted } from '../harness/interrupted.ts';
-import { lambdaBuildOptions } from '../harness/lambda-build.ts';
-import { REPO_ROOT } from '../harness/testbin.ts';
+import { importAsBundled } from '../harness/lambda-build.ts';
 
 const configMap = (value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: "${value}"}\n`;
@@ -126,16 +123,10 @@ describe('Git over SSH', () => {
     // Prepare: the source built the way serverless package builds the fetch function.
     const dir = await mkdtemp(join(tmpdir(), 'driftless-ssh-bundle-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
-    const outfile = join(dir, 'track-source.mjs');
-    await build({
-      ...(await lambdaBuildOptions()),
-      entryPoints: [join(REPO_ROOT, 'src/source/track-source.ts')],
-      outfile,
-      logLevel: 'silent',
-    });
-    const bundled = (await import(pathToFileURL(outfile).href)) as {
-      createTrackSource: typeof createTrackSource;
-    };
+    const bundled = await importAsBundled<{ createTrackSource: typeof createTrackSource }>(
+      'src/source/track-source.ts',
+      dir,
+    );
     const source = bundled.createTrackSource({ cacheDir: join(dir, 'cache'), readSecret });
     const sha = await pushFiles(repo, { 'settings.yaml': configMap('bundled') });
     const { track } = await sshTrack('bundled', keys.ed25519);

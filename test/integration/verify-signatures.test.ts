@@ -19,6 +19,8 @@ import { pushFiles, runGit } from '../harness/git-server.ts';
 import { gpgSigningKey, sshSigningKey, type SigningKey } from '../harness/signing.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 import { createGitSource } from '../../src/source/git/index.ts';
+import type { createTrackSource } from '../../src/source/track-source.ts';
+import { importAsBundled } from '../harness/lambda-build.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +36,7 @@ describe('signed commits', () => {
   let ssh: { ed25519: SigningKey; ecdsa: SigningKey; rsa: SigningKey };
   let stranger: SigningKey;
   let strangerSsh: SigningKey;
+  let readSecret: (ref: SecretRef) => Promise<string>;
 
   before(async () => {
     [gpg, stranger] = await Promise.all([gpgSigningKey('Trusted Dev'), gpgSigningKey('Stranger')]);
@@ -51,7 +54,7 @@ describe('signed commits', () => {
       [gpg.publicKey, ed25519.publicKey, ecdsa.publicKey, rsa.publicKey].join('\n'),
     );
     await fixture.start();
-    const readSecret = async (ref: SecretRef): Promise<string> => {
+    readSecret = async (ref: SecretRef): Promise<string> => {
       if (ref.scheme === 'env' && keys.has(ref.name)) return keys.get(ref.name)!;
       if (ref.scheme === 'env' && ref.name === 'TEST_GIT_CREDENTIALS') {
         return `${fixture.git.username}:${fixture.git.password}`;
@@ -161,6 +164,37 @@ describe('signed commits', () => {
       assert.equal(state.appliedRevision, good, `${bad.name}: the last good revision stays`);
       assert.equal(await deps.artifacts.has(track.name, sha), false, `${bad.name}: nothing stored`);
       assert.equal(await fixture.configMapValue(ns, 'settings'), 'good', bad.name);
+    }
+  });
+
+  it('verifies OpenPGP and SSH signatures with the Git source as the fetch function bundles it', async (t) => {
+    // Prepare: the source built the way serverless package builds the fetch function (openpgp
+    // and the SSH signature check as an ES module).
+    const dir = await mkdtemp(join(tmpdir(), 'driftless-verify-bundle-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const bundled = await importAsBundled<{ createTrackSource: typeof createTrackSource }>(
+      'src/source/track-source.ts',
+      dir,
+    );
+    const source = bundled.createTrackSource({ cacheDir: join(dir, 'cache'), readSecret });
+    const { track, repo } = await fixture.newTrack('bundled', 'verify: {keys: [env:SIGNING_KEYS]}');
+
+    for (const [label, key, signer] of [
+      ['gpg', gpg, gpg.signer],
+      ['ssh ed25519', ssh.ed25519, ssh.ed25519.signer],
+      ['another OpenPGP key', stranger, undefined],
+    ] as const) {
+      const sha = await pushFiles(repo, { 'settings.yaml': configMap(label) }, key);
+
+      // Act
+      const verified = source.verifyCommit!(track, sha);
+
+      // Assess
+      if (signer === undefined) {
+        await assert.rejects(verified, /which is not one of verify.keys$/, label);
+      } else {
+        assert.match((await verified) ?? '', new RegExp(signer.replace(/[+/]/g, '\\$&')), label);
+      }
     }
   });
 
