@@ -5,11 +5,15 @@
  * without the keys serverless-esbuild keeps for itself, and with the plugins
  * module it names loaded.
  */
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { TestContext } from 'node:test';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
+import type { GitSource } from '../../src/source/ports.ts';
+import type { TrackSourceOptions } from '../../src/source/track-source.ts';
 import { readServerlessYml } from './serverless-yml.ts';
 import { REPO_ROOT } from './testbin.ts';
 
@@ -83,4 +87,20 @@ export async function importAsBundled<T>(entry: string, dir: string): Promise<T>
     logLevel: 'silent',
   });
   return (await import(pathToFileURL(outfile).href)) as T;
+}
+
+/**
+ * The source of every track as the fetch function bundles it, built into a
+ * folder of the test's own (removed after it), which also holds its Git cache.
+ */
+export async function trackSourceAsBundled(
+  t: TestContext,
+  readSecret: TrackSourceOptions['readSecret'],
+): Promise<GitSource> {
+  const dir = await mkdtemp(join(tmpdir(), 'driftless-bundled-source-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const { createTrackSource } = await importAsBundled<{
+    createTrackSource: (options: TrackSourceOptions) => GitSource;
+  }>('src/source/track-source.ts', dir);
+  return createTrackSource({ cacheDir: join(dir, 'cache'), readSecret });
 }

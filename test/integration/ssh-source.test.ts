@@ -24,7 +24,7 @@ import { sshKey, startSshd, type SshKey, type SshServer } from '../harness/sshd.
 import { TrackFixture } from '../harness/track-fixture.ts';
 import { commitAfter, driftAndWriteBack } from '../harness/write-back.ts';
 import { assertInterrupted } from '../harness/interrupted.ts';
-import { importAsBundled } from '../harness/lambda-build.ts';
+import { trackSourceAsBundled } from '../harness/lambda-build.ts';
 
 const configMap = (value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: "${value}"}\n`;
@@ -121,13 +121,7 @@ describe('Git over SSH', () => {
 
   it('fetches over SSH with the Git source as the fetch function bundles it (ESM, serverless.yml’s esbuild settings)', async (t) => {
     // Prepare: the source built the way serverless package builds the fetch function.
-    const dir = await mkdtemp(join(tmpdir(), 'driftless-ssh-bundle-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const bundled = await importAsBundled<{ createTrackSource: typeof createTrackSource }>(
-      'src/source/track-source.ts',
-      dir,
-    );
-    const source = bundled.createTrackSource({ cacheDir: join(dir, 'cache'), readSecret });
+    const source = await trackSourceAsBundled(t, readSecret);
     const sha = await pushFiles(repo, { 'settings.yaml': configMap('bundled') });
     const { track } = await sshTrack('bundled', keys.ed25519);
 

@@ -19,8 +19,7 @@ import { pushFiles, runGit } from '../harness/git-server.ts';
 import { gpgSigningKey, sshSigningKey, type SigningKey } from '../harness/signing.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
 import { createGitSource } from '../../src/source/git/index.ts';
-import type { createTrackSource } from '../../src/source/track-source.ts';
-import { importAsBundled } from '../harness/lambda-build.ts';
+import { trackSourceAsBundled } from '../harness/lambda-build.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,13 +169,7 @@ describe('signed commits', () => {
   it('verifies OpenPGP and SSH signatures with the Git source as the fetch function bundles it', async (t) => {
     // Prepare: the source built the way serverless package builds the fetch function (openpgp
     // and the SSH signature check as an ES module).
-    const dir = await mkdtemp(join(tmpdir(), 'driftless-verify-bundle-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const bundled = await importAsBundled<{ createTrackSource: typeof createTrackSource }>(
-      'src/source/track-source.ts',
-      dir,
-    );
-    const source = bundled.createTrackSource({ cacheDir: join(dir, 'cache'), readSecret });
+    const source = await trackSourceAsBundled(t, readSecret);
     const { track, repo } = await fixture.newTrack('bundled', 'verify: {keys: [env:SIGNING_KEYS]}');
 
     for (const [label, key, signer] of [
