@@ -91,6 +91,7 @@ const JOB = z.discriminatedUnion('type', [
         message: z.string(),
         subjects: z.array(z.string()),
         time: z.string(),
+        subjectsOmitted: z.optional(z.int().check(z.nonnegative())),
       }),
     ),
     receivers: z.array(nonEmpty),

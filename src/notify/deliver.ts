@@ -20,7 +20,7 @@ import {
   commitStatusTarget,
   type HttpRequest,
 } from './commit-status.ts';
-import type { NotificationEvent } from './events.ts';
+import { boundedEvent, type NotificationEvent } from './events.ts';
 
 /** One try's limit. */
 export const ATTEMPT_TIMEOUT_MS = 3_000;
@@ -118,7 +118,7 @@ export function notifier(receivers: readonly Notification[], options: NotifierOp
         ? undefined
         : forward(
             track,
-            forwarded,
+            forwarded.map((event) => boundedEvent(event)),
             elsewhere.map((r) => r.name),
           ).catch((error: unknown) => {
             for (const receiver of elsewhere) {
@@ -142,7 +142,7 @@ export async function deliver(
     receivers.flatMap((receiver) =>
       events
         .filter((event) => wants(receiver, event))
-        .map((event) => deliverOne(receiver, track, event, deps)),
+        .map((event) => deliverOne(receiver, track, boundedEvent(event), deps)),
     ),
   );
 }
@@ -225,14 +225,22 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * The subjects a chat message lists; the rest are counted (`… and 480 more`).
+ * People read the first few, and Teams refuses a message over ~28 KB.
+ */
+export const CHAT_SUBJECTS = 20;
+
 /** The body each chat or webhook receiver expects. */
 export function payloadFor(
   type: 'slack' | 'msteams' | 'webhook',
   event: NotificationEvent,
 ): unknown {
   const revision = event.revision === null ? '' : ` at ${event.revision.slice(0, 12)}`;
-  const subjects =
-    event.subjects.length === 0 ? '' : `\n${event.subjects.map((s) => `• ${s}`).join('\n')}`;
+  const shown = event.subjects.slice(0, CHAT_SUBJECTS);
+  const more = event.subjects.length - shown.length + (event.subjectsOmitted ?? 0);
+  const lines = [...shown.map((s) => `• ${s}`), ...(more > 0 ? [`… and ${more} more`] : [])];
+  const subjects = lines.length === 0 ? '' : `\n${lines.join('\n')}`;
   const text = `${event.track}: ${event.event}${revision}: ${event.message}${subjects}`;
   switch (type) {
     case 'webhook':

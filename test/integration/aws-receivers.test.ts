@@ -144,6 +144,62 @@ describe('SNS and EventBridge receivers (moto server)', () => {
     assert.deepEqual(routed.detail, EVENT);
   });
 
+  it('tells a drift of 10,000 objects on a topic and a bus, within their 256 KiB limits', async () => {
+    // Prepare
+    const sns = new SNSClient({});
+    const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'driftless-drift' }));
+    const subscriber = await queue('sns-drift-subscriber');
+    await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: subscriber.arn }));
+    const events = new EventBridgeClient({});
+    const target = await queue('bus-drift-target');
+    await events.send(
+      new PutRuleCommand({
+        Name: 'driftless-drift',
+        EventPattern: JSON.stringify({ source: ['driftless'], 'detail-type': ['Track drifted'] }),
+      }),
+    );
+    await events.send(
+      new PutTargetsCommand({ Rule: 'driftless-drift', Targets: [{ Id: 'q', Arn: target.arn }] }),
+    );
+    const subjects = Array.from(
+      { length: 10_000 },
+      (_, i) => `Deployment/team-${i % 40}/service-${String(i).padStart(5, '0')}`,
+    );
+    const drifted: NotificationEvent = {
+      ...EVENT,
+      event: 'drifted',
+      result: 'drifted',
+      message: 'changed in the cluster',
+      subjects,
+    };
+    const failures: string[] = [];
+    const receivers = parseConfig(
+      `notifications: [{name: deploys, type: sns, topicArn: "${TopicArn}"}, {name: bus, type: eventbridge}]`,
+      'driftless.yaml',
+    ).notifications;
+
+    // Act
+    await deliver(receivers, TRACK, [drifted], {
+      readSecret: () => assert.fail('no secret'),
+      onFailure: (name, _event, error) => failures.push(`${name}: ${error}`),
+    });
+
+    // Assess
+    assert.deepEqual(failures, []);
+    const [envelope] = await received(subscriber.url);
+    const [routed] = await received(target.url);
+    const told = [
+      JSON.parse((JSON.parse(envelope!) as { Message: string }).Message),
+      (JSON.parse(routed!) as { detail: unknown }).detail,
+    ] as NotificationEvent[];
+    for (const event of told) {
+      assert.equal(event.event, 'drifted');
+      assert.ok(event.subjects.length > 500, `${event.subjects.length} subjects kept`);
+      assert.deepEqual(event.subjects, subjects.slice(0, event.subjects.length));
+      assert.equal(event.subjectsOmitted, subjects.length - event.subjects.length);
+    }
+  });
+
   it('reports a topic that does not exist, and does not throw', async () => {
     const failures: string[] = [];
     const receivers = parseConfig(

@@ -189,6 +189,17 @@ describe('parseJob', () => {
             subjects: [],
             time: '2026-01-02T03:04:05.000Z',
           },
+          {
+            track: 'web',
+            event: 'drifted',
+            revision: SHA,
+            result: 'drifted',
+            message: 'changed in the cluster',
+            subjects: ['ConfigMap/apps/a'],
+            time: '2026-01-02T03:04:05.000Z',
+            // A bounded event (notify/events.ts): the subjects that did not fit, counted.
+            subjectsOmitted: 4_999,
+          },
         ],
         receivers: ['status-back'],
       },

@@ -14,8 +14,13 @@ import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Notification } from '../../src/config/types.ts';
-import { deliver, wants, type NotifiedTrack } from '../../src/notify/deliver.ts';
-import type { NotificationEvent } from '../../src/notify/events.ts';
+import { CHAT_SUBJECTS, deliver, wants, type NotifiedTrack } from '../../src/notify/deliver.ts';
+import {
+  boundedEvent,
+  MAX_EVENT_JSON_BYTES,
+  MAX_EVENT_MESSAGE_CHARS,
+  type NotificationEvent,
+} from '../../src/notify/events.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { eventsOf, newEvents } from '../../src/sync/job-events.ts';
 import { runJob, type JobResult } from '../../src/sync/run-job.ts';
@@ -193,6 +198,77 @@ describe('notification receivers', () => {
     // (deepEqual above narrowed the array's type; it is strings all the same.)
     const reported = String((failures as string[])[0]);
     assert.ok(!reported.includes(MARKER), reported);
+  });
+
+  it('tells a drift of thousands of objects within what each receiver takes, counting what it leaves out', async () => {
+    // Prepare: 5,000 drifted objects (~300 KB of subjects) and a 60 KB first error.
+    const subjects = Array.from(
+      { length: 5_000 },
+      (_, i) => `Deployment/team-${i % 40}/service-${String(i).padStart(5, '0')}`,
+    );
+    const big = event({
+      event: 'drifted',
+      result: 'drifted',
+      message: 'x'.repeat(60_000),
+      subjects,
+    });
+    const teamsReceiver = receiversOf(`notifications:
+  - {name: all-teams, type: msteams, url: env:TEAMS_URL}
+`);
+
+    // Act
+    server.received.length = 0;
+    const failures: string[] = [];
+    await deliver([...receivers, ...teamsReceiver], TRACK, [big], {
+      readSecret,
+      onFailure: (name, _event, error) => failures.push(`${name}: ${error}`),
+    });
+
+    // Assess
+    assert.deepEqual(failures, []);
+    const byPath = (path: string) => server.received.find((r) => r.path.startsWith(path))!;
+    // The generic webhook: the documented JSON, its first subjects, and how many were left out.
+    const generic = byPath('/generic');
+    assert.ok(Buffer.byteLength(generic.body) <= MAX_EVENT_JSON_BYTES, `${generic.body.length}`);
+    const sent = JSON.parse(generic.body) as NotificationEvent;
+    assert.deepEqual(Object.keys(sent), [
+      'track',
+      'event',
+      'revision',
+      'result',
+      'message',
+      'subjects',
+      'time',
+      'subjectsOmitted',
+    ]);
+    assert.ok(sent.subjects.length > 500, `${sent.subjects.length} subjects kept`);
+    assert.deepEqual(sent.subjects, subjects.slice(0, sent.subjects.length));
+    assert.equal(sent.subjectsOmitted, subjects.length - sent.subjects.length);
+    assert.equal(sent.message.length, MAX_EVENT_MESSAGE_CHARS);
+    assert.ok(sent.message.endsWith('…'));
+    // Chat: the first CHAT_SUBJECTS subjects for people, then a count; Teams' ~28 KB limit kept.
+    const card = JSON.parse(byPath('/teams').body) as { text: string };
+    assert.ok(byPath('/teams').body.length < 28_000, `${byPath('/teams').body.length} bytes`);
+    const lines = card.text.split('<br>');
+    assert.deepEqual(lines.slice(1), [
+      ...subjects.slice(0, CHAT_SUBJECTS).map((subject) => `• ${subject}`),
+      `… and ${subjects.length - CHAT_SUBJECTS} more`,
+    ]);
+  });
+
+  it('leaves a small event as it is, and keeps the count when an event is bounded again', () => {
+    const small = event({ event: 'drifted', subjects: ['ConfigMap/apps/a', 'ConfigMap/apps/b'] });
+    assert.equal(boundedEvent(small), small);
+    const subjects = Array.from({ length: 200 }, (_, i) => `ConfigMap/apps/settings-${i}`);
+    const once = boundedEvent(event({ subjects }), 2_000);
+    assert.ok(Buffer.byteLength(JSON.stringify(once)) <= 2_000);
+    assert.equal(once.subjects.length + once.subjectsOmitted!, 200);
+    const twice = boundedEvent({ ...once, subjects: once.subjects.slice(0, 10) }, 1_000);
+    assert.equal(
+      twice.subjects.length + twice.subjectsOmitted!,
+      200 - (once.subjects.length - 10),
+      'subjects left out before are still counted',
+    );
   });
 
   it('refuses unknown receiver types, fields of another type, and malformed AWS targets', () => {
