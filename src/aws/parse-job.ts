@@ -61,6 +61,9 @@ const JOB = z.discriminatedUnion('type', [
         namespace: z.optional(nonEmpty),
         file: nonEmpty,
         line: z.number(),
+        // An object to add to Git (writeBack.include), or a SOPS file encrypted anew.
+        add: z.optional(z.record(z.string(), z.unknown())),
+        replace: z.optional(z.object({ content: z.string(), base: z.string() })),
         fields: z.array(
           z.object({
             path: z.string(),

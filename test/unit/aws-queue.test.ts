@@ -177,6 +177,48 @@ describe('parseJob', () => {
       { type: 'drift', track: 'web', detectOnly: true },
       { type: 'rollback', track: 'web', revision: SHA },
       {
+        type: 'writeBack',
+        track: 'web',
+        revision: SHA,
+        trigger: 'schedule',
+        changes: [
+          {
+            subject: 'ConfigMap/apps/settings',
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            name: 'settings',
+            namespace: 'apps',
+            file: 'settings.yaml',
+            line: 1,
+            fields: [{ path: '/data/mode', value: 'fast', base: 'slow' }],
+          },
+          {
+            subject: 'ConfigMap/apps/added',
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            name: 'added',
+            namespace: 'apps',
+            file: 'added.yaml',
+            line: 1,
+            // writeBack.include: the whole object travels, to be added to Git.
+            add: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'added' } },
+            fields: [],
+          },
+          {
+            subject: 'Secret/apps/token',
+            apiVersion: 'v1',
+            kind: 'Secret',
+            name: 'token',
+            namespace: 'apps',
+            file: 'token.sops.yaml',
+            line: 1,
+            // A SOPS file encrypted anew in apply: ciphertext only.
+            replace: { content: 'data: ENC[AES256_GCM,data:new]', base: 'data: ENC[old]' },
+            fields: [],
+          },
+        ],
+      },
+      {
         type: 'notify',
         track: 'web',
         events: [
@@ -208,8 +250,10 @@ describe('parseJob', () => {
     // Assess
     for (const job of jobs) assert.deepEqual(parseJob(JSON.stringify(job)), job);
     // A commit status is set where the Git token is: notify jobs belong to the fetch queue.
+    assert.deepEqual(parseFetchJob(JSON.stringify(jobs[5])), jobs[5]);
+    assert.throws(() => parseApplyJob(JSON.stringify(jobs[5])), /notify job .* on the apply queue/);
+    // A write-back runs where the Git credentials are, with every change as apply sent it.
     assert.deepEqual(parseFetchJob(JSON.stringify(jobs[4])), jobs[4]);
-    assert.throws(() => parseApplyJob(JSON.stringify(jobs[4])), /notify job .* on the apply queue/);
   });
 
   it('refuses what is not a job, naming the field', () => {
