@@ -45,6 +45,7 @@ const JOB = z.discriminatedUnion('type', [
     type: z.literal('drift'),
     track,
     detectOnly: z.optional(z.boolean()),
+    trigger: z.optional(z.enum(['schedule', 'manual'])),
     tick: z.optional(z.string()),
   }),
   z.object({ type: z.literal('rollback'), track, revision: nonEmpty, by }),

@@ -174,7 +174,7 @@ describe('parseJob', () => {
         resolvedAt: '2026-01-02T03:04:05.000Z',
         trigger: 'manual',
       },
-      { type: 'drift', track: 'web', detectOnly: true },
+      { type: 'drift', track: 'web', detectOnly: true, trigger: 'manual' },
       { type: 'rollback', track: 'web', revision: SHA },
       {
         type: 'writeBack',
