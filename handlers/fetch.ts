@@ -4,7 +4,7 @@
  * Git credentials. Failed messages are reported one by one and end in the
  * fetch DLQ after their retries.
  */
-import { fetchDeps } from '../src/aws/function-deps.ts';
+import { fetchDeps, functionJobBodies } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
 import { functionMetrics } from '../src/aws/function-metrics.ts';
 import { sqsJobHandler } from '../src/aws/job-handler.ts';
@@ -21,6 +21,8 @@ export function createFetchHandler(
     log,
     metrics,
     discover: discoverInFetch,
+    // Write-backs of large objects arrive as a name in the store (sqs-job-queue.ts).
+    jobBodies: () => functionJobBodies(),
   });
 }
 

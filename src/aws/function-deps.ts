@@ -27,7 +27,7 @@ import type { JobDeps } from '../sync/run-job.ts';
 import { knownTracks } from '../sync/published-tracks.ts';
 import { clusterOf } from '../sync/track-named.ts';
 import type { GitSource } from '../source/ports.ts';
-import type { ArtifactStore, StateStore } from '../store/ports.ts';
+import type { ArtifactStore, JobBodyStore, StateStore } from '../store/ports.ts';
 import { createClusterConnector, type ClusterConnector } from './cluster-connector.ts';
 import { packagedWebDir } from './dashboard-http.ts';
 import { logUndelivered, notifier, type NotifierOptions } from '../notify/deliver.ts';
@@ -45,15 +45,20 @@ export interface QueueTargets {
   readonly apply?: boolean;
 }
 
-/** Builds the job queue of a function. */
-export type JobQueueFactory = (targets: QueueTargets, env?: Environment) => JobQueue;
+/** Builds the job queue of a function; `bodies` holds jobs too large for a message. */
+export type JobQueueFactory = (
+  targets: QueueTargets,
+  env?: Environment,
+  bodies?: JobBodyStore,
+) => JobQueue;
 
 /** The deployed queues: SQS, at the URLs serverless.yml gives each function. */
-export const sqsJobQueues: JobQueueFactory = (targets, env) =>
+export const sqsJobQueues: JobQueueFactory = (targets, env, bodies) =>
   new SqsJobQueue({
     client: sqsClient(),
     ...(targets.fetch ? { fetchQueueUrl: readEnv(FUNCTION_ENV.fetchQueueUrl, env) } : {}),
     ...(targets.apply ? { applyQueueUrl: readEnv(FUNCTION_ENV.applyQueueUrl, env) } : {}),
+    ...(bodies === undefined ? {} : { bodies }),
   });
 
 /** One queue per set of targets: a process that builds two functions' ports never mixes them. */
@@ -74,10 +79,15 @@ async function common(targets: QueueTargets, queues: JobQueueFactory, env?: Envi
   const key = `fetch:${targets.fetch === true} apply:${targets.apply === true}`;
   let queue = builtQueues.get(key);
   if (queue === undefined) {
-    queue = queues(targets, env);
+    queue = queues(targets, env, store.jobBodies);
     builtQueues.set(key, queue);
   }
   return { config, store, queue };
+}
+
+/** Where jobs too large for a queue message wait: the function's store (its `jobs/`). */
+export async function functionJobBodies(env?: Environment): Promise<JobBodyStore> {
+  return functionStore(await functionConfig(env), env).jobBodies;
 }
 
 /** The webhook function: its signing secrets (the only secrets it may read), deliveries, the fetch queue. */

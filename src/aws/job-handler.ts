@@ -22,6 +22,8 @@ import { readTrackState, type TrackState } from '../sync/track-state.ts';
 import type { FunctionMetrics } from './function-metrics.ts';
 import type { LambdaContext, SqsBatchResponse, SqsEvent } from './lambda-events.ts';
 import { processSqsBatch } from './sqs-batch.ts';
+import { readQueuedJob } from './sqs-job-queue.ts';
+import type { JobBodyStore } from '../store/ports.ts';
 import { webhookArrivalOf, withWebhookArrival } from './webhook-arrival.ts';
 
 export interface SqsJobHandlerOptions {
@@ -31,6 +33,8 @@ export interface SqsJobHandlerOptions {
   readonly discover?: DiscoverSource;
   /** For time-to-deploy; default Date.now. */
   readonly now?: () => number;
+  /** Where jobs too large for a message wait (sqs-job-queue.ts); only fetch receives such jobs. */
+  readonly jobBodies?: () => Promise<JobBodyStore>;
 }
 
 /**
@@ -94,7 +98,7 @@ export function sqsJobHandler<J extends Job>(
     processSqsBatch(
       event,
       async (record) => {
-        const job = parse(record.body);
+        const job = parse(await readQueuedJob(record.body, options.jobBodies));
         // Jobs this one queues carry the same arrival (webhook-arrival.ts).
         const arrival = webhookArrivalOf(record);
         let ports: JobDeps;

@@ -11,14 +11,38 @@
  *   webhook, a retried send) runs once; scheduled jobs carry their tick, so
  *   the next tick's check of the same track is not mistaken for a repeat;
  * - a job sent while a webhook's work runs carries the webhook's arrival as
- *   a message attribute (webhook-arrival.ts), for time-to-deploy.
+ *   a message attribute (webhook-arrival.ts), for time-to-deploy;
+ * - a job too large for a message (a write-back of a large ConfigMap) waits
+ *   in the store under the sha256 of its JSON, and the message carries only
+ *   its type, track and that name (a claim check, {@link readQueuedJob}).
  */
 import { createHash } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DriftlessError } from '../errors.ts';
+import type { JobBodyStore } from '../store/ports.ts';
 import { canonicalJson } from '../render/canonical-json.ts';
 import { runsInFetch, type Job, type JobQueue } from '../sync/jobs.ts';
 import { currentWebhookArrival, WEBHOOK_ARRIVAL_ATTRIBUTE } from './webhook-arrival.ts';
+
+/** A job too large for a queue message, where no store was given to hold it. */
+export class JobTooLargeError extends DriftlessError {
+  readonly code = 'JOB_TOO_LARGE';
+}
+
+/**
+ * The most bytes of JSON a job is sent inline; a larger job waits in the
+ * store. SQS takes at most 1 MiB in a message with its attributes, and
+ * 256 KiB on queues made before 2025, which keep that limit.
+ */
+export const MAX_INLINE_JOB_BYTES = 200 * 1024;
+
+/** The message of a job that waits in the store: its type and track, and where its JSON is. */
+export interface StoredJobMessage {
+  readonly type: Job['type'];
+  readonly track: string;
+  /** The sha256 hex of the job's JSON, its name in the store's `jobs/`. */
+  readonly storedJob: string;
+}
 
 /** A job was sent to a queue this function has not been given (its role could not send there either). */
 export class QueueNotConfiguredError extends DriftlessError {
@@ -32,6 +56,8 @@ export interface SqsJobQueueOptions {
   readonly fetchQueueUrl?: string;
   /** Where sync, drift and rollback jobs go; must be a FIFO queue. */
   readonly applyQueueUrl?: string;
+  /** Where a job larger than {@link MAX_INLINE_JOB_BYTES} waits; without it such a job is refused. */
+  readonly bodies?: JobBodyStore;
 }
 
 /** A FIFO queue's URL ends in `.fifo`: SQS requires the suffix in the name. */
@@ -53,9 +79,11 @@ export class SqsJobQueue implements JobQueue {
   readonly #client: Pick<SQSClient, 'send'>;
   readonly #fetchQueueUrl: string | undefined;
   readonly #applyQueueUrl: string | undefined;
+  readonly #bodies: JobBodyStore | undefined;
 
   constructor(options: SqsJobQueueOptions) {
     this.#client = options.client;
+    this.#bodies = options.bodies;
     this.#fetchQueueUrl = options.fetchQueueUrl;
     this.#applyQueueUrl = options.applyQueueUrl;
     if (this.#applyQueueUrl !== undefined && !isFifoQueueUrl(this.#applyQueueUrl)) {
@@ -79,7 +107,7 @@ export class SqsJobQueue implements JobQueue {
     await this.#client.send(
       new SendMessageCommand({
         QueueUrl: url,
-        MessageBody: JSON.stringify(job),
+        MessageBody: await this.#bodyOf(job),
         MessageAttributes: {
           type: { DataType: 'String', StringValue: job.type },
           track: { DataType: 'String', StringValue: job.track },
@@ -95,4 +123,45 @@ export class SqsJobQueue implements JobQueue {
       }),
     );
   }
+
+  /** The job's JSON, or a {@link StoredJobMessage} when the JSON is too large to send. */
+  async #bodyOf(job: Job): Promise<string> {
+    const json = JSON.stringify(job);
+    const bytes = Buffer.byteLength(json, 'utf8');
+    if (bytes <= MAX_INLINE_JOB_BYTES) return json;
+    if (this.#bodies === undefined) {
+      throw new JobTooLargeError(
+        `${job.type} job for track "${job.track}" is ${bytes} bytes, more than a queue message holds, and this function has no store for it`,
+      );
+    }
+    const stored: StoredJobMessage = {
+      type: job.type,
+      track: job.track,
+      storedJob: await this.#bodies.putJobBody(json),
+    };
+    return JSON.stringify(stored);
+  }
+}
+
+/**
+ * A queue message's job JSON: the message itself, or, for a
+ * {@link StoredJobMessage}, the JSON it names, read from `bodies`.
+ */
+export async function readQueuedJob(
+  message: string,
+  bodies: (() => Promise<JobBodyStore>) | undefined,
+): Promise<string> {
+  let name: unknown;
+  try {
+    name = (JSON.parse(message) as { storedJob?: unknown } | null)?.storedJob;
+  } catch {
+    return message; // Not JSON: the job's parser says so, naming the message.
+  }
+  if (name === undefined) return message;
+  if (bodies === undefined) {
+    throw new JobTooLargeError(
+      `a stored job (${String(name)}) reached a function that cannot read the store's jobs`,
+    );
+  }
+  return (await bodies()).readJobBody(String(name));
 }

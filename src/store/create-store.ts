@@ -39,6 +39,7 @@ export function createStore(
         state: store,
         deliveries: store,
         published: store,
+        jobBodies: store,
         close: () => undefined,
       };
     }
@@ -58,6 +59,7 @@ export function createStore(
         state: store,
         deliveries: store,
         published: store,
+        jobBodies: store,
         close: () => store.close(),
       };
     }

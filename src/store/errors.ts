@@ -116,3 +116,8 @@ export class InvalidStoreKeyError extends DriftlessError {
 export class StoreUnavailableError extends DriftlessError {
   readonly code = 'STORE_UNAVAILABLE';
 }
+
+/** A stored job body that is not there (expired, or never written) or not what its name says. */
+export class JobBodyNotFoundError extends DriftlessError {
+  readonly code = 'JOB_BODY_NOT_FOUND';
+}

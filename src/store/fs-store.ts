@@ -39,6 +39,7 @@ import {
   ArtifactCorruptError,
   ArtifactNotFoundError,
   ConcurrentUpdateError,
+  JobBodyNotFoundError,
   StateCorruptError,
   StoreUnavailableError,
 } from './errors.ts';
@@ -47,6 +48,9 @@ import { ignoreFailure, withFileLock, type FileLockOptions } from './fs-lock.ts'
 import {
   artifactDir,
   artifactKey,
+  checkedJobBody,
+  jobBodyDigest,
+  jobBodyKey,
   misplacedArtifact,
   assertHistoryEntry,
   deliveryKey,
@@ -67,6 +71,7 @@ import type {
   DeliveryLog,
   Digest,
   HistoryEntry,
+  JobBodyStore,
   PublishedTrackStore,
   PutArtifactResult,
   StateStore,
@@ -137,7 +142,9 @@ function parseHeader(bytes: Uint8Array): { header: ArtifactHeader; body: Uint8Ar
 }
 
 /** Artifacts, state, history, deliveries and published track lists in a local directory. */
-export class FsStore implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore {
+export class FsStore
+  implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore, JobBodyStore
+{
   readonly root: string;
   readonly #lock: FileLockOptions;
   readonly #now: () => Date;
@@ -499,5 +506,29 @@ export class FsStore implements ArtifactStore, StateStore, DeliveryLog, Publishe
         cause: error,
       });
     }
+  }
+
+  async putJobBody(body: string): Promise<string> {
+    const digest = jobBodyDigest(body);
+    const path = this.#path(jobBodyKey(digest));
+    try {
+      // Named by its content: one already there is this body.
+      await this.#createOnly(path, body);
+    } catch (error) {
+      return unavailable(path, error);
+    }
+    return digest;
+  }
+
+  async readJobBody(digest: string): Promise<string> {
+    const path = this.#path(jobBodyKey(digest));
+    let body: string;
+    try {
+      body = await readFile(path, 'utf8');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') throw new JobBodyNotFoundError(`no job body ${path}`);
+      return unavailable(path, error);
+    }
+    return checkedJobBody(digest, body, path);
   }
 }

@@ -9,13 +9,14 @@
  * history/<track>/<entry key>.json    one object per history entry
  * deliveries/<sha256 of the id>       one object per webhook delivery
  * published/<source>.json             the track list a `tracksFrom` source published
+ * jobs/<sha256 of the body>.json      a job too large for a queue message (claim check)
  * ```
  *
  * Track names, source names and revisions are validated rather than encoded,
  * so keys stay legible; delivery ids come from outside and are hashed.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { InvalidStoreKeyError } from './errors.ts';
+import { InvalidStoreKeyError, JobBodyNotFoundError } from './errors.ts';
 import type { Digest, HistoryEntry, HistoryTrigger } from './ports.ts';
 import { isRevisionId } from '../object-id.ts';
 
@@ -128,6 +129,32 @@ export function deliveryKey(id: unknown): string {
     );
   }
   return `deliveries/${createHash('sha256').update(id, 'utf8').digest('hex')}`;
+}
+
+/** A job body's name: the sha256 hex of its bytes. */
+const JOB_BODY_DIGEST = /^[0-9a-f]{64}$/;
+
+/** `jobs/<digest>.json`, after validating the digest (sha256 hex of the body). */
+export function jobBodyKey(digest: unknown): string {
+  if (typeof digest !== 'string' || !JOB_BODY_DIGEST.test(digest)) {
+    throw new InvalidStoreKeyError(
+      `${JSON.stringify(digest)}: invalid job body name: expected the sha256 of the body, 64 lowercase hex digits`,
+    );
+  }
+  return `jobs/${digest}.json`;
+}
+
+/** The name a job body is stored under: the sha256 hex of its UTF-8 bytes. */
+export function jobBodyDigest(body: string): string {
+  return createHash('sha256').update(body, 'utf8').digest('hex');
+}
+
+/** `body` read back under `digest`, refused when it is not what the name says. */
+export function checkedJobBody(digest: string, body: string, where: string): string {
+  if (jobBodyDigest(body) !== digest) {
+    throw new JobBodyNotFoundError(`job body ${where} does not match its name`);
+  }
+  return body;
 }
 
 /** Counts down within a process so same-millisecond appends still list newest first. */

@@ -8,6 +8,7 @@ import type {
   ArtifactStore,
   DeliveryLog,
   HistoryEntry,
+  JobBodyStore,
   PublishedTrackStore,
   PutArtifactResult,
   StateStore,
@@ -15,7 +16,9 @@ import type {
 } from './ports.ts';
 import type { S3Store, S3StoreOptions } from './s3-store.ts';
 
-export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore {
+export class LazyS3Store
+  implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore, JobBodyStore
+{
   #loaded: Promise<S3Store> | undefined;
   #store: S3Store | undefined;
 
@@ -91,6 +94,14 @@ export class LazyS3Store implements ArtifactStore, StateStore, DeliveryLog, Publ
 
   async readPublished<T>(source: string): Promise<T | undefined> {
     return (await this.#load()).readPublished<T>(source);
+  }
+
+  async putJobBody(body: string): Promise<string> {
+    return (await this.#load()).putJobBody(body);
+  }
+
+  async readJobBody(digest: string): Promise<string> {
+    return (await this.#load()).readJobBody(digest);
   }
 
   /** Releases the client if one was built. */

@@ -131,12 +131,26 @@ export interface PublishedTrackStore {
   readPublished<T>(source: string): Promise<T | undefined>;
 }
 
+/**
+ * Jobs too large for a queue message (an SQS message holds 1 MiB at most; a
+ * write-back of a large ConfigMap carries its old and new data): the body waits here under
+ * the sha256 of its bytes and the message carries that name (a claim check).
+ * Bodies are never changed; the store's lifecycle removes old ones.
+ */
+export interface JobBodyStore {
+  /** Stores `body`; returns its name (the sha256 hex of its UTF-8 bytes). */
+  putJobBody(body: string): Promise<string>;
+  /** The body stored under `digest`, checked against it; JobBodyNotFoundError when none is. */
+  readJobBody(digest: string): Promise<string>;
+}
+
 /** The stores over one backend, as `createStore` returns them. */
 export interface Store {
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
   readonly deliveries: DeliveryLog;
   readonly published: PublishedTrackStore;
+  readonly jobBodies: JobBodyStore;
 }
 
 /** DESIGN.md `store:` of driftless.yaml, local filesystem. */

@@ -27,12 +27,16 @@ import {
   ArtifactCorruptError,
   ArtifactNotFoundError,
   ConcurrentUpdateError,
+  JobBodyNotFoundError,
   StateCorruptError,
   StoreUnavailableError,
 } from './errors.ts';
 import {
   artifactDir,
   artifactKey,
+  checkedJobBody,
+  jobBodyDigest,
+  jobBodyKey,
   misplacedArtifact,
   assertHistoryEntry,
   assertRevision,
@@ -55,6 +59,7 @@ import type {
   DeliveryLog,
   Digest,
   HistoryEntry,
+  JobBodyStore,
   PublishedTrackStore,
   PutArtifactResult,
   S3Encryption,
@@ -104,7 +109,9 @@ const CONFLICT_RETRIES = 5;
  * Artifacts, state, history, deliveries and published track lists in an S3
  * bucket (or an S3-compatible server).
  */
-export class S3Store implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore {
+export class S3Store
+  implements ArtifactStore, StateStore, DeliveryLog, PublishedTrackStore, JobBodyStore
+{
   readonly bucket: string;
   readonly prefix: string;
   readonly #client: S3Client;
@@ -506,5 +513,25 @@ export class S3Store implements ArtifactStore, StateStore, DeliveryLog, Publishe
         { cause: error },
       );
     }
+  }
+
+  async putJobBody(body: string): Promise<string> {
+    const digest = jobBodyDigest(body);
+    const key = this.#key(jobBodyKey(digest));
+    try {
+      // Unconditional: the key is the body's digest, so a write over it writes the same bytes.
+      await this.#put(key, body, { ContentType: 'application/json' });
+    } catch (error) {
+      return s3Unavailable(this.bucket, key, error);
+    }
+    return digest;
+  }
+
+  async readJobBody(digest: string): Promise<string> {
+    const key = this.#key(jobBodyKey(digest));
+    const object = await this.#get(key);
+    const where = `s3://${this.bucket}/${key}`;
+    if (object === undefined) throw new JobBodyNotFoundError(`no job body ${where}`);
+    return checkedJobBody(digest, Buffer.from(object.bytes).toString('utf8'), where);
   }
 }

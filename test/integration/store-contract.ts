@@ -13,11 +13,13 @@ import {
   ArtifactNotFoundError,
   ConcurrentUpdateError,
   InvalidStoreKeyError,
+  JobBodyNotFoundError,
 } from '../../src/store/errors.ts';
 import type {
   ArtifactStore,
   DeliveryLog,
   HistoryEntry,
+  JobBodyStore,
   PublishedTrackStore,
   StateStore,
 } from '../../src/store/ports.ts';
@@ -32,11 +34,14 @@ export interface StoreUnderTest {
    * when absent, `state` is used if the same object implements both.
    */
   readonly published: PublishedTrackStore;
+  readonly jobBodies: JobBodyStore;
   /**
    * Changes the stored bytes of an artifact directly in the backend (not
    * through the store), keeping the digest recorded with it.
    */
   tamperArtifact(track: string, revision: string): Promise<void>;
+  /** Rewrites a stored job body directly in the backend, under the same name. */
+  tamperJobBody(digest: string): Promise<void>;
 }
 
 /** What a contract test may ask of the adapter under test. */
@@ -598,6 +603,39 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         assert.equal(marked, true);
         assert.deepEqual(await store.state.listTracks(), []);
         await assert.rejects(store.deliveries.markDelivery(''), InvalidStoreKeyError);
+      });
+    });
+
+    describe('job bodies', () => {
+      it('stores a body under the sha256 of its bytes and reads it back', async () => {
+        // Prepare: larger than an SQS message, and not only ASCII.
+        const store = (await makeStore()).jobBodies;
+        const body = JSON.stringify({ type: 'writeBack', data: 'ü ✓ '.repeat(100_000) });
+
+        // Act
+        const name = await store.putJobBody(body);
+        const again = await store.putJobBody(body);
+        const read = await store.readJobBody(name);
+
+        // Assess
+        assert.equal(name, createHash('sha256').update(body, 'utf8').digest('hex'));
+        assert.equal(again, name, 'the same body, the same name');
+        assert.equal(read, body);
+      });
+
+      it('refuses a name with no body, a body that is not what its name says, and a bad name', async () => {
+        // Prepare
+        const under = await makeStore();
+        const store = under.jobBodies;
+        const name = await store.putJobBody('{"type":"notify"}');
+        await under.tamperJobBody(name);
+
+        // Assess
+        await assert.rejects(store.readJobBody('0'.repeat(64)), JobBodyNotFoundError);
+        await assert.rejects(store.readJobBody(name), /does not match its name/);
+        for (const bad of ['../state/x', 'A'.repeat(64), '0'.repeat(63), '']) {
+          await assert.rejects(store.readJobBody(bad), InvalidStoreKeyError, bad);
+        }
       });
     });
 

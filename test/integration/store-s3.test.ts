@@ -59,6 +59,16 @@ async function makeContractStore(options: StoreTestOptions = {}): Promise<StoreU
     state: store,
     deliveries: store,
     published: store,
+    jobBodies: store,
+    async tamperJobBody(digest) {
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: `${store.prefix}jobs/${digest}.json`,
+          Body: '{"type":"other"}',
+        }),
+      );
+    },
     async tamperArtifact(track, revision) {
       // Rewrite the object with other bytes but the metadata (digest) it was stored with.
       const key = `${store.prefix}artifacts/${track}/${revision}`;

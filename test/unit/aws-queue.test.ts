@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
@@ -11,9 +14,14 @@ import {
 import { processSqsBatch } from '../../src/aws/sqs-batch.ts';
 import {
   deduplicationIdOf,
+  JobTooLargeError,
+  MAX_INLINE_JOB_BYTES,
   QueueNotConfiguredError,
+  readQueuedJob,
   SqsJobQueue,
 } from '../../src/aws/sqs-job-queue.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { largeWriteBackJob } from '../harness/large-jobs.ts';
 import type { SqsRecord } from '../../src/aws/lambda-events.ts';
 import { canonicalJson } from '../../src/render/canonical-json.ts';
 import type { Job } from '../../src/sync/jobs.ts';
@@ -134,6 +142,60 @@ describe('SqsJobQueue', () => {
     );
     assert.equal(sent.length, 0);
     assert.throws(() => new SqsJobQueue({ client, applyQueueUrl: FETCH_URL }), /not a FIFO queue/);
+  });
+});
+
+describe('jobs too large for a queue message', () => {
+  // ~450 KB of job: more than a message takes inline.
+  const largeWriteBack = () => largeWriteBackJob(150_000);
+
+  it('sends one as its name in the store, which the receiving side reads back whole', async (t) => {
+    // Prepare
+    const dir = await mkdtemp(join(tmpdir(), 'driftless-job-bodies-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const store = new FsStore({ path: dir });
+    const { client, sent } = recordingClient();
+    const queue = new SqsJobQueue({ client, fetchQueueUrl: `${FETCH_URL}.fifo`, bodies: store });
+    const job = largeWriteBack();
+
+    // Act
+    await queue.enqueue(job);
+    const body = sent[0]?.MessageBody ?? '';
+    const read = parseFetchJob(await readQueuedJob(body, async () => store));
+
+    // Assess
+    assert.ok(Buffer.byteLength(JSON.stringify(job)) > MAX_INLINE_JOB_BYTES);
+    assert.deepEqual(JSON.parse(body), {
+      type: 'writeBack',
+      track: 'dashboards',
+      storedJob: createHash('sha256').update(JSON.stringify(job), 'utf8').digest('hex'),
+    });
+    assert.deepEqual(read, job);
+    // De-duplicated by the job's content, as if it had been sent whole.
+    assert.equal(sent[0]?.MessageDeduplicationId, deduplicationIdOf(job));
+    assert.equal(sent[0]?.MessageAttributes?.type?.StringValue, 'writeBack');
+  });
+
+  it('refuses one without a store, and a stored job where the store cannot be read', async () => {
+    // Prepare
+    const { client, sent } = recordingClient();
+    const queue = new SqsJobQueue({ client, fetchQueueUrl: FETCH_URL });
+    const stored = JSON.stringify({ type: 'writeBack', track: 'web', storedJob: 'f'.repeat(64) });
+
+    // Assess
+    await assert.rejects(
+      queue.enqueue(largeWriteBack()),
+      (error: Error) =>
+        error instanceof JobTooLargeError &&
+        /^writeBack job for track "dashboards" is \d+ bytes, more than a queue message holds/.test(
+          error.message,
+        ),
+    );
+    assert.equal(sent.length, 0);
+    await assert.rejects(readQueuedJob(stored, undefined), JobTooLargeError);
+    // A small job, or what is not JSON at all, is the message itself.
+    assert.equal(await readQueuedJob('{"type":"fetch"}', undefined), '{"type":"fetch"}');
+    assert.equal(await readQueuedJob('{', undefined), '{');
   });
 });
 

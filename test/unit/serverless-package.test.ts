@@ -488,6 +488,8 @@ describe('serverless package', () => {
       ),
     );
     assert.ok(rules.some((rule) => rule.Prefix === 'deliveries/' && rule.ExpirationInDays === 7));
+    // Jobs too large for a message outlive the longest a message is kept (14 days, in a DLQ).
+    assert.ok(rules.some((rule) => rule.Prefix === 'jobs/' && rule.ExpirationInDays === 15));
     const policy = resource('ArtifactBucketPolicy').Properties;
     assert.deepEqual(policy.Bucket, { Ref: 'ArtifactBucket' });
     const deny = (policy.PolicyDocument.Statement as Statement[]).find((s) => s.Effect === 'Deny');
@@ -716,6 +718,13 @@ describe('serverless package', () => {
         [text({ 'Fn::GetAtt': ['ArtifactBucket', 'Arn'] })],
         fn,
       );
+    }
+
+    // A job too large for a message: apply stores it, fetch reads it; no other function sees one.
+    const jobs = text({ 'Fn::Sub': '${ArtifactBucket.Arn}/jobs/*' });
+    for (const fn of FUNCTIONS) {
+      assert.equal(resourcesFor(fn, 's3:PutObject').includes(jobs), fn === 'apply', fn);
+      assert.equal(resourcesFor(fn, 's3:GetObject').includes(jobs), fn === 'fetch', fn);
     }
 
     // Apply reads artifacts but never writes them; fetch writes them.

@@ -70,6 +70,10 @@ async function makeFsStore(options: StoreTestOptions = {}): Promise<StoreUnderTe
     state: store,
     deliveries: store,
     published: store,
+    jobBodies: store,
+    async tamperJobBody(digest) {
+      await writeFile(join(dir, 'jobs', `${digest}.json`), '{"type":"other"}');
+    },
     async tamperArtifact(track, revision) {
       // Flip the last byte of the body, leaving the header (and its digest) alone.
       const path = join(dir, 'artifacts', track, revision);
