@@ -3,6 +3,7 @@
  * news: one event per transition of a track, so a failure that repeats at
  * every poll, or drift that stays, is told once until something changes.
  */
+import { createHash } from 'node:crypto';
 import type { NotificationEventType } from '../config/types.ts';
 import type { NotificationEvent } from '../notify/events.ts';
 import type { StateStore } from '../store/ports.ts';
@@ -94,7 +95,17 @@ const GROUP: Readonly<Record<NotificationEventType, string>> = {
   suspended: 'lifecycle',
 };
 
+/**
+ * What makes an event the same as the last one of its kind, as its sha256:
+ * the track's state keeps it, and a drift of thousands of objects would
+ * otherwise keep every subject there.
+ */
 function fingerprint(event: NotificationEvent): string {
+  return createHash('sha256').update(legacyFingerprint(event), 'utf8').digest('hex');
+}
+
+/** The fingerprint as states written before 2026-11-28 keep it: the JSON itself. */
+function legacyFingerprint(event: NotificationEvent): string {
   return JSON.stringify([event.event, event.revision, event.message, event.subjects]);
 }
 
@@ -114,9 +125,10 @@ export async function newEvents(
     news = events.filter((event) => {
       const key = GROUP[event.event];
       const print = fingerprint(event);
-      if (told[key] === print) return false;
+      // An event told before the fingerprint was hashed is not told again after an upgrade.
+      const repeat = told[key] === print || told[key] === legacyFingerprint(event);
       told[key] = print;
-      return true;
+      return !repeat;
     });
     current.notified = told;
   });

@@ -24,7 +24,7 @@ import {
 import { FsStore } from '../../src/store/fs-store.ts';
 import { eventsOf, newEvents } from '../../src/sync/job-events.ts';
 import { runJob, type JobResult } from '../../src/sync/run-job.ts';
-import { emptyTrackState } from '../../src/sync/track-state.ts';
+import { emptyTrackState, readTrackState, updateTrackState } from '../../src/sync/track-state.ts';
 
 const SHA = 'a'.repeat(40);
 const MARKER = 'hooks-secret-marker-7f3a';
@@ -313,6 +313,50 @@ describe('notification events', () => {
     assert.deepEqual(await tell(syncResult('failed', 'other error')), ['failed']);
     assert.deepEqual(await tell(syncResult('applied')), ['applied']);
     assert.deepEqual(await tell(syncResult('failed', 'boom')), ['failed']);
+  });
+
+  it('keeps a digest of the last event of each kind, not its subjects, and reads a state written before', async () => {
+    // Prepare: a drift of 5,000 objects, told once.
+    const subjects = Array.from({ length: 5_000 }, (_, i) => `ConfigMap/apps/settings-${i}`);
+    const drifted = (): NotificationEvent[] => [
+      {
+        track: 'big',
+        event: 'drifted',
+        revision: SHA,
+        result: 'drifted',
+        message: 'changed in the cluster',
+        subjects,
+        time: 'now',
+      },
+    ];
+    assert.equal((await newEvents(store, 'big', drifted())).length, 1);
+
+    // Act
+    const kept = (await readTrackState(store, 'big')).notified ?? {};
+    // A state written before the digest: the same drift, remembered as its JSON.
+    await updateTrackState(store, 'legacy', (state) => {
+      state.notified = {
+        drift: JSON.stringify(['drifted', SHA, 'changed in the cluster', subjects]),
+      };
+    });
+
+    // Assess
+    assert.match(kept.drift ?? '', /^[0-9a-f]{64}$/);
+    assert.deepEqual(
+      await newEvents(store, 'big', drifted()),
+      [],
+      'the same drift, not told again',
+    );
+    assert.deepEqual(
+      await newEvents(
+        store,
+        'legacy',
+        drifted().map((e) => ({ ...e, track: 'legacy' })),
+      ),
+      [],
+      'not told again after an upgrade either',
+    );
+    assert.match((await readTrackState(store, 'legacy')).notified?.drift ?? '', /^[0-9a-f]{64}$/);
   });
 
   it('are sent by runJob after the job, through the notify port', async () => {
