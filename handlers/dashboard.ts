@@ -45,7 +45,7 @@ export function createDashboardHandler(
           by,
         });
       }
-      return dashboardResultOf(response);
+      return dashboardResultOf(response, request);
     } catch (error) {
       log.error('dashboard request failed', { method, path, by, error });
       return { ...INTERNAL_ERROR, headers: { ...INTERNAL_ERROR.headers } };

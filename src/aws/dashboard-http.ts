@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import type { DashboardRequest, DashboardResponse, Identity } from '../dashboard/http-types.ts';
 import type { HttpApiAuthorizerContext, HttpApiEvent, HttpApiResult } from './lambda-events.ts';
 
@@ -111,12 +112,52 @@ export function dashboardRequestOf(event: HttpApiEvent): DashboardRequest {
   };
 }
 
-/** The function's result for the routes' answer (always text: JSON, HTML, YAML, JS, CSS). */
-export function dashboardResultOf(response: DashboardResponse): HttpApiResult {
+/**
+ * The most a Lambda function may return is 6 MB, base64 included; this
+ * leaves room for the status and headers around the body.
+ */
+export const MAX_RESULT_BODY_BYTES = 5_800_000;
+
+/** Answers above this are gzipped when the client takes gzip (every browser does). */
+const COMPRESS_ABOVE_BYTES = 256 * 1024;
+
+/**
+ * The function's result for the routes' answer (always text: JSON, HTML,
+ * YAML, JS, CSS). A large answer — a revision's manifests or a diff of a
+ * track of thousands of objects — is gzipped (text shrinks ~10×); one that
+ * still cannot be returned is refused naming its size and where to read it
+ * instead, rather than failing as Lambda's bare 502.
+ */
+export function dashboardResultOf(
+  response: DashboardResponse,
+  request?: Pick<DashboardRequest, 'headers' | 'path'>,
+): HttpApiResult {
+  const bytes = Buffer.byteLength(response.body, 'utf8');
+  const takesGzip = /\bgzip\b/i.test(request?.headers['accept-encoding'] ?? '');
+  if (bytes > COMPRESS_ABOVE_BYTES && takesGzip) {
+    const body = gzipSync(response.body).toString('base64');
+    if (body.length <= MAX_RESULT_BODY_BYTES) {
+      return {
+        statusCode: response.status,
+        headers: { ...response.headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' },
+        body,
+        isBase64Encoded: true,
+      };
+    }
+  } else if (bytes <= MAX_RESULT_BODY_BYTES) {
+    return {
+      statusCode: response.status,
+      headers: { ...response.headers },
+      body: response.body,
+      isBase64Encoded: false,
+    };
+  }
   return {
-    statusCode: response.status,
-    headers: { ...response.headers },
-    body: response.body,
+    statusCode: 413,
+    headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    body: `${JSON.stringify({
+      error: `the answer to ${request?.path ?? 'this request'} is ${(bytes / 1_000_000).toFixed(1)} MB, more than the dashboard function can return (6 MB${takesGzip ? ', gzipped' : ''}); \`driftless serve\` on the same store shows it`,
+    })}\n`,
     isBase64Encoded: false,
   };
 }

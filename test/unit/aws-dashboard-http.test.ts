@@ -7,12 +7,14 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { createDashboardHandler } from '../../handlers/dashboard.ts';
 import {
   dashboardPathOf,
   dashboardRequestOf,
   dashboardResultOf,
+  MAX_RESULT_BODY_BYTES,
   identityOf,
   packagedWebDir,
   principalName,
@@ -208,6 +210,56 @@ describe('dashboard request and response translation', () => {
       statusCode: 202,
       headers: { 'Content-Type': 'application/json; charset=utf-8' },
       body: '{"queued":true}\n',
+      isBase64Encoded: false,
+    });
+  });
+});
+
+describe('large dashboard answers in Lambda', () => {
+  // A revision's manifests for a track of ~12,000 objects: 10 MB of YAML.
+  const manifests = Array.from(
+    { length: 12_000 },
+    (_, i) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-${i}\n  namespace: apps\ndata:\n  value: "${'x'.repeat(700)}"\n`,
+  ).join('---\n');
+  const answer = {
+    status: 200,
+    headers: { 'Content-Type': 'application/yaml; charset=utf-8' },
+    body: manifests,
+  };
+  const path = `/api/tracks/web/revisions/${'a'.repeat(40)}/manifests`;
+
+  it('gzips an answer over Lambda’s 6 MB for a client that takes gzip', () => {
+    // Act
+    const result = dashboardResultOf(answer, { path, headers: { 'accept-encoding': 'gzip, br' } });
+
+    // Assess
+    assert.ok(Buffer.byteLength(manifests) > 6_000_000);
+    assert.equal(result.statusCode, 200);
+    assert.equal(result.isBase64Encoded, true);
+    assert.equal(result.headers?.['Content-Encoding'], 'gzip');
+    assert.ok(result.body.length <= MAX_RESULT_BODY_BYTES, `${result.body.length}`);
+    assert.equal(gunzipSync(Buffer.from(result.body, 'base64')).toString('utf8'), manifests);
+  });
+
+  it('refuses one it cannot return, naming its size, and leaves a small one as it is', () => {
+    // Act
+    const refused = dashboardResultOf(answer, { path, headers: {} });
+    const small = dashboardResultOf(
+      { status: 200, headers: {}, body: 'kind: ConfigMap\n' },
+      { path, headers: { 'accept-encoding': 'gzip' } },
+    );
+
+    // Assess
+    assert.equal(refused.statusCode, 413);
+    assert.match(
+      JSON.parse(refused.body).error,
+      /^the answer to \/api\/tracks\/web\/revisions\/a{40}\/manifests is \d+\.\d MB, more than the dashboard function can return \(6 MB\)/,
+    );
+    assert.deepEqual(small, {
+      statusCode: 200,
+      headers: {},
+      body: 'kind: ConfigMap\n',
       isBase64Encoded: false,
     });
   });
