@@ -21,6 +21,18 @@ export interface ClosableStore extends Store {
   close(): void;
 }
 
+/** Every port of a {@link Store} over one adapter, which implements them all. */
+function portsOf(store: FsStore | LazyS3Store, close: () => void): ClosableStore {
+  return {
+    artifacts: store,
+    state: store,
+    deliveries: store,
+    published: store,
+    jobBodies: store,
+    close,
+  };
+}
+
 /**
  * The artifact store, state store, delivery log and published-track store for
  * a `store:` config (default: the local filesystem at `.driftless/store`).
@@ -33,15 +45,7 @@ export function createStore(
   const now = dependencies.now === undefined ? {} : { now: dependencies.now };
   switch (config.type) {
     case 'fs': {
-      const store = new FsStore({ path: config.path, ...now });
-      return {
-        artifacts: store,
-        state: store,
-        deliveries: store,
-        published: store,
-        jobBodies: store,
-        close: () => undefined,
-      };
+      return portsOf(new FsStore({ path: config.path, ...now }), () => undefined);
     }
     case 's3': {
       const store = new LazyS3Store({
@@ -54,14 +58,7 @@ export function createStore(
         client: dependencies.s3Client,
         ...now,
       });
-      return {
-        artifacts: store,
-        state: store,
-        deliveries: store,
-        published: store,
-        jobBodies: store,
-        close: () => store.close(),
-      };
+      return portsOf(store, () => store.close());
     }
     default: {
       const type: unknown = (config as { type?: unknown }).type;
