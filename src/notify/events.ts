@@ -23,9 +23,10 @@ export interface NotificationEvent {
 
 /**
  * The most bytes of JSON an event is sent as: a webhook's body, an SNS
- * message, an EventBridge detail, a queued notify job. SNS, EventBridge and
- * SQS refuse more than 256 KiB, and web frameworks' default body limits are
- * lower (Express's: 100 KB); ~1,000 subjects fit.
+ * message, an EventBridge detail, a queued notify job. SNS and EventBridge
+ * refuse more than 256 KiB (so do SQS queues made before 2025), and web
+ * frameworks' default body limits are lower (Express's: 100 KB); ~1,000
+ * subjects fit.
  */
 export const MAX_EVENT_JSON_BYTES = 64 * 1024;
 
