@@ -138,11 +138,13 @@ export async function deliver(
   events: readonly NotificationEvent[],
   deps: DeliverDeps,
 ): Promise<void> {
+  // Bounded once for every receiver: each gets the same event.
+  const bounded = events.map((event) => boundedEvent(event));
   await Promise.all(
     receivers.flatMap((receiver) =>
-      events
+      bounded
         .filter((event) => wants(receiver, event))
-        .map((event) => deliverOne(receiver, track, boundedEvent(event), deps)),
+        .map((event) => deliverOne(receiver, track, event, deps)),
     ),
   );
 }

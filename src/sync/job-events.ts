@@ -96,17 +96,14 @@ const GROUP: Readonly<Record<NotificationEventType, string>> = {
 };
 
 /**
- * What makes an event the same as the last one of its kind, as its sha256:
- * the track's state keeps it, and a drift of thousands of objects would
- * otherwise keep every subject there.
+ * What makes an event the same as the last one of its kind: `legacy`, the
+ * JSON that states written before 2026-11-28 keep, and `hashed`, its sha256,
+ * which the state keeps now (a drift of thousands of objects would otherwise
+ * keep every subject there).
  */
-function fingerprint(event: NotificationEvent): string {
-  return createHash('sha256').update(legacyFingerprint(event), 'utf8').digest('hex');
-}
-
-/** The fingerprint as states written before 2026-11-28 keep it: the JSON itself. */
-function legacyFingerprint(event: NotificationEvent): string {
-  return JSON.stringify([event.event, event.revision, event.message, event.subjects]);
+function fingerprintsOf(event: NotificationEvent): { legacy: string; hashed: string } {
+  const legacy = JSON.stringify([event.event, event.revision, event.message, event.subjects]);
+  return { legacy, hashed: createHash('sha256').update(legacy, 'utf8').digest('hex') };
 }
 
 /**
@@ -124,10 +121,10 @@ export async function newEvents(
     const told = { ...(current.notified ?? {}) };
     news = events.filter((event) => {
       const key = GROUP[event.event];
-      const print = fingerprint(event);
+      const { legacy, hashed } = fingerprintsOf(event);
       // An event told before the fingerprint was hashed is not told again after an upgrade.
-      const repeat = told[key] === print || told[key] === legacyFingerprint(event);
-      told[key] = print;
+      const repeat = told[key] === hashed || told[key] === legacy;
+      told[key] = hashed;
       return !repeat;
     });
     current.notified = told;
