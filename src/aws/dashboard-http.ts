@@ -132,25 +132,28 @@ export function dashboardResultOf(
   response: DashboardResponse,
   request?: Pick<DashboardRequest, 'headers' | 'path'>,
 ): HttpApiResult {
+  const plain: HttpApiResult = {
+    statusCode: response.status,
+    headers: { ...response.headers },
+    body: response.body,
+    isBase64Encoded: false,
+  };
   const bytes = Buffer.byteLength(response.body, 'utf8');
+  if (bytes <= COMPRESS_ABOVE_BYTES) return plain;
   const takesGzip = /\bgzip\b/i.test(request?.headers['accept-encoding'] ?? '');
-  if (bytes > COMPRESS_ABOVE_BYTES && takesGzip) {
+  if (takesGzip) {
     const body = gzipSync(response.body).toString('base64');
     if (body.length <= MAX_RESULT_BODY_BYTES) {
       return {
-        statusCode: response.status,
-        headers: { ...response.headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' },
+        ...plain,
+        headers: { ...plain.headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' },
         body,
         isBase64Encoded: true,
       };
     }
-  } else if (bytes <= MAX_RESULT_BODY_BYTES) {
-    return {
-      statusCode: response.status,
-      headers: { ...response.headers },
-      body: response.body,
-      isBase64Encoded: false,
-    };
+  } else if (Buffer.byteLength(JSON.stringify(response.body), 'utf8') <= MAX_RESULT_BODY_BYTES) {
+    // Measured as sent, inside Lambda's JSON result, where newlines and quotes are escaped.
+    return plain;
   }
   return {
     statusCode: 413,

@@ -245,6 +245,11 @@ describe('large dashboard answers in Lambda', () => {
   it('refuses one it cannot return, naming its size, and leaves a small one as it is', () => {
     // Act
     const refused = dashboardResultOf(answer, { path, headers: {} });
+    // 3 MB of quotes and newlines: 6 MB once escaped in Lambda's JSON result.
+    const escaped = dashboardResultOf(
+      { status: 200, headers: {}, body: '"\n'.repeat(1_500_000) },
+      { path, headers: {} },
+    );
     const small = dashboardResultOf(
       { status: 200, headers: {}, body: 'kind: ConfigMap\n' },
       { path, headers: { 'accept-encoding': 'gzip' } },
@@ -252,6 +257,7 @@ describe('large dashboard answers in Lambda', () => {
 
     // Assess
     assert.equal(refused.statusCode, 413);
+    assert.equal(escaped.statusCode, 413);
     assert.match(
       JSON.parse(refused.body).error,
       /^the answer to \/api\/tracks\/web\/revisions\/a{40}\/manifests is \d+\.\d MB, more than the dashboard function can return \(6 MB\)/,
