@@ -165,8 +165,16 @@ async function runAction(
   deps: DashboardDeps,
   tracks: readonly Track[],
 ): Promise<ActionAnswer> {
-  if (action !== 'rollback' && Object.keys(body).length > 0) {
-    throw new UsageError(`${action} takes an empty body, not ${Object.keys(body).join(', ')}`);
+  // The action is the route's, never the body's: a rollback's body holds its target alone, so
+  // that POST …/rollback cannot carry an "action" (delete, suspend) of the manual invoke's form.
+  const allowed: readonly string[] = action === 'rollback' ? ROLLBACK_BODY_FIELDS : [];
+  const unexpected = Object.keys(body).filter((key) => !allowed.includes(key));
+  if (unexpected.length > 0) {
+    throw new UsageError(
+      action === 'rollback'
+        ? `rollback takes {"revision": "<sha>"} or {"previous": true}, not ${unexpected.join(', ')}`
+        : `${action} takes an empty body, not ${unexpected.join(', ')}`,
+    );
   }
   const request = parseRollbackRequest(
     action === 'rollback' ? { ...body, track: track.name } : { track: track.name, action },
@@ -181,6 +189,9 @@ async function runAction(
   };
 }
 
+/** What a dashboard rollback's body may hold: its target. */
+const ROLLBACK_BODY_FIELDS: readonly string[] = ['revision', 'previous'];
+
 const TRACK_PATH = /^\/api\/tracks\/([^/]+)(?:\/(.*))?$/;
 
 /** The routes under /api/ that name a track. */
@@ -190,17 +201,20 @@ async function trackRoute(
   name: string,
   rest: string | undefined,
 ): Promise<DashboardResponse> {
-  const tracks = await deps.tracks();
-  const track = trackNamed(tracks, name);
+  // Who asks is checked before the track is looked up: the answer for a track not configured
+  // lists those that are, which only someone allowed to read (or act) may see.
   if (request.method === 'POST') {
+    const user = requireActor(request);
     const action = rest as DashboardAction;
     if (!DASHBOARD_ACTIONS.includes(action)) {
       return error(404, `no action "${rest ?? ''}"; actions: ${DASHBOARD_ACTIONS.join(', ')}`);
     }
-    const user = requireActor(request);
+    const tracks = await deps.tracks();
+    const track = trackNamed(tracks, name);
     return json(202, await runAction(track, action, parseBody(request.body), user, deps, tracks));
   }
   requireReader(request, deps);
+  const track = trackNamed(await deps.tracks(), name);
   if (rest === undefined || rest === '') return json(200, await trackDetail(track, deps));
   const manifests = /^revisions\/([^/]+)\/manifests$/.exec(rest);
   if (manifests) {

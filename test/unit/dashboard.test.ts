@@ -285,6 +285,49 @@ describe('dashboard routes', () => {
     assert.match(JSON.parse(notStored.body).error, /abcd/);
   });
 
+  it('runs a rollback from the rollback route only: an "action" in its body is refused', async () => {
+    jobs = [];
+    const bodies = [
+      { action: 'delete' },
+      { action: 'suspend' },
+      { revision: ONE, action: 'delete' },
+      { previous: true, policy: 'Delete' },
+      { revision: ONE, track: 'other' },
+    ];
+    for (const body of bodies) {
+      const answer = await handleDashboard(
+        request('POST', '/api/tracks/web/rollback', { body: JSON.stringify(body) }),
+        deps(),
+      );
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      assert.match(JSON.parse(answer.body).error, /rollback takes \{"revision"/);
+    }
+    const emptyBodyAction = await handleDashboard(
+      request('POST', '/api/tracks/web/suspend', { body: JSON.stringify({ action: 'delete' }) }),
+      deps(),
+    );
+    assert.equal(emptyBodyAction.status, 400);
+    assert.deepEqual(jobs, []);
+  });
+
+  it('names no track to someone who may not read, nor to an anonymous actor', async () => {
+    const closed = deps({ readAccess: 'authenticated' });
+    const paths = ['/api/tracks/nope', '/api/tracks/nope/status', '/api/tracks/web/status'];
+    for (const path of paths) {
+      const answer = await handleDashboard(request('GET', path, { identity: NOBODY }), closed);
+      assert.equal(answer.status, 401, path);
+      assert.doesNotMatch(answer.body, /web/, path);
+    }
+    for (const path of ['/api/tracks/nope/sync', '/api/tracks/nope/rollback']) {
+      const answer = await handleDashboard(request('POST', path, { identity: NOBODY }), deps());
+      assert.equal(answer.status, 401, path);
+      assert.doesNotMatch(answer.body, /web/, path);
+    }
+    const signedIn = await handleDashboard(request('GET', '/api/tracks/nope'), closed);
+    assert.equal(signedIn.status, 404);
+    assert.match(JSON.parse(signedIn.body).error, /tracks: web/);
+  });
+
   it('serves the page with a strict content security policy, and only built files', async () => {
     const page = await handleDashboard(request('GET', '/'), deps());
     const escape = await handleDashboard(request('GET', '/assets/../../etc/passwd'), deps());
