@@ -3,7 +3,10 @@
  * namespace; `ignoreResources` skips whole resource types; and the two-way
  * sync rules (sync-rules.ts): `syncTo: ignore` leaves an object out, `syncTo:
  * git` marks it for write-back. Every object left out is named with its
- * reason (status `ignoredObjects`).
+ * reason (status `ignoredObjects`). An object left out is left alone, not
+ * pruned: a filter turned on for a track that applied it before must not
+ * delete it (a Namespace, and everything in it, among them). Only leaving Git
+ * prunes it, as it stays in the inventory.
  */
 import { formatResourceType } from '../config/resource-type.ts';
 import type { Track } from '../config/types.ts';
@@ -16,7 +19,7 @@ export interface Selection {
   readonly ignored: Record<string, string>;
   /** Subjects of selected objects whose rule says `syncTo: git`: drift is written back. */
   readonly toGit: ReadonlySet<string>;
-  /** Subjects left out by a `syncTo: ignore` rule: never pruned either. */
+  /** Subjects left out, by a rule or a filter: never pruned while they are in Git. */
   readonly ruledOut: ReadonlySet<string>;
 }
 
@@ -70,11 +73,13 @@ export function selectObjects(
     );
     if (ignoredType) {
       ignored[object.subject] = `resource ${formatResourceType(ignoredType)} is ignored`;
+      ruledOut.add(object.subject);
     } else if (track.restrictNamespace && object.namespace !== track.namespace) {
       ignored[object.subject] =
         object.namespace === undefined
           ? `cluster-scoped objects are ignored: the track is restricted to namespace ${track.namespace}`
           : `namespace ${object.namespace} is outside the track's namespace ${track.namespace}`;
+      ruledOut.add(object.subject);
     } else {
       selected.push(object);
       if (syncTo === 'git') toGit.add(object.subject);

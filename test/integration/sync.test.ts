@@ -223,6 +223,60 @@ describe('syncTrack', () => {
     assert.match(result.state.ignoredObjects['ConfigMap/kube-public/elsewhere'] ?? '', /outside/);
   });
 
+  it('leaves alone, and does not prune, what a filter turned on later leaves out', async () => {
+    // Prepare: applied without filters, among them a Namespace outside the track's namespace.
+    const { track, repo, ns } = await newTrack('filters-later');
+    const outside = `${ns}-x`;
+    await pushFiles(repo, {
+      'a.yaml': configMap('a', 'one'),
+      'outside.yaml': `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${outside}\n---\n${configMap('b', 'one', `  namespace: ${outside}\n`)}`,
+      'secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: v\n',
+    });
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, deps)).result, 'applied');
+    const filtered: Track = {
+      ...track,
+      restrictNamespace: true,
+      ignoreResources: [{ group: '', version: 'v1', resource: 'secrets' }],
+    };
+    const secretExists = () =>
+      fixture.core.readNamespacedSecret({ name: 's', namespace: ns }).then(
+        () => true,
+        () => false,
+      );
+
+    // Act
+    const result = await syncTrack(filtered, { trigger: 'manual' }, deps);
+
+    // Assess: ignored, listed, and still there; the objects it applies are as they were
+    assert.equal(result.result, 'unchanged', result.error);
+    assert.deepEqual(
+      result.changeset.filter((entry) => entry.action === 'deleted'),
+      [],
+    );
+    assert.deepEqual(Object.keys(result.state.ignoredObjects).sort(), [
+      `ConfigMap/${outside}/b`,
+      `Namespace/${outside}`,
+      `Secret/${ns}/s`,
+    ]);
+    assert.equal(await configMapValue(outside, 'b'), 'one');
+    assert.equal(await secretExists(), true);
+
+    // Act: once they leave Git, they are pruned (still in the inventory)
+    await pushFiles(repo, { 'outside.yaml': null, 'secret.yaml': null });
+    const left = await syncTrack(filtered, { trigger: 'manual' }, deps);
+
+    // Assess
+    assert.equal(left.result, 'applied', left.error);
+    assert.deepEqual(
+      left.changeset
+        .filter((entry) => entry.action === 'deleted')
+        .map((entry) => entry.subject)
+        .sort(),
+      [`ConfigMap/${outside}/b`, `Namespace/${outside}`, `Secret/${ns}/s`],
+    );
+    assert.equal(await secretExists(), false);
+  });
+
   it('follows a force-pushed branch', async () => {
     // Prepare
     const { track, repo, ns } = await newTrack('moved');
