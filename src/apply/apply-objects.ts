@@ -239,21 +239,26 @@ async function applyOne(
       (live !== undefined && isDeepStrictEqual(contentOf(live), contentOf(result.object)));
     return { subject, action: unchanged ? 'unchanged' : 'configured' };
   } catch (error) {
-    const refused =
-      error instanceof KubernetesApiError &&
-      (error.isImmutableFieldChange || error.httpStatus === 422);
-    if (refused && (strategy === 'recreate' || options.force)) {
+    // Only an immutable-field refusal is answered by replacing the object: any other refusal
+    // would meet the new object too, once the running one is gone.
+    const immutable = error instanceof KubernetesApiError && error.isImmutableFieldChange;
+    if (immutable && (strategy === 'recreate' || options.force)) {
+      let deleted = false;
       try {
         observed.delete(key);
         // Not cut short by an interruption: once deleted, the object is created again.
         await deleteAndWait(cluster, refOf(object), options.timeoutMs);
+        deleted = true;
         observed.set(key, (await apply()).object);
         return { subject, action: 'recreated' };
       } catch (recreateError) {
+        const stage = deleted
+          ? 'deleted to be recreated, but creating it failed'
+          : 'recreate failed';
         return {
           subject,
           action: 'failed',
-          error: `${subject}: recreate failed: ${messageOf(recreateError)}`,
+          error: `${subject}: ${stage}: ${messageOf(recreateError)}`,
         };
       }
     }

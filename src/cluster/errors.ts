@@ -25,15 +25,29 @@ export class KubernetesApiError extends DriftlessError {
     return this.status.code;
   }
 
-  /** An immutable field was changed (Secret/ConfigMap `immutable`, Job selector, Service clusterIP, ...). */
+  /**
+   * An immutable field was changed (Secret/ConfigMap `immutable`, a Job's template, a selector,
+   * a Service's clusterIP, a StatefulSet's volumeClaimTemplates, ...): the one refusal that
+   * replacing the object (force, `update-strategy: recreate`) answers. Any other 422 — a
+   * negative replica count, an invalid label — would be refused again after the delete.
+   */
   get isImmutableFieldChange(): boolean {
     if (this.status.code !== 422) return false;
     const text = [this.status.message, ...(this.status.causes ?? []).map((c) => c.message)].join(
       ' ',
     );
-    return /immutable|may not be changed|cannot be changed|field is immutable/i.test(text);
+    return IMMUTABLE_FIELD_MESSAGES.test(text);
   }
 }
+
+/**
+ * How the API server words an immutable-field refusal: "field is immutable" (most types; "spec
+ * is immutable after creation" for volumes),
+ * "may not change once set" (a Service's clusterIP), "updates to statefulset spec for fields
+ * other than … are forbidden", "… cannot be changed" / "may not be changed".
+ */
+const IMMUTABLE_FIELD_MESSAGES =
+  /\bis immutable\b|may not be changed|cannot be changed|may not change once set|updates to \S+ spec for fields other than .* are forbidden/i;
 
 /** The cluster could not be reached at all (connection refused, TLS, timeout). */
 export class ClusterUnreachableError extends DriftlessError {

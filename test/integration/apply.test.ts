@@ -200,6 +200,39 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     assert.equal(Buffer.from(after.data?.password ?? '', 'base64').toString(), 'two');
   });
 
+  it('replaces an object only for an immutable field: an invalid change fails and the object stays', async () => {
+    // Prepare
+    const recreate = { 'driftless.dev/update-strategy': 'recreate' };
+    await applyObjects(cluster, [configMap(ns, 'kept', { k: '1' }, recreate)], { track });
+    const before = await core.readNamespacedConfigMap({ name: 'kept', namespace: ns });
+    const invalid: KubeObject = {
+      ...configMap(ns, 'kept', { k: '2' }, recreate),
+      metadata: {
+        name: 'kept',
+        namespace: ns,
+        annotations: recreate,
+        labels: { tier: 'bad value!' },
+      },
+    };
+
+    // Act: the strategy on the object, and force on the track
+    const annotated = await applyObjects(cluster, [invalid], { track });
+    const forced = await applyObjects(cluster, [invalid], { track, force: true });
+
+    // Assess
+    for (const result of [annotated, forced]) {
+      assert.equal(result.changeset[0]?.action, 'failed');
+      assert.match(
+        result.changeset[0]?.error ?? '',
+        /metadata\.labels: Invalid value: "bad value!"/,
+      );
+      assert.doesNotMatch(result.changeset[0]?.error ?? '', /recreate|set force/);
+    }
+    const after = await core.readNamespacedConfigMap({ name: 'kept', namespace: ns });
+    assert.equal(after.metadata?.uid, before.metadata?.uid);
+    assert.equal(after.data?.k, '1');
+  });
+
   it('applies a CRD and its custom resources from one revision', async () => {
     // Prepare
     const crd: KubeObject = {
