@@ -50,7 +50,11 @@ function collectObject(value: unknown, source: SourceLocation): CollectedObject 
       source.file,
       source.line,
       undefined,
-      `document must be a mapping (a Kubernetes object), not ${describe(value)}`,
+      `document must be a mapping (a Kubernetes object), not ${describe(value)}${
+        Array.isArray(value)
+          ? '; write each object as a document of its own (after ---), or as the items of a kind: List'
+          : ''
+      }`,
     );
   }
   const apiVersion = requireString(value.apiVersion, 'apiVersion', source, undefined);

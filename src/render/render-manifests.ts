@@ -25,6 +25,15 @@ function namesAnObject(value: unknown): boolean {
   return isJsonObject(value) && (value.apiVersion !== undefined || value.kind !== undefined);
 }
 
+/**
+ * Whether a file means to hold Kubernetes objects: a document names one, or is a sequence of
+ * them (`- apiVersion: …`, a JSON array), which is refused by name rather than skipped — skipped,
+ * its objects would be pruned as if they had left Git.
+ */
+function meansObjects(value: unknown): boolean {
+  return namesAnObject(value) || (Array.isArray(value) && value.some(namesAnObject));
+}
+
 function readObjects(
   files: readonly RevisionFile[],
   options: Pick<RenderOptions, 'subPath' | 'limits'>,
@@ -60,7 +69,7 @@ function readObjects(
     }
     const documents = parseManifestFile(file, budget, limits.maxDepth);
     // values.yaml, CI workflows, package.json...: YAML or JSON, but no document is an object.
-    if (!documents.some((document) => namesAnObject(document.value))) {
+    if (!documents.some((document) => meansObjects(document.value))) {
       skipped.push({ file: file.path, reason: 'holds no Kubernetes object' });
       continue;
     }

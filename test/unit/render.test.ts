@@ -252,6 +252,34 @@ just a string
     assert.throws(actScalar, /t\.yaml:6: document must be a mapping .* not a string/);
   });
 
+  it('refuses a file whose objects are written as a sequence, rather than skip it', () => {
+    // Prepare: YAML items, and a JSON array
+    const yaml = [file('a.yaml', `- ${configMap('x').trimEnd().replaceAll('\n', '\n  ')}\n`)];
+    const json = [
+      file(
+        'b.json',
+        JSON.stringify([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'y' } }]),
+      ),
+    ];
+
+    // Act
+    const actYaml = () => renderManifests(yaml, { scopeOf, defaultNamespace: 'apps' });
+    const actJson = () => renderManifests(json, { scopeOf, defaultNamespace: 'apps' });
+
+    // Assess
+    for (const [act, name] of [
+      [actYaml, 'a\\.yaml'],
+      [actJson, 'b\\.json'],
+    ] as const) {
+      assert.throws(
+        act,
+        new RegExp(
+          `${name}:1: document must be a mapping .* not a sequence; write each object as a document of its own`,
+        ),
+      );
+    }
+  });
+
   it('refuses an apiVersion with more than one slash', () => {
     // Prepare
     const files = [file('a.yaml', 'apiVersion: a/b/c\nkind: X\nmetadata: {name: x}\n')];
