@@ -12,11 +12,11 @@ export function isFullCommitId(value: string): boolean {
 }
 
 /**
- * A revision as stored and keyed: a full commit id, or for a track whose
- * render depends on more than Git (a Helm chart: repository charts, the
- * cluster's capabilities) the commit id, `+`, and 12 hex digits of the
- * rendered bundle's digest — a new chart version or new capabilities make a
- * new revision of the same commit.
+ * A revision as stored and keyed: a full commit id, or for a render that
+ * depends on more than the commit the commit id, `+`, and 12 hex digits of the
+ * rendered bundle's digest — a chart (a new chart version or new capabilities
+ * make a new revision of the same commit), or a commit rendered again after
+ * the track's spec changed (fetch-track.ts), as its first render stays stored.
  */
 const REVISION_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})(?:\+[0-9a-f]{12})?$/;
 

@@ -94,7 +94,7 @@ export const diffCommand: CommandHandler = async (ctx, line, output) => {
   if (target.origin === 'pinned') {
     output.log(`${track.name}: pinned at ${target.revision}; comparing with the pinned revision`);
   }
-  const bundle = await loadRevisionBundle(track, target.revision, ctx);
+  const bundle = await loadRevisionBundle(track, target, ctx);
   // A preview as the track's service account: it shows what that account may do.
   const cluster = actingAs(await ctx.cluster(track), track);
   const { selected } = selectObjects(track, bundle.objects, await cluster.discover());

@@ -11,6 +11,8 @@ import { commitOf, isRevisionId } from '../object-id.ts';
 import { renderTrackRevision } from '../sync/render-track-revision.ts';
 import { resolveSecrets } from '../sync/resolve-secrets.ts';
 import { placeForTrack } from '../sync/load-stored-revision.ts';
+import { storedRender } from '../sync/fetch-track.ts';
+import { renderSpecDigest } from '../render/render-spec-digest.ts';
 
 export interface TargetRevision {
   readonly revision: string;
@@ -49,18 +51,28 @@ export async function targetRevision(
  */
 export async function loadRevisionBundle(
   track: Track,
-  revision: string,
+  target: TargetRevision,
   ctx: LocalContext,
   secrets: 'resolve' | 'as-stored' = 'resolve',
 ): Promise<RenderedBundle> {
-  const stored = (await ctx.artifacts.has(track.name, revision))
-    ? parseBundle(await ctx.artifacts.get(track.name, revision))
-    : (
-        await renderTrackRevision(track, commitOf(revision), {
-          source: await ctx.source(),
-          state: ctx.state,
-        })
-      ).bundle;
+  const { revision } = target;
+  // A revision asked for by id (or pinned) is what is stored under it; one resolved from the
+  // reference is what a sync would apply: rendered anew once the track renders otherwise.
+  const byId = target.origin === 'requested' || target.origin === 'pinned';
+  const storedAs = byId
+    ? (await ctx.artifacts.has(track.name, revision))
+      ? revision
+      : undefined
+    : await storedRender(track, revision, renderSpecDigest(track), ctx);
+  const stored =
+    storedAs !== undefined
+      ? parseBundle(await ctx.artifacts.get(track.name, storedAs))
+      : (
+          await renderTrackRevision(track, commitOf(revision), {
+            source: await ctx.source(),
+            state: ctx.state,
+          })
+        ).bundle;
   const parsed =
     secrets === 'resolve'
       ? await resolveSecrets(track, stored, {

@@ -11,7 +11,7 @@ export const renderCommand: CommandHandler = async (ctx, line, output) => {
   const state = await readTrackState(ctx.state, track.name);
   const target = await targetRevision(track, line.revision, ctx, state.pinned);
   output.log(`# ${track.name} at ${target.revision} (${target.origin})`);
-  const bundle = await loadRevisionBundle(track, target.revision, ctx, 'as-stored');
+  const bundle = await loadRevisionBundle(track, target, ctx, 'as-stored');
   for (const { file, reason } of bundle.skipped ?? []) output.log(`# skipped ${file}: ${reason}`);
   if (bundle.objects.length === 0) output.log(`# ${track.name}: the revision renders no objects`);
   else output.print(formatManifests(bundle));

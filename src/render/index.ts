@@ -13,6 +13,7 @@ export { capabilitiesDigest, type ClusterCapabilities } from './capabilities.ts'
 export { serializeBundle, BUNDLE_FORMAT } from './serialize-bundle.ts';
 export { parseBundle } from './parse-bundle.ts';
 export { bundleDigest } from './bundle-digest.ts';
+export { renderSpecDigest } from './render-spec-digest.ts';
 export { DEFAULT_RENDER_LIMITS } from './limits.ts';
 export { normalizeSubPath } from './select-manifest-files.ts';
 export { formatSubject } from './subject.ts';

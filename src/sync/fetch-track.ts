@@ -13,9 +13,18 @@ import type { CommitInfo, GitSource } from '../source/ports.ts';
 import { VerificationError } from '../source/verify-signature.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { FetchJob, SyncJob } from './jobs.ts';
-import { conditionOf, setCondition, updateTrackState, type TrackState } from './track-state.ts';
+import {
+  conditionOf,
+  readTrackState,
+  setCondition,
+  updateTrackState,
+  type TrackState,
+} from './track-state.ts';
 import type { SkippedFile } from '../render/types.ts';
-import { commitOf, isRevisionId } from '../object-id.ts';
+import { commitOf, isRevisionId, renderedRevision } from '../object-id.ts';
+// The two modules, not render/index.ts: a fetch of a stored revision loads no renderer.
+import { bundleDigest } from '../render/bundle-digest.ts';
+import { renderSpecDigest } from '../render/render-spec-digest.ts';
 import type { RenderedTrackRevision } from './render-track-revision.ts';
 
 export interface FetchDeps {
@@ -138,11 +147,13 @@ export async function fetchTrack(
     }
   }
 
-  // A chart's revision id depends on its rendering (object-id.ts), so a chart is
-  // rendered every time; anything else is stored once per commit.
   // Files skipped by this render (none when the revision was stored already).
   let skipped: readonly SkippedFile[] = [];
-  if (track.helm !== undefined || !(await deps.artifacts.has(track.name, revision))) {
+  const renderedWith = renderSpecDigest(track);
+  const stored = await storedRender(track, revision, renderedWith, deps);
+  if (stored !== undefined) {
+    revision = stored;
+  } else {
     const commit = revision;
     let rendered: RenderedTrackRevision;
     try {
@@ -158,7 +169,7 @@ export async function fetchTrack(
         error,
       );
     }
-    revision = rendered.revision;
+    revision = await revisionToStore(track, rendered, deps.artifacts);
     skipped = rendered.bundle.skipped ?? [];
     if (!(await deps.artifacts.has(track.name, revision))) {
       await deps.artifacts.put(track.name, revision, rendered.bytes);
@@ -176,6 +187,7 @@ export async function fetchTrack(
     if (commit !== undefined) rememberCommit(state, commitOf(revision), commit);
     state.desiredRevision = revision;
     state.desiredResolvedAt = resolvedAt;
+    state.renderedWith = renderedWith;
     setCondition(state, 'FilesFetched', 'True', 'Fetched', `fetched revision ${revision}`, now());
     const previous = conditionOf(state, 'FilesParsed');
     // A revision stored before keeps the message its render wrote (with its skipped files).
@@ -204,6 +216,42 @@ export async function fetchTrack(
       ...(job.by === undefined ? {} : { by: job.by }),
     },
   };
+}
+
+/**
+ * The revision id `commit` is stored under as the track renders now, when no render is needed:
+ * the desired revision, if it is of this commit and was rendered with the same spec (its
+ * subPath, kustomize, sourceIgnore, substitute... — renderSpecDigest). A chart is rendered
+ * every time: its revision id depends on the render (object-id.ts).
+ */
+export async function storedRender(
+  track: Track,
+  commit: string,
+  renderedWith: string,
+  deps: Pick<FetchDeps, 'artifacts' | 'state'>,
+): Promise<string | undefined> {
+  if (track.helm !== undefined) return undefined;
+  const { desiredRevision, renderedWith: before } = await readTrackState(deps.state, track.name);
+  if (desiredRevision === null || commitOf(desiredRevision) !== commit) return undefined;
+  if (before !== renderedWith) return undefined;
+  return (await deps.artifacts.has(track.name, desiredRevision)) ? desiredRevision : undefined;
+}
+
+/**
+ * The id a fresh render is stored under. A commit is stored under its own id once; rendered
+ * otherwise later (the track's spec changed) it gets `commit+digest`, as a chart does: an
+ * artifact never changes, so a rollback to a revision applies what it applied then.
+ */
+async function revisionToStore(
+  track: Track,
+  rendered: RenderedTrackRevision,
+  artifacts: ArtifactStore,
+): Promise<string> {
+  const { revision, bytes } = rendered;
+  if (track.helm !== undefined || !(await artifacts.has(track.name, revision))) return revision;
+  const digest = bundleDigest(bytes);
+  if (bundleDigest(await artifacts.get(track.name, revision)) === digest) return revision;
+  return renderedRevision(revision, digest.slice('sha256:'.length));
 }
 
 /** How many commits a track's state remembers: the dashboard's recent revisions. */

@@ -14,6 +14,7 @@ type Expected = 'string' | 'number' | 'boolean' | 'list' | 'mapping';
 const FIELDS: Readonly<Record<string, readonly [Expected, 'nullable'?]>> = {
   desiredRevision: ['string', 'nullable'],
   desiredResolvedAt: ['string', 'nullable'],
+  renderedWith: ['string', 'nullable'],
   appliedRevision: ['string', 'nullable'],
   pinned: ['string', 'nullable'],
   conditions: ['list'],

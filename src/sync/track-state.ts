@@ -38,6 +38,11 @@ export interface TrackState {
   desiredRevision: string | null;
   /** When desiredRevision was resolved: a revision resolved earlier never replaces it. */
   desiredResolvedAt: string | null;
+  /**
+   * How desiredRevision was rendered (renderSpecDigest of the track then): a fetch of the same
+   * commit renders it again once the track's subPath, kustomize, sourceIgnore... changed.
+   */
+  renderedWith?: string | null;
   /** The revision last applied completely. */
   appliedRevision: string | null;
   /** Set by rollback: the track stays at this revision until unpinned. */

@@ -277,6 +277,38 @@ describe('syncTrack', () => {
     assert.equal(await secretExists(), false);
   });
 
+  it('renders a stored commit again once the track renders it otherwise, under a revision of its own', async () => {
+    // Prepare: one commit, two folders; the track renders app/ first
+    const { track, repo, ns } = await newTrack('respec');
+    const commit = await pushFiles(repo, {
+      'app/a.yaml': configMap('a', 'one'),
+      'other/b.yaml': configMap('b', 'one'),
+    });
+    const first = await syncTrack({ ...track, subPath: 'app' }, { trigger: 'manual' }, deps);
+    const readsBefore = readFilesCalls;
+
+    // Act: the same commit with another subPath, then the first one again
+    const moved = await syncTrack({ ...track, subPath: 'other' }, { trigger: 'manual' }, deps);
+    const readsAfterMove = readFilesCalls;
+    const again = await syncTrack({ ...track, subPath: 'other' }, { trigger: 'manual' }, deps);
+    const back = await syncTrack({ ...track, subPath: 'app' }, { trigger: 'manual' }, deps);
+
+    // Assess
+    assert.equal(first.revision, commit);
+    assert.equal(moved.result, 'applied', moved.error);
+    assert.ok(readsAfterMove > readsBefore, 'the commit is read and rendered again');
+    assert.match(moved.revision ?? '', new RegExp(`^${commit}\\+[0-9a-f]{12}$`));
+    assert.deepEqual(moved.changeset.map((entry) => [entry.subject, entry.action]).sort(), [
+      [`ConfigMap/${ns}/a`, 'deleted'],
+      [`ConfigMap/${ns}/b`, 'created'],
+    ]);
+    assert.equal(again.result, 'unchanged', again.error);
+    assert.equal(again.revision, moved.revision);
+    assert.equal(back.revision, commit, 'rendered as before, it is the commit stored before');
+    assert.equal(await configMapValue(ns, 'a'), 'one');
+    assert.equal(await configMapValue(ns, 'b'), undefined);
+  });
+
   it('follows a force-pushed branch', async () => {
     // Prepare
     const { track, repo, ns } = await newTrack('moved');
