@@ -89,6 +89,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'unpin',
+    // Its sync holds the apply lease: Ctrl-C ends it as it ends `sync`.
+    stopsCleanly: true,
     usage: 'unpin    [-c FILE] --track NAME',
     summary: 'resume following Git after a rollback',
     options: ['config', 'track'],

@@ -7,10 +7,10 @@ import { unpinTrackAction } from '../sync/lifecycle.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
-import { findTrack } from './select-tracks.ts';
+import { findTrack, suspensionOf } from './select-tracks.ts';
 import { syncCommand } from './sync-command.ts';
 
-export const unpinCommand: CommandHandler = async (ctx, line, output) => {
+export const unpinCommand: CommandHandler = async (ctx, line, output, signal) => {
   const track = findTrack(ctx.config, line.track ?? '', line.config);
   const { pinned } = await readTrackState(ctx.state, track.name);
   // The same use-case as the unpin action in AWS: also written to the history.
@@ -20,10 +20,12 @@ export const unpinCommand: CommandHandler = async (ctx, line, output) => {
       ? `${output.colours.bold(track.name)}: unpinned (was pinned at ${pinned})`
       : `${output.colours.bold(track.name)}: was not pinned`,
   );
-  if (track.suspend) {
-    // Sync refuses a suspended track; the pin is gone all the same, and resuming syncs the newest.
-    output.print(`${track.name}: suspended (suspend: true in ${line.config}); not synced`);
+  // Suspended in the config or by `driftless suspend`: sync refuses the track; the pin is gone
+  // all the same, and resuming syncs the newest.
+  const suspended = await suspensionOf(track, ctx.state, line.config);
+  if (suspended !== undefined) {
+    output.print(`${track.name}: suspended (${suspended}); not synced`);
     return EXIT_OK;
   }
-  return syncCommand(ctx, { ...line, output: 'text' }, output);
+  return syncCommand(ctx, { ...line, output: 'text' }, output, signal);
 };

@@ -131,6 +131,7 @@ describe('interrupts', () => {
       const sync = await run('sync', '--track', 'web', '-o', 'json');
       const afterSync = source.listenerCount('SIGINT');
       const render = await run('render', '--track', 'web');
+      const unpin = await run('unpin', '--track', 'web');
 
       // Assess: sync listened, said it stops, and exits 130; render did not listen.
       assert.equal(listening['sync'], 1);
@@ -139,6 +140,10 @@ describe('interrupts', () => {
       assert.equal(afterSync, 0);
       assert.equal(listening['render'], 0);
       assert.equal(render.code, 3);
+      // unpin syncs: it stops as sync does
+      assert.equal(listening['unpin'], 1);
+      assert.match(unpin.stderr, /SIGINT: stopping/);
+      assert.equal(unpin.code, 130);
     } finally {
       store.close();
       await rm(dir, { recursive: true, force: true });

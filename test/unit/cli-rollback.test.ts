@@ -300,6 +300,25 @@ describe('driftless rollback and unpin', () => {
       assert.equal(status.pinned, null);
     });
 
+    it('unpins a track suspended by driftless suspend without syncing it, exit 0', async () => {
+      // Prepare
+      await syncBoth();
+      await driftless('rollback', '--track', 'web', '--previous');
+      await driftless('suspend', '--track', 'web');
+      const before = cluster.configMapValue('b');
+
+      // Act
+      const result = await driftless('unpin', '--track', 'web');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        result.stdout,
+        `web: unpinned (was pinned at ${ONE})\nweb: suspended (by "driftless suspend"; run "driftless resume"); not synced\n`,
+      );
+      assert.equal(cluster.configMapValue('b'), before);
+    });
+
     it('unpins a suspended track without syncing it', async () => {
       // Act
       const result = await driftless('unpin', '--track', 'frozen');
