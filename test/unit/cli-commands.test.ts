@@ -76,9 +76,10 @@ describe('driftless commands over fake ports', () => {
   let store: ClosableStore;
   let cluster: FakeCluster;
   let files: Record<string, string>;
+  let config: string;
 
   const context = (): LocalContext => ({
-    config: parseConfig(CONFIG, 'driftless.yaml'),
+    config: parseConfig(config, 'driftless.yaml'),
     artifacts: store.artifacts,
     state: store.state,
     source: async () => fakeSource(files),
@@ -103,6 +104,7 @@ describe('driftless commands over fake ports', () => {
     store = createStore({ type: 'fs', path: join(dir, 'store') });
     cluster = new FakeCluster();
     files = { infra: FILES, web: WEB_FILES };
+    config = CONFIG;
   });
 
   after(async () => {
@@ -546,6 +548,23 @@ describe('driftless commands over fake ports', () => {
         ].join('\n'),
       );
       assert.match(result.stderr, new RegExp(`infra at ${SHA} \\(refs/heads/main\\)`));
+    });
+
+    it('prints what sync applies: objects the track leaves out are named on stderr', async () => {
+      // Prepare
+      config = `${CONFIG}    ignoreResources: [deployments.apps/v1]\n`;
+
+      // Act
+      const result = await driftless('render', '--track', 'infra');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /kind: ConfigMap/);
+      assert.doesNotMatch(result.stdout, /kind: Deployment/);
+      assert.match(
+        result.stderr,
+        /# ignored Deployment\/apps\/web: resource deployments\.apps\/v1 is ignored/,
+      );
     });
   });
 
