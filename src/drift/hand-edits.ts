@@ -15,6 +15,7 @@
  */
 import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
+import { manifestAsStored } from '../apply/secret-string-data.ts';
 import type { KubeObject, ManagedFieldsEntry } from '../cluster/kube-object.ts';
 import {
   childKeys,
@@ -174,8 +175,10 @@ export function handAddedFields(
 ): { fields: FieldSet; by: string[] } | undefined {
   const hand = handOnlyFields(live, managers);
   if (hand === undefined) return undefined;
+  // Git's fields as the server stores them: a Secret's stringData is its data, and a key
+  // patched by hand that Git sets in stringData is put back, not removed.
   const fields = withoutStructMarkers(
-    withoutIgnored(withoutDesiredFields(hand.fields, desired), ignored),
+    withoutIgnored(withoutDesiredFields(hand.fields, manifestAsStored(desired)), ignored),
   );
   return childKeys(fields).length === 0 ? undefined : { fields, by: hand.by };
 }

@@ -124,6 +124,39 @@ describe('hand edits', () => {
     assert.deepEqual(rest, { 'f:data': { 'f:extra': {} } });
   });
 
+  it("reads a Secret's stringData in Git as its data: a key patched by hand is put back, not removed", () => {
+    // Prepare: Git sets password in stringData; kubectl patched data.password
+    const secret: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 's',
+        namespace: 'apps',
+        managedFields: [
+          {
+            manager: 'kubectl-patch',
+            operation: 'Update',
+            apiVersion: 'v1',
+            fieldsV1: { 'f:data': { 'f:password': {}, 'f:added': {} } },
+          },
+        ],
+      },
+      data: { password: 'eA==', added: 'eQ==' },
+    };
+    const desired: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'apps' },
+      stringData: { password: 'hunter2' },
+    };
+
+    // Act
+    const found = handAddedFields(secret, desired, DEFAULT_HAND_EDIT_MANAGERS, []);
+
+    // Assess: only the key Git does not set is a hand-added field
+    assert.deepEqual(found?.fields, { 'f:data': { 'f:added': {} } });
+  });
+
   it('subtracts whole fields only: a field the other set owns in part stays', () => {
     // Act
     const rest = subtractFieldSet(
