@@ -123,6 +123,10 @@ function dependencyRules(folder, forbidden) {
   };
 }
 
+/** What handlers/ may not import: the CLI and serve. */
+const HANDLERS_FORBIDDEN = '^(\\.\\./)+src/(cli|serve)/';
+const HANDLERS_RULE = 'handlers/ import src/aws and the core only (docs/architecture.md)';
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.driftless/', '.serverless/', '.esbuild/'] },
   js.configs.recommended,
@@ -134,18 +138,19 @@ export default tseslint.config(
   },
   ...Object.entries(FORBIDDEN).map(([folder, forbidden]) => dependencyRules(folder, forbidden)),
   {
-    // Lambda entry points are thin adapters over src/aws (and the core): never the CLI or serve.
+    // Lambda entry points are thin adapters over src/aws (and the core): never the CLI or serve,
+    // loaded at once or lazily.
     files: ['handlers/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
+        { patterns: [{ regex: HANDLERS_FORBIDDEN, message: HANDLERS_RULE }] },
+      ],
+      'no-restricted-syntax': [
+        'error',
         {
-          patterns: [
-            {
-              regex: '^(\\.\\./)+src/(cli|serve)/',
-              message: 'handlers/ import src/aws and the core only (docs/architecture.md)',
-            },
-          ],
+          selector: `ImportExpression[source.value=/${HANDLERS_FORBIDDEN.replaceAll('/', '\\/')}/]`,
+          message: HANDLERS_RULE,
         },
       ],
     },
