@@ -10,6 +10,7 @@
  * first import).
  */
 import { ConfigError } from '../config/config-error.ts';
+import { redactSecrets } from '../redact.ts';
 import { readOptionalEnv } from '../config/env.ts';
 import {
   DriftlessError,
@@ -77,6 +78,11 @@ function reportError(io: CliIo, message: string): void {
   io.stderr.write(`${text}\n`);
 }
 
+/** `{"track": …, "error": …}` on stdout: `-o json` prints one JSON document, whatever happens. */
+function printJsonError(io: CliIo, json: { readonly track?: string }, message: string): void {
+  io.stdout.write(redactSecrets(`${JSON.stringify({ ...json, error: message }, null, 2)}\n`));
+}
+
 function exitCodeOf(error: unknown): number {
   // ConfigError is a DriftlessError too: test it first, a bad config attempted nothing.
   if (error instanceof ConfigError) return EXIT_USAGE;
@@ -93,11 +99,22 @@ export async function runCli(
   argv: readonly string[],
   dependencies: CliDependencies = {},
 ): Promise<number> {
+  const stdout = dependencies.stdout ?? process.stdout;
+  // Whether the result went out: a command that fails before printing it, asked for JSON,
+  // still prints one JSON document (its error).
+  let printed = false;
   const io: CliIo = {
-    stdout: dependencies.stdout ?? process.stdout,
+    stdout: {
+      isTTY: stdout.isTTY,
+      write: (text: string) => {
+        printed = true;
+        return stdout.write(text);
+      },
+    },
     stderr: dependencies.stderr ?? process.stderr,
     env: dependencies.env ?? process.env,
   };
+  let json: { readonly track?: string } | undefined;
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(`${helpText()}\n`);
@@ -111,6 +128,7 @@ export async function runCli(
       return EXIT_OK;
     }
     const line = parseCommandLine(command, rest);
+    if (line.output === 'json') json = line.track === undefined ? {} : { track: line.track };
     const handler = await HANDLERS[command.name]();
     const ctx = await (dependencies.openLocalContext ?? openRealContext)(line.config, io.env);
     const output = new Output(io);
@@ -124,6 +142,7 @@ export async function runCli(
       // Stopped before it began (the lease not taken yet): nothing to record.
       if (interrupts === undefined || !(error instanceof InterruptedError)) throw error;
       reportError(io, error.message);
+      if (json !== undefined && !printed) printJsonError(io, json, error.message);
       return interrupts.exitCode(EXIT_FAILED);
     } finally {
       interrupts?.dispose();
@@ -131,6 +150,7 @@ export async function runCli(
     }
   } catch (error) {
     reportError(io, messageOf(error));
+    if (json !== undefined && !printed) printJsonError(io, json, messageOf(error));
     if (error instanceof CommandLineError) io.stderr.write(`usage: ${error.usage}\n`);
     if (!(error instanceof DriftlessError) && error instanceof Error && error.stack) {
       // Not one of ours: likely a bug, and the stack is what a report needs.

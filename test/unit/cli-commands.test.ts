@@ -476,6 +476,33 @@ describe('driftless commands over fake ports', () => {
     });
   });
 
+  describe('-o json when the command fails before its result', () => {
+    it('prints one JSON document naming the track and the error, and exits as the error says', async () => {
+      // Act: a revision never stored, and a track never configured
+      const notStored = await driftless(
+        'rollback',
+        '--track',
+        'infra',
+        '--revision',
+        'abcd1234',
+        '-o',
+        'json',
+      );
+      const unknown = await driftless('history', '--track', 'nope', '-o', 'json');
+      const text = await driftless('rollback', '--track', 'infra', '--revision', 'abcd1234');
+
+      // Assess
+      assert.equal(notStored.code, 3);
+      const answer = JSON.parse(notStored.stdout) as { track: string; error: string };
+      assert.equal(answer.track, 'infra');
+      assert.match(answer.error, /abcd1234/);
+      assert.match(notStored.stderr, /^driftless: /);
+      assert.equal(unknown.code, 2);
+      assert.match((JSON.parse(unknown.stdout) as { error: string }).error, /"nope"/);
+      assert.equal(text.stdout, '', 'text output keeps errors on stderr only');
+    });
+  });
+
   describe('history', () => {
     it('prints entries newest first, passing extra fields such as error through', async () => {
       // Prepare

@@ -75,7 +75,9 @@ describe('driftless with an invalid driftless.yaml', () => {
     assert.equal(result.code, 2);
     assert.match(result.stderr, /^driftless: two-problems\.yaml(:\d+:\d+)?: tracks\[0\]\.name: /m);
     assert.match(result.stderr, /^driftless: two-problems\.yaml(:\d+:\d+)?: tracks\[0\]\.prune: /m);
-    assert.equal(result.stdout, '');
+    // -o json: the one document on stdout is the error, every problem in it
+    const { error } = JSON.parse(result.stdout) as { error: string };
+    assert.match(error, /tracks\[0\]\.name: .*\n.*tracks\[0\]\.prune: /);
   });
 
   it('exits 2 when the file does not exist', async () => {

@@ -376,7 +376,8 @@ describe('driftless rollback as a command', () => {
 
     // Assess
     assert.equal(result.code, 3, result.stderr);
-    assert.equal(result.stdout, '');
+    // -o json: the one document on stdout is the error
+    assert.deepEqual(Object.keys(JSON.parse(result.stdout)), ['track', 'error']);
     assert.match(
       result.stderr,
       new RegExp(
