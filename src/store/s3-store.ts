@@ -6,9 +6,10 @@
  * Conditional writes carry the concurrency: `If-None-Match: *` creates
  * (artifacts, history entries, deliveries, a track's first state document),
  * `If-Match: <ETag>` updates state; published track lists are replaced
- * unconditionally (last write wins). Nothing is ever deleted — MinIO ignores
- * `If-Match` on DeleteObject (docs/s3-features.md), so no design here relies
- * on it. An artifact carries its digest in object metadata (`x-amz-meta-sha256`)
+ * unconditionally (last write wins). The one delete, of a track's state by
+ * `driftless delete` (which holds the track's apply lease meanwhile), is
+ * unconditional — MinIO ignores `If-Match` on DeleteObject
+ * (docs/s3-features.md), so no design here relies on it. An artifact carries its digest in object metadata (`x-amz-meta-sha256`)
  * and as the upload's SHA-256 checksum, which S3 verifies on receipt; reads
  * recompute it.
  */
