@@ -17,6 +17,30 @@ const EXPECTED: Readonly<Record<string, string>> = {
 };
 
 /**
+ * `"yes" is not auto, true or false`: what each alternative of a union of
+ * plain values and types accepts, or undefined for unions of other shapes.
+ */
+function unionMessage(issue: z.core.$ZodIssue): string | undefined {
+  const branches = (issue as { errors?: readonly (readonly z.core.$ZodIssue[])[] }).errors ?? [];
+  const accepted: string[] = [];
+  for (const [first, ...rest] of branches) {
+    if (first === undefined || rest.length > 0 || first.path.length > 0) return undefined;
+    if (first.code === 'invalid_value') accepted.push(...first.values.map(String));
+    else if (first.code === 'invalid_type' && first.expected === 'boolean')
+      accepted.push('true', 'false');
+    else if (first.code === 'invalid_type')
+      accepted.push(EXPECTED[first.expected] ?? first.expected);
+    else return undefined;
+  }
+  if (accepted.length === 0) return undefined;
+  const list =
+    accepted.length === 1
+      ? accepted[0]
+      : `${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)}`;
+  return `${describeValue(issue.input)} is not ${list}`;
+}
+
+/**
  * Turns zod issues into located issues with messages in Driftless' style:
  * the offending value quoted, YAML words (list, mapping) rather than JS ones,
  * one issue per unknown field with a "did you mean" when a known field is close.
@@ -72,8 +96,14 @@ export function toLocatedIssues(
               : `${describeValue(value)} is not one of ${list}`,
           );
         } else {
-          add(path, issue.message);
+          add(path, unionMessage(issue) ?? issue.message);
         }
+        break;
+      }
+      case 'invalid_key': {
+        // A mapping's key refused (a `substitute:` variable name): its own check's words.
+        const inner = (issue as { issues?: readonly { message?: string }[] }).issues?.[0];
+        add(path, inner?.message ?? issue.message);
         break;
       }
       case 'too_small':

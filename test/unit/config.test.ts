@@ -257,6 +257,20 @@ describe('parseConfig errors', () => {
     ]);
   });
 
+  it('quotes the value and what is accepted: a choice of values, a variable name', () => {
+    // Prepare
+    const text = oneTrack('    kustomize: "yes"\n    substitute: {1X: a, ok: b}\n');
+
+    // Act
+    const messages = problems(text);
+
+    // Assess
+    assert.deepEqual(messages, [
+      'driftless.yaml: tracks[0].kustomize: "yes" is not auto, true or false',
+      'driftless.yaml: tracks[0].substitute["1X"]: "1X" is not a variable name (letters, digits and _, not starting with a digit)',
+    ]);
+  });
+
   it('quotes a bad duration', () => {
     // Prepare
     const text = `${oneTrack()}  - name: a\n    repository: https://h/a.git\n  - name: b\n    repository: https://h/b.git\n    interval: 5x\n`;
