@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { objectKey, subjectOf, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
+import { KubernetesApiError } from '../cluster/errors.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { messageOf } from '../errors.ts';
 
@@ -197,10 +198,15 @@ export async function waitForHealth(
           if (!live) return { subject, state: 'NotFound', message: 'not found' };
           return { subject, ...healthOf(live, custom) };
         } catch (error) {
+          // A request refused as malformed never succeeds (a health check that names a
+          // namespaced object without its namespace): it fails now, not after the timeout.
+          // Anything else (a timeout, a kind not served yet) may pass on a later poll.
+          const api = error instanceof KubernetesApiError ? error : undefined;
           return {
             subject,
-            state: 'InProgress',
-            message: messageOf(error),
+            state: api?.httpStatus === 400 ? 'Failed' : 'InProgress',
+            // The API error names the subject already; the result names it once.
+            message: api?.status.message ?? messageOf(error),
           };
         }
       }),
