@@ -167,15 +167,28 @@ async function deleteAndWait(
   );
 }
 
-async function applyOne(
-  cluster: KubernetesPort,
+type WriteOptions = Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>> &
+  Pick<ApplyObjectsOptions, 'owned' | 'adopt' | 'force' | 'createOnly' | 'signal'>;
+
+/** An object an apply would change: what is sent, over what. */
+interface Write {
+  readonly item: Item;
+  readonly desired: KubeObject;
+  readonly live: KubeObject | undefined;
+  readonly strategy: UpdateStrategy;
+}
+
+/**
+ * What to do with one object, decided from its live copy without a request:
+ * its changeset entry when it is left as it is (unchanged, skipped, or failed
+ * for ownership), else the write it needs.
+ */
+function planOne(
   item: Item,
   existing: Existing,
-  options: Required<Pick<ApplyObjectsOptions, 'track' | 'timeoutMs'>> &
-    Pick<ApplyObjectsOptions, 'owned' | 'adopt' | 'force' | 'createOnly' | 'signal'>,
+  options: WriteOptions,
   observed: Map<string, KubeObject>,
-  notSent: string[],
-): Promise<ChangeSetEntry> {
+): { entry: ChangeSetEntry } | { write: Write } {
   const { object, subject } = item;
   const key = objectKey(refOf(object));
   const live = existing.get(key);
@@ -186,10 +199,10 @@ async function applyOne(
   try {
     strategy = updateStrategyOf(object);
   } catch (error) {
-    return { subject, action: 'failed', error: `${subject}: ${messageOf(error)}` };
+    return { entry: { subject, action: 'failed', error: `${subject}: ${messageOf(error)}` } };
   }
   if (exists && isReconcileDisabled(object)) {
-    return { subject, action: 'skipped', reason: 'driftless.dev/reconcile: disabled' };
+    return { entry: { subject, action: 'skipped', reason: 'driftless.dev/reconcile: disabled' } };
   }
   // Once the track owns it (its first sync labelled it), the cluster drives it.
   if (
@@ -198,28 +211,67 @@ async function applyOne(
     live.metadata.labels?.[TRACK_LABEL] === options.track
   ) {
     return {
-      subject,
-      action: 'skipped',
-      reason: 'syncTo: git: the cluster drives it; its changes are written back to Git',
+      entry: {
+        subject,
+        action: 'skipped',
+        reason: 'syncTo: git: the cluster drives it; its changes are written back to Git',
+      },
     };
   }
   if (exists && strategy === 'never') {
     return {
-      subject,
-      action: 'skipped',
-      reason: 'update strategy "never": created once, not updated',
+      entry: {
+        subject,
+        action: 'skipped',
+        reason: 'update strategy "never": created once, not updated',
+      },
     };
   }
   // After the skips: an object left as it is needs no owner.
   const conflict = ownershipConflict(subject, live, options);
   if (conflict !== undefined) {
-    return { subject, action: 'failed', error: conflict, conflict: 'ownership' };
+    return { entry: { subject, action: 'failed', error: conflict, conflict: 'ownership' } };
   }
   const desired = withOwnershipLabel(object, options.track);
   // Also for `recreate`: an apply that would write nothing is never refused as immutable.
   if (applyReason(desired, live, options.track) === undefined) {
-    return { subject, action: 'unchanged' };
+    return { entry: { subject, action: 'unchanged' } };
   }
+  return { write: { item, desired, live, strategy } };
+}
+
+/**
+ * Why the API server refuses `write`, asked with a dry run; undefined when it
+ * would take it — or when only an immutable field refuses it and the object
+ * is to be replaced (force, `update-strategy: recreate`).
+ */
+async function refusalOf(
+  cluster: KubernetesPort,
+  { item, desired, strategy }: Write,
+  options: WriteOptions,
+): Promise<string | undefined> {
+  try {
+    await cluster.apply(desired, { fieldManager: FIELD_MANAGER, force: true, dryRun: true });
+    return undefined;
+  } catch (error) {
+    const replaced = strategy === 'recreate' || options.force === true;
+    if (replaced && error instanceof KubernetesApiError && error.isImmutableFieldChange) {
+      return undefined;
+    }
+    return refusalMessage(item.subject, error);
+  }
+}
+
+/** Sends one write, replacing the object when the strategy and the refusal say so. */
+async function writeOne(
+  cluster: KubernetesPort,
+  { item, desired, live, strategy }: Write,
+  options: WriteOptions,
+  observed: Map<string, KubeObject>,
+  notSent: string[],
+): Promise<ChangeSetEntry> {
+  const { object, subject } = item;
+  const key = objectKey(refOf(object));
   // Asked to stop: what is not sent yet stays as it is, and says so.
   const interruption = interruptionOf(options.signal);
   if (interruption !== undefined) {
@@ -262,17 +314,18 @@ async function applyOne(
         };
       }
     }
-    const hint =
-      error instanceof KubernetesApiError && error.isImmutableFieldChange
-        ? ' (set force: true on the track, or annotate the object with driftless.dev/update-strategy: recreate, to replace it)'
-        : '';
-    const message = messageOf(error);
-    return {
-      subject,
-      action: 'failed',
-      error: `${message.startsWith(subject) ? message : `${subject}: ${message}`}${hint}`,
-    };
+    return { subject, action: 'failed', error: refusalMessage(subject, error) };
   }
+}
+
+/** An apply's refusal for people: the subject first, and how to replace an immutable object. */
+function refusalMessage(subject: string, error: unknown): string {
+  const hint =
+    error instanceof KubernetesApiError && error.isImmutableFieldChange
+      ? ' (set force: true on the track, or annotate the object with driftless.dev/update-strategy: recreate, to replace it)'
+      : '';
+  const message = messageOf(error);
+  return `${message.startsWith(subject) ? message : `${subject}: ${message}`}${hint}`;
 }
 
 /** Waits until every CRD among `items` reports Established, then re-reads discovery. */
@@ -306,8 +359,11 @@ async function waitForCrds(
 
 /**
  * Applies `objects` in two stages — cluster definitions (waiting for CRDs to be
- * established), then everything else concurrently. Every object gets an entry;
- * a failed object does not stop the others.
+ * established), then everything else concurrently. Every object gets an entry.
+ * In the second stage, when anything that exists would change, every write is
+ * first asked for with a dry run, and a refusal sends none of them (as Flux
+ * and Argo CD validate a revision before applying it); otherwise a failed
+ * object does not stop the others.
  */
 export async function applyObjects(
   cluster: KubernetesPort,
@@ -325,32 +381,65 @@ export async function applyObjects(
   const observed = new Map<string, KubeObject>();
   const notSent: string[] = [];
   let done = 0;
-  const run = async (stage: readonly Item[], limit: number): Promise<void> => {
+  const writeOptions: WriteOptions = {
+    track: options.track,
+    timeoutMs,
+    ...(options.owned ? { owned: options.owned } : {}),
+    ...(options.adopt ? { adopt: true } : {}),
+    ...(options.force ? { force: true } : {}),
+    ...(options.createOnly ? { createOnly: options.createOnly } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  const run = async (stage: readonly Item[], limit: number, validate: boolean): Promise<void> => {
     const existing = await readExisting(cluster, stage, options.prefetched);
-    await mapWithLimit(stage, limit, async (item) => {
-      changeset[item.index] = await applyOne(
-        cluster,
-        item,
-        existing,
-        {
-          track: options.track,
-          timeoutMs,
-          ...(options.owned ? { owned: options.owned } : {}),
-          ...(options.adopt ? { adopt: true } : {}),
-          ...(options.force ? { force: true } : {}),
-          ...(options.createOnly ? { createOnly: options.createOnly } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-        },
-        observed,
-        notSent,
-      );
+    const writes: Write[] = [];
+    for (const item of stage) {
+      const plan = planOne(item, existing, writeOptions, observed);
+      if ('write' in plan) {
+        writes.push(plan.write);
+        continue;
+      }
+      changeset[item.index] = plan.entry;
+      options.onProgress?.(++done, items.length);
+    }
+    if (validate && (await refusedAll(writes, limit))) return;
+    await mapWithLimit(writes, limit, async (write) => {
+      changeset[write.item.index] = await writeOne(cluster, write, writeOptions, observed, notSent);
       options.onProgress?.(++done, items.length);
     });
+  };
+  /**
+   * Whether the API server refuses any of `writes` when one of them changes an object that
+   * exists: then none is sent, each refusal is named and the others are held back — a revision
+   * the cluster refuses changes nothing that runs. Writes that only create (a first sync) are
+   * sent without asking first: nothing that runs is changed whatever becomes of them.
+   */
+  const refusedAll = async (writes: readonly Write[], limit: number): Promise<boolean> => {
+    if (!writes.some((write) => write.live !== undefined)) return false;
+    if (interruptionOf(options.signal) !== undefined) return false;
+    const refusals = await mapWithLimit(writes, limit, (write) =>
+      refusalOf(cluster, write, writeOptions),
+    );
+    const refused = refusals.filter((refusal) => refusal !== undefined);
+    if (refused.length === 0) return false;
+    writes.forEach((write, index) => {
+      const { subject } = write.item;
+      changeset[write.item.index] = {
+        subject,
+        action: 'failed',
+        error:
+          refusals[index] ??
+          `${subject}: not applied: the API server refuses ${refused.length} other object${refused.length === 1 ? '' : 's'} of this revision, so none of it was sent`,
+        ...(refusals[index] === undefined ? { heldBack: true as const } : {}),
+      };
+      options.onProgress?.(++done, items.length);
+    });
+    return true;
   };
   const [definitions, rest] = splitStages(items);
   // Definitions are few and may depend on each other (a Namespace before a
   // ClusterRoleBinding naming it): apply them in order.
-  await run(definitions, 1);
+  await run(definitions, 1, false);
   // A definition written (a CRD changed, a Namespace created) may change what the rest
   // reads: those reads are made now, not taken from LISTs started before it.
   if (definitions.some((item) => !LEFT_ALONE.has(changeset[item.index]?.action ?? 'failed'))) {
@@ -381,7 +470,9 @@ export async function applyObjects(
       ...interrupted(options.signal, notSent),
     };
   }
-  await run(rest, concurrency);
+  // The rest is checked as a whole first (refusedAll). Definitions are not: what the rest is
+  // checked against (a Namespace to create objects in, a CRD) must exist by then.
+  await run(rest, concurrency, true);
   return {
     changeset,
     applied: appliedRefs(items, changeset),

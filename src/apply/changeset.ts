@@ -13,6 +13,11 @@ export interface ChangeSetEntry {
   readonly reason?: string;
   /** Set when it failed because another track (or something else) owns the object. */
   readonly conflict?: 'ownership';
+  /**
+   * Set when it was not sent because the API server refuses other objects of the revision
+   * (apply-objects.ts): it failed for their sake, not its own.
+   */
+  readonly heldBack?: true;
 }
 
 /** True when any entry failed. */
@@ -40,9 +45,18 @@ export function describeFailures(
   },
 ): string {
   const notSent = new Set(stopped?.interrupted.notSent);
-  const failures = changeset
-    .filter((entry) => entry.action === 'failed' && !notSent.has(entry.subject))
+  const failed = changeset.filter(
+    (entry) => entry.action === 'failed' && !notSent.has(entry.subject),
+  );
+  const failures = failed
+    .filter((entry) => entry.heldBack !== true)
     .map((entry) => entry.error ?? entry.subject);
+  const heldBack = failed.length - failures.length;
+  if (heldBack > 0) {
+    failures.push(
+      `${heldBack} other object${heldBack === 1 ? '' : 's'} not applied for their sake`,
+    );
+  }
   if (stopped !== undefined) {
     const { interrupted, of, verb } = stopped;
     failures.unshift(`${interrupted.reason}: ${notSent.size} of ${of} objects not ${verb}`);

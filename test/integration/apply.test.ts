@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { applyObjects } from '../../src/apply/apply-objects.ts';
+import { describeFailures } from '../../src/apply/changeset.ts';
 import { waitForHealth } from '../../src/apply/health.ts';
 import { inventoryOf, staleEntries } from '../../src/apply/inventory.ts';
 import { pruneObjects } from '../../src/apply/prune.ts';
@@ -231,6 +232,44 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     const after = await core.readNamespacedConfigMap({ name: 'kept', namespace: ns });
     assert.equal(after.metadata?.uid, before.metadata?.uid);
     assert.equal(after.data?.k, '1');
+  });
+
+  it('sends nothing of a revision that changes running objects when the API server refuses one of them', async () => {
+    // Prepare: two ConfigMaps running; the next revision changes one and adds an invalid one
+    await applyObjects(
+      cluster,
+      [configMap(ns, 'running-a', { k: '1' }), configMap(ns, 'running-b', { k: '1' })],
+      { track },
+    );
+    const invalid: KubeObject = {
+      ...configMap(ns, 'invalid', { k: '1' }),
+      metadata: { name: 'invalid', namespace: ns, labels: { tier: 'bad value!' } },
+    };
+
+    // Act
+    const result = await applyObjects(
+      cluster,
+      [configMap(ns, 'running-a', { k: '2' }), configMap(ns, 'running-b', { k: '1' }), invalid],
+      { track },
+    );
+
+    // Assess: the refusal named, the change held back, nothing created
+    assert.deepEqual(actions(result.changeset), {
+      [`ConfigMap/${ns}/running-a`]: 'failed',
+      [`ConfigMap/${ns}/running-b`]: 'unchanged',
+      [`ConfigMap/${ns}/invalid`]: 'failed',
+    });
+    assert.match(
+      result.changeset[2]?.error ?? '',
+      new RegExp(`^ConfigMap/${ns}/invalid: .*metadata\\.labels: Invalid value: "bad value!"`),
+    );
+    assert.equal(result.changeset[0]?.heldBack, true);
+    assert.match(describeFailures(result.changeset), /1 other object not applied for their sake$/);
+    assert.equal(
+      (await core.readNamespacedConfigMap({ name: 'running-a', namespace: ns })).data?.k,
+      '1',
+    );
+    await assert.rejects(core.readNamespacedConfigMap({ name: 'invalid', namespace: ns }));
   });
 
   it('applies a CRD and its custom resources from one revision', async () => {

@@ -36,13 +36,15 @@ function gitOf(head: () => string, files: Record<string, string[]>): GitSource {
   };
 }
 
-/** The cluster, with every apply of `name` hanging for ever: the job dies there. */
+/** The cluster, with every apply of `name` hanging for ever (a dry run answers): the job dies there. */
 function dyingAt(cluster: KubernetesPort, name: string): KubernetesPort {
   return {
     discover: (refresh) => cluster.discover(refresh),
     serverVersion: () => cluster.serverVersion(),
     apply: (object, options) =>
-      object.metadata.name === name ? new Promise(() => undefined) : cluster.apply(object, options),
+      object.metadata.name === name && options.dryRun !== true
+        ? new Promise(() => undefined)
+        : cluster.apply(object, options),
     get: (ref) => cluster.get(ref),
     list: (query) => cluster.list(query),
     delete: (ref, options) => cluster.delete(ref, options),
