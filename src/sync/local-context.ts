@@ -6,6 +6,7 @@
  */
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { connectCluster } from '../cluster/connect-cluster.ts';
+import { deferredCluster } from '../cluster/deferred-cluster.ts';
 import type { Environment } from '../config/env.ts';
 import { loadConfig } from '../config/index.ts';
 import type { Cluster, Config, StoreConfig, Track } from '../config/types.ts';
@@ -105,7 +106,9 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
         void connection.then((port) => port.discover()).catch(() => undefined);
         clusters.set(track.cluster, connection);
       }
-      return connection;
+      // A connection that fails, fails the track's first request, inside the use-case that
+      // records it (deferred-cluster.ts), not the command.
+      return deferredCluster(connection);
     },
     close() {
       store.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -102,5 +102,62 @@ describe('driftless with an invalid driftless.yaml', () => {
     // Assess
     assert.equal(result.code, 2);
     assert.match(result.stderr, /has no track "wab"; did you mean "web"\?/);
+  });
+});
+
+describe('driftless sync with a kubeconfig that cannot be read', () => {
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-cli-kubeconfig-'));
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('fails the track and records why in its status and history', async () => {
+    // Prepare: a local repository with one ConfigMap, and a kubeconfig that is not YAML
+    const repo = join(dir, 'repo');
+    const git = (...args: string[]) =>
+      new Promise<void>((resolve, reject) =>
+        execFile('git', args, { cwd: repo }, (error) => (error ? reject(error) : resolve())),
+      );
+    await mkdir(repo);
+    await writeFile(
+      join(repo, 'a.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n',
+    );
+    await git('init', '-q', '-b', 'main');
+    await git('add', '-A');
+    await git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'c');
+    await writeFile(join(dir, 'broken-kubeconfig'), 'clusters: [unclosed\n');
+    await writeFile(
+      join(dir, 'driftless.yaml'),
+      [
+        'store: {type: fs, path: store}',
+        'clusters: [{name: prod, kubeconfig: ./broken-kubeconfig}]',
+        `tracks: [{name: web, repository: ${repo}, namespace: apps}]`,
+      ].join('\n'),
+    );
+
+    // Act
+    const sync = await driftless(dir, 'sync', '--track', 'web', '-o', 'json');
+    const status = await driftless(dir, 'status', '--track', 'web', '-o', 'json');
+    const history = await driftless(dir, 'history', '--track', 'web', '-o', 'json');
+
+    // Assess
+    assert.equal(sync.code, 3, sync.stderr);
+    assert.match(JSON.parse(sync.stdout).error, /broken-kubeconfig/);
+    const ready = (
+      JSON.parse(status.stdout) as {
+        conditions: { type: string; status: string; message: string }[];
+      }
+    ).conditions.find((condition) => condition.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.match(ready?.message ?? '', /broken-kubeconfig/);
+    const [last] = JSON.parse(history.stdout) as { result: string; error?: string }[];
+    assert.equal(last?.result, 'failed');
+    assert.match(last?.error ?? '', /broken-kubeconfig/);
   });
 });
