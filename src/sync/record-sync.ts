@@ -135,6 +135,16 @@ function recordReconciled(
       result.pruneFailed ? failures : 'objects that left Git were pruned',
       now,
     );
+  } else if (result.applyFailed && conditionOf(state, 'ChildrenGarbageCollected') !== undefined) {
+    // Nothing is pruned after a failed apply: an earlier sync's "pruned" no longer holds.
+    setCondition(
+      state,
+      'ChildrenGarbageCollected',
+      'Unknown',
+      'PruneSkipped',
+      `nothing was pruned at ${revision}: objects failed to apply`,
+      now,
+    );
   }
   if (result.health?.cancelled !== undefined) {
     setCondition(

@@ -94,6 +94,40 @@ describe('recordSync', () => {
     );
   });
 
+  it('no longer says pruned once an apply failed: nothing was pruned in that sync', async () => {
+    // Prepare: an earlier sync pruned; this one fails an object
+    const { track, options } = await leasedTrack();
+    await updateTrackState(store, track, (s) =>
+      s.conditions.push({
+        type: 'ChildrenGarbageCollected',
+        status: 'True',
+        reason: 'Pruned',
+        message: 'objects that left Git were pruned',
+        lastTransitionTime: now().toISOString(),
+      }),
+    );
+    const result: ReconcileResult = {
+      outcome: 'failed',
+      changeset: [{ subject: 'ConfigMap/apps/a', action: 'failed', error: 'ConfigMap/apps/a: x' }],
+      inventory: [{ subject: 'ConfigMap/apps/a', apiVersion: 'v1' }],
+      applyFailed: true,
+      error: 'ConfigMap/apps/a: x',
+    };
+
+    // Act
+    await recordSync(
+      store,
+      track,
+      NEW,
+      { type: 'reconciled', discovered: 1, ignored: {}, selected: 1, result },
+      options,
+    );
+
+    // Assess
+    const pruned = conditionOf(await readTrackState(store, track), 'ChildrenGarbageCollected');
+    assert.deepEqual([pruned?.status, pruned?.reason], ['Unknown', 'PruneSkipped']);
+  });
+
   it('records a refusal: the applied revision stays, the reason goes into status and history', async () => {
     // Prepare
     const { track, options } = await leasedTrack();
