@@ -257,6 +257,7 @@ describe('planted secrets never leave the cluster', () => {
     // Assess: the refusal is there, the value is not.
     const status = await driftless('status', '--track', 'app', '-o', 'json');
     assert.match(status.stdout, /\*\*\*/, 'the API server quoted the value, redacted');
+    assert.match(status.stdout, /other objects? not applied for their sake/);
     assert.ok(logs.includes('"level"'), 'serve logged JSON lines');
   });
 
@@ -274,6 +275,7 @@ describe('planted secrets never leave the cluster', () => {
         assert.ok(!printed.some((text) => text.includes(form)), 'a marker was printed');
       }
     }
-    assert.equal(await secretValue('sops-secret', 'password'), markers[0]);
+    // The refused revision changed nothing that ran: the second revision's value is still there.
+    assert.equal(await secretValue('sops-secret', 'password'), markers[4]);
   });
 });
