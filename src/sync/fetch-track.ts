@@ -129,6 +129,25 @@ export async function fetchTrack(
     revision = await untilInterrupted(resolve(track, job, deps.source, deps.signal), deps.signal);
     resolvedAt = now().toISOString();
   } catch (error) {
+    // A reference asked for by name that does not resolve (a mistyped `sync --revision`) says
+    // nothing of the track: the request fails, and the track's status and history stay as they
+    // were (its dependents are not held back by a typo).
+    if (
+      job.revision !== undefined &&
+      !isRevisionId(job.revision) &&
+      !(error instanceof InterruptedError)
+    ) {
+      const message = messageOf(error);
+      return {
+        result: {
+          track: track.name,
+          revision: null,
+          resolvedAt,
+          outcome: 'failed',
+          error: message,
+        },
+      };
+    }
     return fail(null, 'FilesFetched', error);
   }
 

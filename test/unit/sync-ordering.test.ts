@@ -95,6 +95,29 @@ describe('job ordering', () => {
     assert.equal(state.desiredRevision, SHA_NEW);
   });
 
+  it('fails a requested reference that does not resolve without recording anything', async () => {
+    // Prepare
+    const before = await readTrackState(store, 'web');
+    const source: GitSource = {
+      ...gitAt(() => SHA_NEW),
+      resolve: async (target) => {
+        throw new Error(`reference "${target.reference}" is neither a branch nor a tag`);
+      },
+    };
+
+    // Act
+    const typo = await fetchTrack(
+      track,
+      { type: 'fetch', track: 'web', trigger: 'manual', revision: '4ac6bf' },
+      { source, artifacts: store, state: store },
+    );
+
+    // Assess
+    assert.equal(typo.result.outcome, 'failed');
+    assert.match(typo.result.error ?? '', /"4ac6bf" is neither a branch nor a tag/);
+    assert.deepEqual(await readTrackState(store, 'web'), before);
+  });
+
   it('skips a sync job superseded by a later-resolved revision without touching the cluster', async () => {
     // Prepare: state desires SHA_NEW resolved at 12:00:10 (previous test).
     const job = {
