@@ -7,13 +7,13 @@
  * the difference is the caller's business.
  */
 import { KubernetesApiError } from '../cluster/errors.ts';
-import { refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
+import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { messageOf } from '../errors.ts';
 import { canonicalJson } from '../render/canonical-json.ts';
 import type { RenderedObject } from '../render/types.ts';
-import { withOwnershipLabel } from './apply-objects.ts';
+import { ownershipConflict, withOwnershipLabel } from './apply-objects.ts';
 import { staleEntries, refOfEntry, type InventoryEntry } from './inventory.ts';
 import {
   FIELD_MANAGER,
@@ -99,6 +99,7 @@ async function previewObject(
   object: RenderedObject,
   servedKinds: (object: RenderedObject) => boolean,
   namespacesCreated: ReadonlySet<string>,
+  owned: ReadonlySet<string>,
 ): Promise<PlannedChange | undefined> {
   const desired = desiredObject(object, track.name);
   const subject = object.subject;
@@ -121,6 +122,13 @@ async function previewObject(
   }
   // Sync leaves these alone once they exist; so does the preview.
   if (live && (isReconcileDisabled(desired) || strategy === 'never')) return undefined;
+  // Another owner's object: sync refuses to change it, and the preview says so.
+  const conflict = ownershipConflict(subject, live, {
+    track: track.name,
+    owned,
+    adopt: track.adopt,
+  });
+  if (conflict !== undefined) return { subject, action: 'update', error: conflict };
   try {
     const result = await cluster.apply(desired, {
       fieldManager: FIELD_MANAGER,
@@ -181,8 +189,9 @@ export async function previewChanges(
   const namespacesCreated = new Set(
     selected.filter((o) => o.group === '' && o.kind === 'Namespace').map((o) => o.name),
   );
+  const owned = new Set(inventory.map((entry) => objectKey(refOfEntry(entry))));
   const updates = await mapWithLimit(selected, CONCURRENCY, (object) =>
-    previewObject(cluster, track, object, served, namespacesCreated),
+    previewObject(cluster, track, object, served, namespacesCreated, owned),
   );
   const prunes = track.prune
     ? await mapWithLimit(

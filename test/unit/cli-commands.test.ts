@@ -608,6 +608,30 @@ describe('driftless commands over fake ports', () => {
       assert.deepEqual(JSON.parse(result.stdout), { track: 'infra', revision: SHA, changes: [] });
     });
 
+    it('names an object another track owns as an error, as sync would refuse it, and exits 3', async () => {
+      // Prepare: the ConfigMap exists, labelled for another track
+      cluster.objects.set(
+        objectKey({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', name: 'settings' }),
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'settings', namespace: 'apps', labels: { [TRACK_LABEL]: 'web' } },
+          data: { mode: 'slow' },
+        },
+      );
+
+      // Act
+      const result = await driftless('diff', '--track', 'infra', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 3, result.stderr);
+      const { changes } = JSON.parse(result.stdout) as {
+        changes: { subject: string; error?: string }[];
+      };
+      const settings = changes.find((c) => c.subject === 'ConfigMap/apps/settings');
+      assert.match(settings?.error ?? '', /ownership conflict: owned by track "web"/);
+    });
+
     it('lists updates with a diff, creations and prunes, and exits 1', async () => {
       // Prepare: the ConfigMap exists with other data, the Deployment does not,
       // and the inventory holds an owned ConfigMap that left Git.
