@@ -12,8 +12,18 @@ import type { LocalContext } from '../sync/local-context.ts';
 import { knownTracks } from '../sync/published-tracks.ts';
 import type { Output } from './output.ts';
 
-/** Discovers every source (problems go to stderr) and returns the tracks known afterwards. */
-export async function discoverSources(ctx: LocalContext, output: Output): Promise<Track[]> {
+/**
+ * Discovers every source and returns the tracks known afterwards. Problems go to stderr, unless
+ * `quiet` (the discovery after the syncs, whose problems the one before told already).
+ */
+export async function discoverSources(
+  ctx: LocalContext,
+  output: Output,
+  quiet = false,
+): Promise<Track[]> {
+  const log = (text: string): void => {
+    if (!quiet) output.log(text);
+  };
   const published = ctx.published;
   if (ctx.config.tracksFrom.length === 0 || published === undefined) return ctx.config.tracks;
   for (const source of ctx.config.tracksFrom) {
@@ -26,14 +36,14 @@ export async function discoverSources(ctx: LocalContext, output: Output): Promis
               cluster: await ctx.cluster({ name: source.id, cluster: source.cluster }),
             })
           : await discoverTrackDocuments(source, { ...common, source: await ctx.source() });
-      for (const problem of result.problems) output.log(`${problem.where}: ${problem.message}`);
-      for (const error of result.errors) output.log(`tracksFrom ${source.id}: ${error}`);
+      for (const problem of result.problems) log(`${problem.where}: ${problem.message}`);
+      for (const error of result.errors) log(`tracksFrom ${source.id}: ${error}`);
       for (const track of result.collected) {
         output.log(`${track}: its GitTrack was deleted; the track's deletion policy was applied`);
       }
     } catch (error) {
       // The last published list stays in use: one unreadable source must not stop the syncs.
-      output.log(`tracksFrom ${source.id}: not read: ${messageOf(error)}`);
+      log(`tracksFrom ${source.id}: not read: ${messageOf(error)}`);
     }
   }
   return knownTracks(ctx.config, published);

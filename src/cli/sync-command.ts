@@ -108,7 +108,7 @@ export const syncCommand: CommandHandler = async (ctx, line, output, signal) => 
     if (line.output === 'text') output.print(formatSyncResult(result, output));
   }
   // The GitTracks' `.status` now shows these syncs.
-  if (line.track === undefined) await discoverSources(ctx, output);
+  if (line.track === undefined) await discoverSources(ctx, output, true);
   if (line.output === 'json') {
     const documents = results.map(syncJson);
     output.json(line.track !== undefined ? documents[0] : documents);
