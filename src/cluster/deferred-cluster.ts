@@ -14,6 +14,9 @@ export class ClusterOperationUnavailableError extends DriftlessError {
 }
 
 export function deferredCluster(connection: Promise<KubernetesPort>): KubernetesPort {
+  // A job that never asks the cluster anything (suspend, say) never awaits it: its failure is
+  // then no one's to report, and must not end the process as an unhandled rejection.
+  connection.catch(() => undefined);
   return {
     discover: async (refresh) => (await connection).discover(refresh),
     serverVersion: async () => (await connection).serverVersion(),

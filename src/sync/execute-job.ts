@@ -6,6 +6,7 @@
  * process.
  */
 import type { Track } from '../config/types.ts';
+import { deferredCluster } from '../cluster/deferred-cluster.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { commitOf } from '../object-id.ts';
 import { discoverGitTracks, statusOf, writeGitTrackStatus } from './discover-git-tracks.ts';
@@ -87,7 +88,9 @@ export async function executeApplyJob(
   job: Exclude<ApplyJob, DiscoverJob>,
   deps: JobDeps,
 ): Promise<JobResult> {
-  const cluster = await requiredPort(deps.cluster, job, 'cluster credentials')(track);
+  // Deferred: a connection that cannot be made fails the use-case's first request, which
+  // records it in the track's status like an unreachable cluster (deferred-cluster.ts).
+  const cluster = deferredCluster(requiredPort(deps.cluster, job, 'cluster credentials')(track));
   const done = await executeOnCluster(track, job, deps, cluster);
   const gitTrack = track.origin?.gitTrack;
   if (gitTrack !== undefined && done.type !== 'lifecycle') {

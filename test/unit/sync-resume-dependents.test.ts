@@ -18,7 +18,8 @@ import { fetchTrack } from '../../src/sync/fetch-track.ts';
 import type { DiscoverJob, Job, SyncJob } from '../../src/sync/jobs.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
 import { runJob, type JobDeps } from '../../src/sync/run-job.ts';
-import { conditionOf, updateTrackState } from '../../src/sync/track-state.ts';
+import { conditionOf, readTrackState, updateTrackState } from '../../src/sync/track-state.ts';
+import { KubeconfigError } from '../../src/cluster/errors.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 const SHA = { base: 'a'.repeat(40), app: 'b'.repeat(40), pinned: 'c'.repeat(40) };
@@ -158,5 +159,25 @@ describe('resuming dependents', () => {
       done.next.map((job) => [job.track, job.revision]),
       [['app', SHA.base]],
     );
+  });
+
+  it("records a cluster connection that cannot be made in the track's status, as the job's failure", async () => {
+    // Prepare: base's sync job, and a process whose kubeconfig cannot be read
+    const job = await fetched('base', SHA.base);
+    const broken: JobDeps = {
+      ...deps,
+      cluster: async () => {
+        throw new KubeconfigError('kubeconfig /dev/null: holds no cluster');
+      },
+    };
+
+    // Act
+    const done = await runJob(job, broken, executeJob);
+
+    // Assess: failed and recorded, not thrown for the queue to retry as it is
+    assert.equal((done.result as SyncResult).result, 'failed');
+    const state = await readTrackState(store, 'base');
+    assert.equal(conditionOf(state, 'Ready')?.status, 'False');
+    assert.match(conditionOf(state, 'Ready')?.message ?? '', /holds no cluster/);
   });
 });
