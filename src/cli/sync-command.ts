@@ -3,6 +3,7 @@ import { discoverSources } from './discover-sources.ts';
 import { runOnTrack } from './run-on-track.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
+import { conditionOf } from '../sync/track-state.ts';
 import { UsageError } from '../errors.ts';
 import { syncTrack, type SyncResult } from '../sync/sync-track.ts';
 import { formatChangeset } from './changeset-summary.ts';
@@ -47,6 +48,18 @@ function syncOne(
       );
     },
   );
+}
+
+/**
+ * The note that files of the synced revision were skipped as holding no Kubernetes object
+ * (its FilesParsed message), or undefined. Said on every sync of it: a file skipped by mistake
+ * (`Kind:` written for `kind:`) leaves its objects out, and prune deletes them.
+ */
+function skippedFilesNote(result: SyncResult): string | undefined {
+  const parsed = conditionOf(result.state, 'FilesParsed');
+  if (result.revision === null || parsed?.status !== 'True') return undefined;
+  const about = parsed.message.startsWith(`revision ${result.revision} `);
+  return about && / skipped \(/.test(parsed.message) ? parsed.message : undefined;
 }
 
 /** The text report of one track's sync. */
@@ -105,6 +118,8 @@ export const syncCommand: CommandHandler = async (ctx, line, output, signal) => 
   for (const track of tracks) {
     const result = await syncOne(ctx, track, line.revision, output, signal);
     results.push(result);
+    const skipped = skippedFilesNote(result);
+    if (skipped !== undefined) output.log(`${track.name}: ${skipped}`);
     if (line.output === 'text') output.print(formatSyncResult(result, output));
   }
   // The GitTracks' `.status` now shows these syncs.

@@ -55,12 +55,21 @@ data:
 /** A cluster in memory: server-side apply as a shallow merge, resourceVersion bumped on change. */
 class FakeCluster extends InMemoryCluster {}
 
-/** A Git source whose every track is at {@link SHA}, with the files given per track. */
+/**
+ * A Git source whose every track is at {@link SHA}, with the files given per track: `<track>`
+ * is deploy/all.yaml, `<track>/<file>` another file under deploy/.
+ */
 function fakeSource(files: Readonly<Record<string, string>>): GitSource {
   return {
     resolve: async () => ({ revision: SHA, ref: 'refs/heads/main' }),
     readFiles: async (track) => [
       { path: 'deploy/all.yaml', content: new TextEncoder().encode(files[track.name] ?? '') },
+      ...Object.entries(files)
+        .filter(([name]) => name.startsWith(`${track.name}/`))
+        .map(([name, text]) => ({
+          path: `deploy/${name.slice(track.name.length + 1)}`,
+          content: new TextEncoder().encode(text),
+        })),
     ],
   };
 }
@@ -112,6 +121,21 @@ describe('driftless commands over fake ports', () => {
   });
 
   describe('sync', () => {
+    it('says on stderr which files of the revision were skipped as holding no object', async () => {
+      // Prepare: a ConfigMap written with Kind: for kind: holds no object to the reader
+      files['infra/typo.yaml'] = 'apiversion: v1\nKind: ConfigMap\nmetadata: {name: typo}\n';
+
+      // Act
+      const result = await driftless('sync', '--track', 'infra', '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(
+        result.stderr,
+        /^infra: revision a{40} parsed and stored; 1 file skipped \(no Kubernetes object to apply\): deploy\/typo\.yaml$/m,
+      );
+    });
+
     it('prints one object in DESIGN.md shape for --track -o json and exits 0', async () => {
       // Prepare
       await driftless('sync', '--track', 'infra');
