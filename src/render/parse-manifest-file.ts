@@ -76,10 +76,30 @@ export function parseManifestFile(
     if (error instanceof YAMLException) {
       const line = error.mark === undefined ? 1 : error.mark.line + 1;
       const column = error.mark === undefined ? 1 : error.mark.column + 1;
-      throw new ManifestParseError(file.path, line, column, error.reason, { cause: error });
+      const reason =
+        error.reason === 'duplicated mapping key' && error.mark !== undefined
+          ? duplicatedKeyReason(source, error.mark.position)
+          : error.reason;
+      throw new ManifestParseError(file.path, line, column, reason, { cause: error });
     }
     // js-yaml documents that other errors (e.g. a stack overflow) can escape too.
     const reason = messageOf(error);
     throw new ManifestParseError(file.path, 1, 1, reason, { cause: error });
   }
+}
+
+/**
+ * `duplicated mapping key "name"`: js-yaml says which line, not which key, and a long mapping
+ * may hold several on it. The key is read from the source where js-yaml points.
+ */
+function duplicatedKeyReason(source: string, position: number): string {
+  // js-yaml points inside a quoted key, past its opening quote.
+  const start = /["']/.test(source[position - 1] ?? '') ? position - 1 : position;
+  const end = source.indexOf('\n', start);
+  const rest = source.slice(start, end === -1 ? undefined : end);
+  const key = /^\s*(?:"([^"]*)"|'([^']*)'|([^\s:#,{}[\]][^:#,{}[\]]*?))\s*:/.exec(rest);
+  const name = key?.[1] ?? key?.[2] ?? key?.[3];
+  return name === undefined
+    ? 'duplicated mapping key'
+    : `duplicated mapping key ${JSON.stringify(name)}`;
 }

@@ -158,7 +158,7 @@ describe('renderManifests YAML safety', () => {
     assert.throws(act, /b\.yaml:5:6: unknown scalar tag .*binary/);
   });
 
-  it('refuses duplicate mapping keys in YAML and JSON', () => {
+  it('refuses duplicate mapping keys in YAML and JSON, naming the key', () => {
     // Prepare
     const yaml = [
       file('d.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n'),
@@ -175,8 +175,8 @@ describe('renderManifests YAML safety', () => {
     const actJson = () => renderManifests(json, options);
 
     // Assess
-    assert.throws(actYaml, /^ManifestParseError: d\.yaml:5:3: duplicated mapping key$/);
-    assert.throws(actJson, /^ManifestParseError: d\.json:3:3: duplicated mapping key$/);
+    assert.throws(actYaml, /^ManifestParseError: d\.yaml:5:3: duplicated mapping key "name"$/);
+    assert.throws(actJson, /^ManifestParseError: d\.json:3:3: duplicated mapping key "kind"$/);
   });
 
   it('reports a syntax error with its line and column', () => {
