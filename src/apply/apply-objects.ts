@@ -360,10 +360,10 @@ async function waitForCrds(
 /**
  * Applies `objects` in two stages — cluster definitions (waiting for CRDs to be
  * established), then everything else concurrently. Every object gets an entry.
- * In the second stage, when anything that exists would change, every write is
- * first asked for with a dry run, and a refusal sends none of them (as Flux
- * and Argo CD validate a revision before applying it); otherwise a failed
- * object does not stop the others.
+ * In each stage, when anything that exists would change, every write is first
+ * asked for with a dry run, and a refusal sends none of them (as Flux and Argo
+ * CD validate a revision before applying it) — a refused definition, nothing
+ * of the revision; otherwise a failed object does not stop the others.
  */
 export async function applyObjects(
   cluster: KubernetesPort,
@@ -390,56 +390,80 @@ export async function applyObjects(
     ...(options.createOnly ? { createOnly: options.createOnly } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   };
-  const run = async (stage: readonly Item[], limit: number, validate: boolean): Promise<void> => {
+  /** Plans `stage` from one read: entries for what is left as it is, the writes it needs. */
+  const plan = async (stage: readonly Item[]): Promise<Write[]> => {
     const existing = await readExisting(cluster, stage, options.prefetched);
     const writes: Write[] = [];
     for (const item of stage) {
-      const plan = planOne(item, existing, writeOptions, observed);
-      if ('write' in plan) {
-        writes.push(plan.write);
+      const planned = planOne(item, existing, writeOptions, observed);
+      if ('write' in planned) {
+        writes.push(planned.write);
         continue;
       }
-      changeset[item.index] = plan.entry;
+      changeset[item.index] = planned.entry;
       options.onProgress?.(++done, items.length);
     }
-    if (validate && (await refusedAll(writes, limit))) return;
+    return writes;
+  };
+  const send = async (writes: readonly Write[], limit: number): Promise<void> => {
     await mapWithLimit(writes, limit, async (write) => {
       changeset[write.item.index] = await writeOne(cluster, write, writeOptions, observed, notSent);
       options.onProgress?.(++done, items.length);
     });
   };
   /**
-   * Whether the API server refuses any of `writes` when one of them changes an object that
-   * exists: then none is sent, each refusal is named and the others are held back — a revision
-   * the cluster refuses changes nothing that runs. Writes that only create (a first sync) are
-   * sent without asking first: nothing that runs is changed whatever becomes of them.
+   * The API server's refusals of `writes`, asked with a dry run when one of them changes an
+   * object that exists; undefined when it takes them all, or when they only create (a first
+   * sync): nothing that runs is changed whatever becomes of those.
    */
-  const refusedAll = async (writes: readonly Write[], limit: number): Promise<boolean> => {
-    if (!writes.some((write) => write.live !== undefined)) return false;
-    if (interruptionOf(options.signal) !== undefined) return false;
+  const refusalsOf = async (
+    writes: readonly Write[],
+    limit: number,
+  ): Promise<(string | undefined)[] | undefined> => {
+    if (!writes.some((write) => write.live !== undefined)) return undefined;
+    if (interruptionOf(options.signal) !== undefined) return undefined;
     const refusals = await mapWithLimit(writes, limit, (write) =>
       refusalOf(cluster, write, writeOptions),
     );
-    const refused = refusals.filter((refusal) => refusal !== undefined);
-    if (refused.length === 0) return false;
+    return refusals.some((refusal) => refusal !== undefined) ? refusals : undefined;
+  };
+  /** Fails `writes` unsent: each refusal named, the others held back for the refused ones' sake. */
+  const refuse = (
+    writes: readonly Write[],
+    refusals: readonly (string | undefined)[],
+    refusedCount: number,
+  ): void => {
     writes.forEach((write, index) => {
       const { subject } = write.item;
+      const refusal = refusals[index];
       changeset[write.item.index] = {
         subject,
         action: 'failed',
         error:
-          refusals[index] ??
-          `${subject}: not applied: the API server refuses ${refused.length} other object${refused.length === 1 ? '' : 's'} of this revision, so none of it was sent`,
-        ...(refusals[index] === undefined ? { heldBack: true as const } : {}),
+          refusal ??
+          `${subject}: not applied: the API server refuses ${refusedCount} other object${refusedCount === 1 ? '' : 's'} of this revision, so none of it was sent`,
+        ...(refusal === undefined ? { heldBack: true as const } : {}),
       };
       options.onProgress?.(++done, items.length);
     });
-    return true;
   };
+  const countRefused = (refusals: readonly (string | undefined)[]): number =>
+    refusals.filter((refusal) => refusal !== undefined).length;
   const [definitions, rest] = splitStages(items);
   // Definitions are few and may depend on each other (a Namespace before a
-  // ClusterRoleBinding naming it): apply them in order.
-  await run(definitions, 1, false);
+  // ClusterRoleBinding naming it): apply them in order. When one of them changes
+  // a running definition, they are checked first like the rest: a refusal sends
+  // nothing of the revision, neither definitions nor the rest (a revision the
+  // cluster refuses changes nothing that runs).
+  const definitionWrites = await plan(definitions);
+  const definitionRefusals = await refusalsOf(definitionWrites, 1);
+  if (definitionRefusals !== undefined) {
+    const refusedCount = countRefused(definitionRefusals);
+    refuse(definitionWrites, definitionRefusals, refusedCount);
+    refuse(await plan(rest), [], refusedCount);
+    return { changeset, applied: appliedRefs(items, changeset), observed };
+  }
+  await send(definitionWrites, 1);
   // A definition written (a CRD changed, a Namespace created) may change what the rest
   // reads: those reads are made now, not taken from LISTs started before it.
   if (definitions.some((item) => !LEFT_ALONE.has(changeset[item.index]?.action ?? 'failed'))) {
@@ -470,9 +494,12 @@ export async function applyObjects(
       ...interrupted(options.signal, notSent),
     };
   }
-  // The rest is checked as a whole first (refusedAll). Definitions are not: what the rest is
-  // checked against (a Namespace to create objects in, a CRD) must exist by then.
-  await run(rest, concurrency, true);
+  // The rest is checked as a whole too, once the definitions it is checked against (a
+  // Namespace to create objects in, a CRD) exist.
+  const writes = await plan(rest);
+  const refusals = await refusalsOf(writes, concurrency);
+  if (refusals === undefined) await send(writes, concurrency);
+  else refuse(writes, refusals, countRefused(refusals));
   return {
     changeset,
     applied: appliedRefs(items, changeset),

@@ -272,6 +272,49 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     await assert.rejects(core.readNamespacedConfigMap({ name: 'invalid', namespace: ns }));
   });
 
+  it('sends nothing of a revision when the API server refuses a change to a running definition', async () => {
+    // Prepare: a Namespace and a ConfigMap in it, running; the next revision gives the
+    // Namespace a label value the API server refuses and changes the ConfigMap
+    const name = `${ns}-defs`;
+    const namespace = (labels: Record<string, string>): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels },
+    });
+    await applyObjects(
+      cluster,
+      [namespace({ tier: 'web' }), configMap(name, 'settings', { k: '1' })],
+      { track },
+    );
+
+    try {
+      // Act
+      const result = await applyObjects(
+        cluster,
+        [namespace({ tier: 'bad value!' }), configMap(name, 'settings', { k: '2' })],
+        { track },
+      );
+
+      // Assess: the refusal named, the ConfigMap held back, neither changed
+      assert.deepEqual(actions(result.changeset), {
+        [`Namespace/${name}`]: 'failed',
+        [`ConfigMap/${name}/settings`]: 'failed',
+      });
+      assert.match(
+        result.changeset[0]?.error ?? '',
+        new RegExp(`^Namespace/${name}: .*metadata\\.labels: Invalid value: "bad value!"`),
+      );
+      assert.equal(result.changeset[1]?.heldBack, true);
+      assert.equal(
+        (await core.readNamespacedConfigMap({ name: 'settings', namespace: name })).data?.k,
+        '1',
+      );
+      assert.equal((await core.readNamespace({ name })).metadata?.labels?.['tier'], 'web');
+    } finally {
+      await core.deleteNamespace({ name });
+    }
+  });
+
   it('applies a CRD and its custom resources from one revision', async () => {
     // Prepare
     const crd: KubeObject = {
