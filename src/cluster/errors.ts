@@ -29,14 +29,15 @@ export class KubernetesApiError extends DriftlessError {
    * An immutable field was changed (Secret/ConfigMap `immutable`, a Job's template, a selector,
    * a Service's clusterIP, a StatefulSet's volumeClaimTemplates, ...): the one refusal that
    * replacing the object (force, `update-strategy: recreate`) answers. Any other 422 — a
-   * negative replica count, an invalid label — would be refused again after the delete.
+   * negative replica count, an invalid label — would be refused again after the delete. So
+   * when the answer lists its causes, every one of them must be an immutable field: an
+   * immutable change together with an invalid value is refused as a whole.
    */
   get isImmutableFieldChange(): boolean {
     if (this.status.code !== 422) return false;
-    const text = [this.status.message, ...(this.status.causes ?? []).map((c) => c.message)].join(
-      ' ',
-    );
-    return IMMUTABLE_FIELD_MESSAGES.test(text);
+    const causes = this.status.causes ?? [];
+    if (causes.length === 0) return IMMUTABLE_FIELD_MESSAGES.test(this.status.message ?? '');
+    return causes.every((cause) => IMMUTABLE_FIELD_MESSAGES.test(cause.message ?? ''));
   }
 }
 

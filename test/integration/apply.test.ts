@@ -234,6 +234,33 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     assert.equal(after.data?.k, '1');
   });
 
+  it('keeps the running object when an immutable change comes with an invalid one, under force', async () => {
+    // Prepare: a Service with a fixed clusterIP in the test cluster's range (10.0.0.0/24)
+    const service = (clusterIP: string, targetPort: number): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'fixed-ip', namespace: ns },
+      spec: { clusterIP, ports: [{ port: 80, targetPort }] },
+    });
+    const created = await applyObjects(cluster, [service('10.0.0.171', 8080)], { track });
+    assert.equal(created.changeset[0]?.action, 'created', created.changeset[0]?.error);
+    const before = await core.readNamespacedService({ name: 'fixed-ip', namespace: ns });
+
+    // Act: the clusterIP changes (immutable) and the port becomes invalid
+    const result = await applyObjects(cluster, [service('10.0.0.172', 70000)], {
+      track,
+      force: true,
+    });
+
+    // Assess: refused, not replaced
+    assert.equal(result.changeset[0]?.action, 'failed');
+    assert.match(result.changeset[0]?.error ?? '', /targetPort/);
+    assert.doesNotMatch(result.changeset[0]?.error ?? '', /deleted to be recreated/);
+    const after = await core.readNamespacedService({ name: 'fixed-ip', namespace: ns });
+    assert.equal(after.metadata?.uid, before.metadata?.uid);
+    assert.equal(after.spec?.clusterIP, '10.0.0.171');
+  });
+
   it('sends nothing of a revision that changes running objects when the API server refuses one of them', async () => {
     // Prepare: two ConfigMaps running; the next revision changes one and adds an invalid one
     await applyObjects(

@@ -34,4 +34,33 @@ describe('KubernetesApiError.isImmutableFieldChange', () => {
       assert.equal(refusal(message).isImmutableFieldChange, false, message);
     assert.equal(refusal('field is immutable', 409).isImmutableFieldChange, false);
   });
+
+  it('is not an immutable-field change when another cause is refused with it', () => {
+    // The API server's answer to a Service whose clusterIP and a port both change, one invalid.
+    const both = new KubernetesApiError('Service/ns/web', {
+      code: 422,
+      reason: 'Invalid',
+      message:
+        'Service "web" is invalid: [spec.clusterIPs[0]: Invalid value: []string{"10.0.0.161"}: may not change once set, spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive]',
+      causes: [
+        {
+          reason: 'FieldValueInvalid',
+          message: 'Invalid value: []string{"10.0.0.161"}: may not change once set',
+          field: 'spec.clusterIPs[0]',
+        },
+        {
+          reason: 'FieldValueInvalid',
+          message: 'Invalid value: 70000: must be between 1 and 65535, inclusive',
+          field: 'spec.ports[0].targetPort',
+        },
+      ],
+    });
+    const immutableOnly = new KubernetesApiError('Service/ns/web', {
+      ...both.status,
+      causes: both.status.causes!.slice(0, 1),
+    });
+
+    assert.equal(both.isImmutableFieldChange, false);
+    assert.equal(immutableOnly.isImmutableFieldChange, true);
+  });
 });
