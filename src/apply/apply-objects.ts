@@ -432,6 +432,7 @@ export async function applyObjects(
     writes: readonly Write[],
     refusals: readonly (string | undefined)[],
     refusedCount: number,
+    consequence = 'so none of it was sent',
   ): void => {
     writes.forEach((write, index) => {
       const { subject } = write.item;
@@ -441,7 +442,7 @@ export async function applyObjects(
         action: 'failed',
         error:
           refusal ??
-          `${subject}: not applied: the API server refuses ${refusedCount} other object${refusedCount === 1 ? '' : 's'} of this revision, so none of it was sent`,
+          `${subject}: not applied: the API server refuses ${refusedCount} other object${refusedCount === 1 ? '' : 's'} of this revision, ${consequence}`,
         ...(refusal === undefined ? { heldBack: true as const } : {}),
       };
       options.onProgress?.(++done, items.length);
@@ -464,6 +465,15 @@ export async function applyObjects(
     return { changeset, applied: appliedRefs(items, changeset), observed };
   }
   await send(definitionWrites, 1);
+  // A definition the API server refused when it was sent (one that only creates is sent
+  // without asking): the rest, which may need it, is not sent either.
+  const failedDefinitions = definitionWrites.filter(
+    (write) => changeset[write.item.index]?.action === 'failed',
+  ).length;
+  if (failedDefinitions > 0 && interruptionOf(options.signal) === undefined) {
+    refuse(await plan(rest), [], failedDefinitions, 'so the rest of it was not sent');
+    return { changeset, applied: appliedRefs(items, changeset), observed };
+  }
   // A definition written (a CRD changed, a Namespace created) may change what the rest
   // reads: those reads are made now, not taken from LISTs started before it.
   if (definitions.some((item) => !LEFT_ALONE.has(changeset[item.index]?.action ?? 'failed'))) {

@@ -246,19 +246,24 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     assert.equal(created.changeset[0]?.action, 'created', created.changeset[0]?.error);
     const before = await core.readNamespacedService({ name: 'fixed-ip', namespace: ns });
 
-    // Act: the clusterIP changes (immutable) and the port becomes invalid
-    const result = await applyObjects(cluster, [service('10.0.0.172', 70000)], {
-      track,
-      force: true,
-    });
+    try {
+      // Act: the clusterIP changes (immutable) and the port becomes invalid
+      const result = await applyObjects(cluster, [service('10.0.0.172', 70000)], {
+        track,
+        force: true,
+      });
 
-    // Assess: refused, not replaced
-    assert.equal(result.changeset[0]?.action, 'failed');
-    assert.match(result.changeset[0]?.error ?? '', /targetPort/);
-    assert.doesNotMatch(result.changeset[0]?.error ?? '', /deleted to be recreated/);
-    const after = await core.readNamespacedService({ name: 'fixed-ip', namespace: ns });
-    assert.equal(after.metadata?.uid, before.metadata?.uid);
-    assert.equal(after.spec?.clusterIP, '10.0.0.171');
+      // Assess: refused, not replaced
+      assert.equal(result.changeset[0]?.action, 'failed');
+      assert.match(result.changeset[0]?.error ?? '', /targetPort/);
+      assert.doesNotMatch(result.changeset[0]?.error ?? '', /deleted to be recreated/);
+      const after = await core.readNamespacedService({ name: 'fixed-ip', namespace: ns });
+      assert.equal(after.metadata?.uid, before.metadata?.uid);
+      assert.equal(after.spec?.clusterIP, '10.0.0.171');
+    } finally {
+      // Frees the address at once, for a run of the tests after this one on the same cluster.
+      await core.deleteNamespacedService({ name: 'fixed-ip', namespace: ns });
+    }
   });
 
   it('sends nothing of a revision that changes running objects when the API server refuses one of them', async () => {
@@ -340,6 +345,36 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     } finally {
       await core.deleteNamespace({ name });
     }
+  });
+
+  it('sends none of the rest when the API server refuses a new definition of the revision', async () => {
+    // Prepare: a ConfigMap running; the next revision changes it and brings a new Namespace
+    // with a label value the API server refuses (a create: sent without a dry run)
+    await applyObjects(cluster, [configMap(ns, 'beside-ns', { k: '1' })], { track });
+    const refusedNamespace: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: `${ns}-refused`, labels: { tier: 'bad value!' } },
+    };
+
+    // Act
+    const result = await applyObjects(
+      cluster,
+      [configMap(ns, 'beside-ns', { k: '2' }), refusedNamespace],
+      { track },
+    );
+
+    // Assess
+    assert.deepEqual(actions(result.changeset), {
+      [`ConfigMap/${ns}/beside-ns`]: 'failed',
+      [`Namespace/${ns}-refused`]: 'failed',
+    });
+    assert.equal(result.changeset[0]?.heldBack, true);
+    assert.match(result.changeset[0]?.error ?? '', /so the rest of it was not sent$/);
+    assert.equal(
+      (await core.readNamespacedConfigMap({ name: 'beside-ns', namespace: ns })).data?.k,
+      '1',
+    );
   });
 
   it('applies a CRD and its custom resources from one revision', async () => {
