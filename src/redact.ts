@@ -93,6 +93,35 @@ function walk(value: unknown): unknown {
   return value;
 }
 
+/**
+ * A copy of `value` with {@link REDACTED} wherever `reference` holds a known secret value at the
+ * same place: the other side of a comparison (a diff's live object, a drift patch's test), whose
+ * value there is an earlier secret — rotated since, so no longer known — or the same one.
+ */
+export function redactAlongside<T>(value: T, reference: unknown): T {
+  if (pattern === undefined) return value;
+  return alongside(value, reference) as T;
+}
+
+function alongside(value: unknown, reference: unknown): unknown {
+  if (typeof reference === 'string') {
+    return value !== undefined && holdsSecretValue(reference) ? REDACTED : value;
+  }
+  if (Array.isArray(value) && Array.isArray(reference)) {
+    return value.map((item, index) => alongside(item, reference[index]));
+  }
+  if (isRecord(value) && isRecord(reference)) {
+    const copy: Record<string, unknown> = { ...value };
+    for (const [key, item] of Object.entries(value)) copy[key] = alongside(item, reference[key]);
+    return copy;
+  }
+  return value;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /** Forgets every value: for tests only. */
 export function forgetSecretValuesForTests(): void {
   known.clear();

@@ -18,6 +18,7 @@ import { shortRevision } from './status-view.ts';
 import { colourDiff } from './unified-diff.ts';
 import { unifiedDiff } from '../unified-diff.ts';
 import { toYaml } from '../render/manifests-yaml.ts';
+import { redactAlongside } from '../redact.ts';
 
 /** A planned change as `diff` shows it (`-o json` prints these): the two forms as a unified diff. */
 export interface ShownChange {
@@ -35,17 +36,42 @@ function asYaml(object: KubeObject | undefined): string {
   return object === undefined ? '' : toYaml(maskSecret(object), { sortKeys: true });
 }
 
-/** The change with its unified diff in place of the two objects. */
-function showChange(change: PlannedChange): ShownChange {
+/** An object to prune as shown by a track that puts secret values in objects: its name only. */
+function nameOnly(object: KubeObject): KubeObject {
+  const { name, namespace } = object.metadata;
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: { name, ...(namespace === undefined ? {} : { namespace }) },
+  };
+}
+
+const VALUES_NOT_SHOWN =
+  'values not shown: the track decrypts or substitutes secret values, which a revision no longer in Git may have put in any object';
+
+/**
+ * The change with its unified diff in place of the two objects. The live side is redacted where
+ * the desired one holds a secret value; `holdsSecrets` (a track with `decryption` or
+ * `substituteFrom`) shows an object to prune by its name alone: what an earlier revision put in
+ * it is not known to be secret any more.
+ */
+export function showChange(change: PlannedChange, holdsSecrets: boolean): ShownChange {
   const { subject, action } = change;
   if ('error' in change) return { subject, action, error: change.error };
+  const hidden = holdsSecrets && change.desired === undefined && change.live !== undefined;
+  const live = hidden
+    ? nameOnly(change.live!)
+    : change.desired === undefined
+      ? change.live
+      : redactAlongside(change.live, change.desired);
   const diff = unifiedDiff(
-    change.live === undefined ? '/dev/null' : `live/${subject}`,
+    live === undefined ? '/dev/null' : `live/${subject}`,
     change.desired === undefined ? '/dev/null' : `desired/${subject}`,
-    asYaml(change.live),
+    asYaml(live),
     asYaml(change.desired),
   );
-  return { subject, action, diff, ...(change.note ? { note: change.note } : {}) };
+  const note = hidden ? VALUES_NOT_SHOWN : change.note;
+  return { subject, action, diff, ...(note ? { note } : {}) };
 }
 
 const VERBS: Record<PlannedAction, string> = {
@@ -99,7 +125,8 @@ export const diffCommand: CommandHandler = async (ctx, line, output) => {
   const cluster = actingAs(await ctx.cluster(track), track);
   const { selected } = selectObjects(track, bundle.objects, await cluster.discover());
   const planned = await previewChanges(cluster, track, selected, state.inventory);
-  const changes = planned.map(showChange);
+  const holdsSecrets = track.decryption !== undefined || track.substituteFrom.length > 0;
+  const changes = planned.map((change) => showChange(change, holdsSecrets));
   if (line.output === 'json') {
     output.json({ track: track.name, revision: target.revision, changes });
   } else {

@@ -11,7 +11,7 @@ import { objectKey, refOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { Track } from '../config/types.ts';
 import { detectDrift, type DriftedObject, type DriftReport } from '../drift/index.ts';
 import type { RenderedObject } from '../render/types.ts';
-import { redactDeep } from '../redact.ts';
+import { redactAlongside, redactDeep } from '../redact.ts';
 import type { ApplyDeps } from './apply-revision.ts';
 import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
@@ -116,10 +116,12 @@ function shownPatch(
     if (operation.op !== 'replace' && operation.op !== 'remove') return [shown];
     const was = valueAt(live, operation.path);
     if (was === undefined) return [shown];
-    return [
-      { op: 'test' as const, path: operation.path, value: secret ? MASKED_VALUE : was },
-      shown,
-    ];
+    // What the cluster has where Git has a secret value (decrypted, substituted) is one too:
+    // the value before a rotation, which the redaction no longer knows.
+    const shownWas = secret
+      ? MASKED_VALUE
+      : redactAlongside(was, 'value' in operation ? operation.value : undefined);
+    return [{ op: 'test' as const, path: operation.path, value: shownWas }, shown];
   });
 }
 

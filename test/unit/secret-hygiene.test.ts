@@ -10,10 +10,17 @@ import { jsonLogger } from '../../src/logger.ts';
 import {
   addSecretValues,
   forgetSecretValuesForTests,
+  redactAlongside,
   redactDeep,
   redactError,
   redactSecrets,
 } from '../../src/redact.ts';
+import type { PlannedChange } from '../../src/apply/preview-changes.ts';
+import { showChange } from '../../src/cli/diff-command.ts';
+import { objectKey, refOf, type KubeObject } from '../../src/cluster/kube-object.ts';
+import { parseConfig } from '../../src/config/parse-config.ts';
+import { renderManifests } from '../../src/render/render-manifests.ts';
+import { judgeObjects } from '../../src/sync/object-statuses.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -103,5 +110,104 @@ describe('redactSecrets', () => {
     const data = { a: 'b' };
     assert.equal(redactDeep(data), data);
     assert.equal(redactSecrets('text'), 'text');
+  });
+});
+
+describe('secret values on the other side of a comparison', () => {
+  afterEach(() => forgetSecretValuesForTests());
+  const configMap = (data: Record<string, string>): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'settings', namespace: 'apps' },
+    data,
+  });
+
+  it('redacts what sits where the reference holds a secret value, and nothing else', () => {
+    addSecretValues(['new-rotated-password']);
+    assert.deepEqual(
+      redactAlongside(
+        { data: { password: 'old-password-value', level: 'debug' }, list: ['a', 'old-b'] },
+        {
+          data: { password: 'new-rotated-password', level: 'trace' },
+          list: ['a', 'new-rotated-password'],
+        },
+      ),
+      { data: { password: '***', level: 'debug' }, list: ['a', '***'] },
+    );
+  });
+
+  it('diff shows neither the earlier nor the current substituted value of a ConfigMap', () => {
+    addSecretValues(['PLANTED_NEW_VALUE_26']);
+    const shown = showChange(
+      {
+        subject: 'ConfigMap/apps/settings',
+        action: 'update',
+        live: configMap({ password: 'PLANTED_OLD_VALUE_25', level: 'debug' }),
+        desired: configMap({ password: 'PLANTED_NEW_VALUE_26', level: 'debug' }),
+      },
+      true,
+    );
+    // The output redactor hides the current value; the earlier one must already be gone.
+    assert.ok(!shown.diff?.includes('PLANTED_OLD_VALUE_25'), shown.diff);
+    assert.match(shown.diff ?? '', /password: '\*\*\*'|password: \*\*\*/);
+  });
+
+  it('diff shows an object to prune by its name alone when the track puts secret values in objects', () => {
+    const prune: PlannedChange = {
+      subject: 'ConfigMap/apps/settings',
+      action: 'prune',
+      live: configMap({ conf: 'PLANTED_DECRYPTED_4B' }),
+    };
+    const hidden = showChange(prune, true);
+    const plain = showChange(prune, false);
+    assert.ok(!hidden.diff?.includes('PLANTED_DECRYPTED_4B'), hidden.diff);
+    assert.match(hidden.diff ?? '', /name: settings/);
+    assert.match(hidden.note ?? '', /values not shown/);
+    assert.match(plain.diff ?? '', /PLANTED_DECRYPTED_4B/);
+  });
+
+  it("a drift patch's test of the cluster's value hides an earlier substituted value", async () => {
+    addSecretValues(['PLANTED_NEW_VALUE_26']);
+    const [object] = renderManifests(
+      [
+        {
+          path: 'settings.yaml',
+          content: new TextEncoder().encode(
+            'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: apps}\ndata: {password: PLANTED_NEW_VALUE_26}\n',
+          ),
+        },
+      ],
+      { scopeOf: () => 'Namespaced' },
+    ).objects;
+    const manifest = object!.manifest as KubeObject;
+    const live = { ...manifest, data: { password: 'PLANTED_OLD_VALUE_25' } };
+    const track = parseConfig(
+      'tracks: [{name: web, repository: https://git.example.com/web.git}]',
+      'driftless.yaml',
+    ).tracks[0]!;
+
+    const observed = await judgeObjects(track, {
+      selected: [object!],
+      live: { found: new Map([[objectKey(refOf(manifest)), live]]), errors: new Map() },
+      report: {
+        drifted: [
+          {
+            subject: object!.subject,
+            ref: refOf(manifest),
+            patch: [{ op: 'replace', path: '/data/password', value: 'PLANTED_NEW_VALUE_26' }],
+            changedBy: ['kubectl-edit'],
+          },
+        ],
+        missing: [],
+        errors: [],
+        checked: 1,
+        suspects: 1,
+      },
+      failed: {},
+    });
+
+    const text = JSON.stringify(observed);
+    assert.ok(!text.includes('PLANTED_OLD_VALUE_25'), text);
+    assert.ok(!text.includes('PLANTED_NEW_VALUE_26'), text);
   });
 });
