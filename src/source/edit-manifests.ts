@@ -8,9 +8,14 @@
  *
  * A field Git changed since the revision the cluster was compared with is
  * left as Git has it and reported as a conflict: Git wins.
+ *
+ * What is written must read the same under YAML 1.1 too, as kubectl
+ * (go-yaml v2) reads manifests: a new string such as `yes`, `on` or `0x1F`
+ * is written quoted, though YAML 1.2 would read it plain as a string.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Composer, CST, Document, isNode, Parser } from 'yaml';
+import { Composer, CST, Document, isMap, isNode, isScalar, Parser, Scalar, visit } from 'yaml';
+import type { Node } from 'yaml';
 import type { WriteBackChange } from '../render/write-back-change.ts';
 
 /** A field not written back, and why. */
@@ -130,6 +135,7 @@ function addDocuments(
       continue;
     }
     const document = new Document(change.add);
+    quoteForYaml11(document);
     out = out === '' ? String(document) : `${out.replace(/\n*$/, '\n')}---\n${String(document)}`;
     written.push(change.subject);
   }
@@ -172,12 +178,14 @@ function editField(
   document: Document.Parsed,
   field: WriteBackChange['fields'][number],
 ): 'changed' | 'same' | string {
-  // RFC 6901: `~1` is `/`, `~0` is `~`; list indexes are numbers for the YAML document.
-  const path = field.path
-    .split('/')
-    .slice(1)
-    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+  // RFC 6901: `~1` is `/`, `~0` is `~`.
+  const path = pathIn(
+    document,
+    field.path
+      .split('/')
+      .slice(1)
+      .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~')),
+  );
   const node = document.getIn(path, true);
   const current = isNode(node) ? node.toJSON() : node;
   if (isDeepStrictEqual(current, field.value)) return 'same';
@@ -187,8 +195,82 @@ function editField(
       : 'Git changed it since the revision compared with: Git wins';
   }
   if (field.value === undefined) document.deleteIn(path);
-  else document.setIn(path, field.value);
+  else setField(document, path, field.value);
   return 'changed';
+}
+
+/**
+ * The path as the document needs it: list indexes are numbers, map keys
+ * strings, also the key `80` (a number would be another key, `80: …`).
+ */
+function pathIn(document: Document.Parsed, tokens: readonly string[]): (string | number)[] {
+  const path: (string | number)[] = [];
+  for (const token of tokens) {
+    const isIndex = /^\d+$/.test(token) && !isMap(document.getIn(path, true));
+    path.push(isIndex ? Number(token) : token);
+  }
+  return path;
+}
+
+/**
+ * Sets the field at `path` to `value`: a scalar in place, keeping its
+ * comments and style, anything else as a new node. New strings and keys
+ * that YAML 1.1 would read as another type are quoted.
+ */
+function setField(document: Document.Parsed, path: (string | number)[], value: unknown): void {
+  const node = document.getIn(path, true);
+  if (isScalar(node) && (value === null || typeof value !== 'object')) {
+    node.value = value;
+    quoteIfNeeded(node);
+    return;
+  }
+  const created = document.createNode(value);
+  quoteForYaml11(created);
+  // Keys the path adds are new too (keys already there are kept as they are).
+  const keys = path.map((segment) =>
+    typeof segment === 'string' ? quoteIfNeeded(new Scalar(segment)) : segment,
+  );
+  document.setIn(keys, created);
+}
+
+/**
+ * Plain scalars that YAML 1.1 resolves to something other than a string:
+ * bool, null, int (octal `0755`, `0x`/`0o`/`0b`, `_` separators,
+ * sexagesimal `1:20`, and Go's `strconv` forms that go-yaml v2 accepts),
+ * float (`1e3`, `.5`, `.inf`, `.nan`), timestamp and the merge key `<<`.
+ * Case-insensitive where quoting costs nothing.
+ */
+const YAML_1_1_NOT_STRINGS: readonly RegExp[] = [
+  /^(?:y|yes|n|no|true|false|on|off)$/i,
+  /^(?:~|null)?$/i,
+  /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?$/,
+  /^[-+]?0(?:[xX][0-9a-fA-F_]+|[oO][0-7_]+|[bB][01_]+)$/,
+  /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/,
+  /^[-+]?\.(?:inf|nan)$/i,
+  /^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::?[0-9]{2})?))?)?$/,
+  /^<<$/,
+];
+
+/** `scalar`, double-quoted when it is a string YAML 1.1 would not read plain as one. */
+function quoteIfNeeded(scalar: Scalar): Scalar {
+  const { type, value } = scalar;
+  if (
+    typeof value === 'string' &&
+    (type === undefined || type === Scalar.PLAIN) &&
+    YAML_1_1_NOT_STRINGS.some((pattern) => pattern.test(value))
+  ) {
+    scalar.type = Scalar.QUOTE_DOUBLE;
+  }
+  return scalar;
+}
+
+/** Quotes the strings (keys and values) of a new node as `quoteIfNeeded` does. */
+function quoteForYaml11(node: Node | Document): void {
+  visit(node, {
+    Scalar: (_key, scalar) => {
+      quoteIfNeeded(scalar);
+    },
+  });
 }
 
 /**
@@ -206,7 +288,10 @@ function render(parsed: ParsedFile, edited: ReadonlySet<number>): string {
       continue;
     }
     if (edited.has(index)) {
-      const printed = String(parsed.documents[index]);
+      // Flow collections keep their spacing: `{a: b}` or `{ a: b }`, as the document has them.
+      const printed = parsed.documents[index]!.toString({
+        flowCollectionPadding: flowPadded(token),
+      });
       // Comments before the first document print with it; blank lines and the like stay.
       out += index === 0 ? pending.replace(/^(?:[ \t]*#.*\n)+/, '') : pending;
       out += printed;
@@ -217,4 +302,18 @@ function render(parsed: ParsedFile, edited: ReadonlySet<number>): string {
     index++;
   }
   return out + pending;
+}
+
+/** Whether the document writes flow collections padded, `{ a: b }`, rather than `{a: b}`. */
+function flowPadded(token: CST.Document): boolean {
+  let padded = false;
+  CST.visit(token, (item) => {
+    const collection = item.value;
+    if (collection?.type !== 'flow-collection') return undefined;
+    const first = collection.items[0];
+    if (first === undefined || (first.key == null && first.value == null)) return undefined;
+    padded = first.start[0]?.type === 'space';
+    return CST.visit.BREAK;
+  });
+  return padded;
 }

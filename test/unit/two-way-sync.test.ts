@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parse, parseAllDocuments } from 'yaml';
 import { ConfigError, parseConfig } from '../../src/config/index.ts';
 import type { WriteBackChange } from '../../src/render/write-back-change.ts';
 import { editManifests } from '../../src/source/edit-manifests.ts';
@@ -219,6 +220,120 @@ describe('editManifests', () => {
       ['ConfigMap/apps/ops'],
     );
     assert.deepEqual(edits.written, ['ConfigMap/apps/fresh', 'ConfigMap/apps/extra']);
+  });
+
+  it('quotes new strings a YAML 1.1 reader (kubectl) would take for another type', () => {
+    // Strings that YAML 1.2 reads as strings but YAML 1.1 (go-yaml v2, under kubectl) does not.
+    const tricky = [
+      'yes',
+      'Y',
+      'n',
+      'NO',
+      'on',
+      'Off',
+      'y',
+      '~',
+      '0755',
+      '0o17',
+      '+0x1F',
+      '0X1F',
+      '1_000',
+      '-0b101',
+      '1:20',
+      '1:20.5',
+      '1e3',
+      '.5',
+      '+.inf',
+      '-.Inf',
+      '.NaN',
+      '2001-12-14',
+      '2001-12-14 21:59:43.10 -5',
+      '<<',
+      'True',
+      'null',
+      '1.10',
+    ];
+    const values = Object.fromEntries(tricky.map((value, i) => [`k${i}`, value]));
+    const edits = editManifests(
+      (file) => (file === 'settings.yaml' ? FILE : undefined),
+      [
+        change([
+          { path: '/data/value', value: 'off', base: 'one' },
+          { path: '/data/added', value: 'yes' },
+          { path: '/data/o', value: 'on' },
+          { path: '/data/on', value: 'plain' },
+          { path: '/data/nested', value: values },
+          { path: '/metadata/annotations/yes', value: 'no' },
+          { path: '/data/list', value: ['a', 'off', 'b'], base: ['a', 'b'] },
+        ]),
+        {
+          ...change([], 'fresh'),
+          file: 'fresh.yaml',
+          line: 0,
+          add: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fresh' }, data: values },
+        },
+      ],
+    );
+    const text = edits.files.get('settings.yaml') ?? '';
+    assert.match(text, /value: "off" # tuned by hand/);
+    assert.match(text, /added: "yes"\n/);
+    assert.match(text, /o: "on"\n/);
+    assert.match(text, /"on": plain\n/);
+    assert.match(text, /"yes": "no"\n/);
+    assert.match(text, /- "off"\n/);
+    // Untouched lines and documents are as they were.
+    assert.match(text, /^# ops settings\napiVersion: v1\nkind: ConfigMap\nmetadata:\n/);
+    assert.ok(
+      text.endsWith('metadata: {name: other,   namespace: apps}\ndata: {x:   "1"}\n'),
+      text,
+    );
+    // Read as YAML 1.1, everything new is still a string.
+    const [ops] = parseAllDocuments(text, { version: '1.1' }).map((doc) => doc.toJS());
+    assert.deepEqual(ops.data, {
+      value: 'off',
+      list: ['a', 'off', 'b'],
+      added: 'yes',
+      o: 'on',
+      on: 'plain',
+      nested: values,
+    });
+    assert.deepEqual(ops.metadata.annotations, { yes: 'no' });
+    const fresh = parse(edits.files.get('fresh.yaml') ?? '', { version: '1.1' });
+    assert.deepEqual(fresh.data, values);
+  });
+
+  it('takes a key of digits as a map key, not a list index', () => {
+    const before =
+      'kind: ConfigMap\nmetadata:\n  name: ops\n  namespace: apps\ndata:\n  "80": http\n';
+    const edits = editManifests(
+      () => before,
+      [
+        change([
+          { path: '/data/80', value: 'https', base: 'http' },
+          { path: '/data/443', value: 'tls' },
+        ]),
+      ],
+    );
+    assert.deepEqual(edits.conflicts, []);
+    assert.equal(
+      edits.files.get('settings.yaml'),
+      'kind: ConfigMap\nmetadata:\n  name: ops\n  namespace: apps\ndata:\n  "80": https\n  "443": tls\n',
+    );
+  });
+
+  it('keeps untouched flow collections in an edited document as written', () => {
+    const file = (padded: boolean) => {
+      const [open, close] = padded ? ['{ ', ' }'] : ['{', '}'];
+      return `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ops\n  namespace: apps\n  labels: ${open}team: ops${close}\ndata:\n  value: one\n  ports: ${padded ? '[ 80, 443 ]' : '[80, 443]'}\n`;
+    };
+    for (const padded of [false, true]) {
+      const before = file(padded);
+      const edits = editManifests(
+        () => before,
+        [change([{ path: '/data/value', value: 'two', base: 'one' }])],
+      );
+      assert.equal(edits.files.get('settings.yaml'), before.replace('value: one', 'value: two'));
+    }
   });
 
   it('refuses objects whose file or document left Git', () => {
