@@ -39,9 +39,18 @@ export function kustomizationIn(
   return undefined;
 }
 
-// Forms kustomize fetches remotely: URLs with a scheme, scp-like Git and bare
-// `host.tld/org/repo` Git URLs (github.com/org/repo//path?ref=v1).
-const REMOTE = /^(?:[a-z][a-z0-9+.-]*:\/\/|[^/\s]+@[^/\s]+:|[a-z0-9-]+(?:\.[a-z0-9-]+)+\/)/i;
+// Forms kustomize fetches remotely: URLs with a scheme and scp-like Git URLs,
+// whatever the revision holds...
+const REMOTE = /^(?:[a-z][a-z0-9+.-]*:\/\/|[^/\s]+@[^/\s]+:)/i;
+// ...and bare `host.tld/org/repo` Git URLs (github.com/org/repo//path?ref=v1),
+// which look like a local `conf.d/base` or `v1.2/app.yaml`: kustomize reads a
+// path as a file or directory first, so only one the revision lacks is remote.
+const REMOTE_HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+\//i;
+
+/** Whether the revision holds `path` (repository-relative) as a file or a directory. */
+function holdsPath(files: readonly RevisionFile[], path: string): boolean {
+  return files.some((file) => file.path === path || file.path.startsWith(`${path}/`));
+}
 
 /** Fields whose entries are paths (or, for the first three, remote resources). */
 const RESOURCE_LISTS = ['resources', 'bases', 'components'] as const;
@@ -121,14 +130,15 @@ export function checkKustomizations(
     const kustomization = file && readKustomization(file);
     if (!file || !kustomization) continue;
     for (const { field, path, resource } of namedPaths(kustomization)) {
-      if (resource && REMOTE.test(path)) {
+      const resolved = posix.normalize(posix.join(current === '' ? '.' : current, path));
+      const remote = REMOTE.test(path) || (REMOTE_HOST.test(path) && !holdsPath(files, resolved));
+      if (resource && remote) {
         if (allowRemote) continue;
         throw new RenderRefusedError(
           file.path,
           `${field}: remote resource ${JSON.stringify(path)} is refused; set kustomizeRemoteResources: true on the track to allow it`,
         );
       }
-      const resolved = posix.normalize(posix.join(current === '' ? '.' : current, path));
       if (posix.isAbsolute(path) || resolved === '..' || resolved.startsWith('../')) {
         throw new RenderRefusedError(
           file.path,
@@ -138,6 +148,40 @@ export function checkKustomizations(
       if (resource) pending.push(resolved === '.' ? '' : resolved);
     }
   }
+}
+
+// Reading a base or component, kustomize names the directory whose
+// kustomization it could not read; nested, the last one named is the broken one.
+const UNREADABLE_TARGET = /couldn't make target for path '([^']*)': invalid Kustomization/g;
+
+/**
+ * kustomize's message for a build of `dir` in the tree at `root`: files named
+ * by their path in the revision (kustomize gives the absolute path in the
+ * temporary tree), and a kustomization kustomize cannot read, which it reports
+ * without its file name, named first. The built one when the message is about
+ * it alone, the base or component kustomize was reading otherwise; when the
+ * message does not tell, no file is named rather than the wrong one.
+ */
+export function describeKustomizeError(
+  text: string,
+  root: string,
+  files: readonly RevisionFile[],
+  dir: string,
+): string {
+  const relative = text.replaceAll(`${root}/`, '').replaceAll(root, '.');
+  if (!relative.includes('invalid Kustomization')) return relative;
+  const targets = [...relative.matchAll(UNREADABLE_TARGET)];
+  const unreadable =
+    targets.length > 0
+      ? targets.at(-1)![1]!
+      : /^\s*(?:Error: )?invalid Kustomization/.test(relative)
+        ? dir
+        : undefined;
+  const file =
+    unreadable === undefined
+      ? undefined
+      : kustomizationIn(files, unreadable === '.' ? '' : unreadable);
+  return file ? `${file.path}: ${relative}` : relative;
 }
 
 export interface KustomizeOptions {
@@ -176,15 +220,7 @@ export async function kustomizeBuild(
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.maxOutputBytes,
       ...(options.signal ? { signal: options.signal } : {}),
-      // kustomize names files by their absolute path in the temporary tree.
-      describe: (text) => {
-        const relative = text.replaceAll(`${root}/`, '').replaceAll(root, '.');
-        // A kustomization kustomize cannot read is reported without its name.
-        const built = kustomizationIn(files, options.dir);
-        return built && relative.includes('invalid Kustomization')
-          ? `${built.path}: ${relative}`
-          : relative;
-      },
+      describe: (text) => describeKustomizeError(text, root, files, options.dir),
     });
   });
 }

@@ -17,15 +17,21 @@
  * which names the file) and nothing partial is returned.
  */
 import type { Track } from '../config/types.ts';
-import { RenderInputError } from './errors.ts';
+import { InvalidManifestError, RenderInputError } from './errors.ts';
 import { capabilitiesDigest, type ClusterCapabilities } from './capabilities.ts';
 import { helmTemplate } from './helm.ts';
 import { kustomizationIn, kustomizeBuild, KUSTOMIZATION_FILES } from './kustomize.ts';
 import { resolveLimits } from './limits.ts';
 import { parseRendererOutput, parseRevision } from './render-manifests.ts';
 import { rendererBinary } from './renderer-binaries.ts';
-import { normalizeSubPath } from './select-manifest-files.ts';
-import { encryptedSourcesOf, revisionHoldsCiphertext } from './sops-sources.ts';
+import { isJsonObject } from './json-value.ts';
+import { normalizeSubPath, selectManifestFiles } from './select-manifest-files.ts';
+import {
+  encryptedSourcesOf,
+  holdsCiphertext,
+  isCiphertext,
+  revisionHoldsCiphertext,
+} from './sops-sources.ts';
 import { applySourceIgnore } from './source-ignore.ts';
 import { substituteBundle, substitutesAtRender } from './substitute-bundle.ts';
 import type { RenderedBundle, RenderLimits, RevisionFile, SourceLocation } from './types.ts';
@@ -114,6 +120,97 @@ function finishBundle(
     : bundle;
 }
 
+// A top-level `apiVersion:` or `kind:` that is a SOPS ciphertext, as sops
+// writes YAML and kustomize and helm print it (top-level keys at column 0).
+const ENCRYPTED_IDENTITY = /^(?:apiVersion|kind):[ \t]*(ENC\[AES256_GCM,[^\]\s]*\])/m;
+const IDENTITY_FIELDS = ['apiVersion', 'kind', 'metadata'] as const;
+
+/** The ciphertext standing for a top-level apiVersion or kind of `text` (YAML, or a JSON object). */
+function encryptedIdentity(text: string): string | undefined {
+  if (!holdsCiphertext(text)) return undefined;
+  const yaml = ENCRYPTED_IDENTITY.exec(text);
+  if (yaml) return yaml[1];
+  const json = jsonObject(text);
+  return [json?.apiVersion, json?.kind].find(
+    (value): value is string => typeof value === 'string' && isCiphertext(value),
+  );
+}
+
+function jsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isJsonObject(value) ? value : undefined;
+  } catch {
+    return undefined; // not JSON: YAML, or broken, which the parser reports
+  }
+}
+
+/** Which of apiVersion, kind and metadata hold a ciphertext, in the document of `text` holding `ciphertext`. */
+function encryptedFields(text: string, ciphertext: string): string[] {
+  const json = jsonObject(text);
+  if (json)
+    return IDENTITY_FIELDS.filter((field) => holdsCiphertext(JSON.stringify(json[field] ?? '')));
+  const document = text.split(/^---/m).find((part) => part.includes(ciphertext)) ?? text;
+  return IDENTITY_FIELDS.filter((field) =>
+    // The field's line and the indented lines under it.
+    new RegExp(`^${field}:.*(?:\\n[ \\t-].*)*`, 'm')
+      .exec(document)?.[0]
+      .includes('ENC[AES256_GCM,'),
+  );
+}
+
+/**
+ * Refuses a document whose apiVersion or kind is a SOPS ciphertext: a file
+ * `sops encrypt` encrypted whole, not only its values. Only the apply step
+ * decrypts, and what an object is must be known before that (its scope,
+ * order, owner), so it would fail later as a kind called `ENC[...]`, or as a
+ * malformed apiVersion. `text` is a manifest file (`file`) or a renderer's
+ * output; the file named is the one holding the ciphertext when the
+ * revision has it, not the kustomization that pulled it in.
+ */
+function refuseEncryptedIdentity(files: readonly RevisionFile[], text: string, file: string): void {
+  const ciphertext = encryptedIdentity(text);
+  if (ciphertext === undefined) return;
+  const where = ciphertextLocation(files, ciphertext) ?? {
+    file,
+    line: lineOf(text, text.indexOf(ciphertext)),
+    text,
+  };
+  const fields = encryptedFields(where.text, ciphertext);
+  const listed =
+    fields.length === 1 ? fields[0] : `${fields.slice(0, -1).join(', ')} and ${fields.at(-1)}`;
+  throw new InvalidManifestError(
+    where.file,
+    where.line,
+    undefined,
+    `${listed} ${fields.length === 1 ? 'is' : 'are'} encrypted by SOPS; Driftless needs apiVersion, kind and metadata readable to know which object this is before it decrypts anything. Encrypt only the values, e.g. sops encrypt --encrypted-regex '^(data|stringData)$'`,
+  );
+}
+
+function lineOf(text: string, offset: number): number {
+  return text.slice(0, offset).split('\n').length;
+}
+
+/** The file, line and text holding `ciphertext` (each SOPS value is unique: a fresh IV). */
+function ciphertextLocation(
+  files: readonly RevisionFile[],
+  ciphertext: string,
+): (SourceLocation & { text: string }) | undefined {
+  const needle = Buffer.from(ciphertext);
+  for (const file of files) {
+    const content = Buffer.from(
+      file.content.buffer,
+      file.content.byteOffset,
+      file.content.byteLength,
+    );
+    const offset = content.indexOf(needle);
+    if (offset < 0) continue;
+    const text = content.toString('utf8');
+    return { file: file.path, line: lineOf(text, text.indexOf(ciphertext)), text };
+  }
+  return undefined;
+}
+
 async function renderFiles(
   spec: RenderSpec,
   files: readonly RevisionFile[],
@@ -129,8 +226,17 @@ async function renderFiles(
   };
   const why = `track ${spec.name}`;
 
-  if (renderer === 'plain')
+  // Before parsing: an encrypted apiVersion may not even parse as one.
+  const refuseEncrypted = revisionHoldsCiphertext(files)
+    ? (content: Uint8Array, file: string) =>
+        refuseEncryptedIdentity(files, new TextDecoder().decode(content), file)
+    : () => {};
+
+  if (renderer === 'plain') {
+    for (const file of selectManifestFiles(files, spec.subPath))
+      refuseEncrypted(file.content, file.path);
     return parseRevision(files, { ...(spec.subPath ? { subPath: spec.subPath } : {}), limits });
+  }
 
   if (renderer === 'kustomize') {
     const output = await kustomizeBuild(files, {
@@ -144,6 +250,7 @@ async function renderFiles(
       allowRemote: spec.kustomizeRemoteResources,
     });
     const file = kustomizationIn(files, dir)?.path ?? dir;
+    refuseEncrypted(output, file);
     return parseRendererOutput({ path: file, content: output }, (line) => ({ file, line }), {
       limits,
     });
@@ -159,6 +266,7 @@ async function renderFiles(
     ...(spec.namespace ? { namespace: spec.namespace } : {}),
     ...(options.capabilities ? { capabilities: options.capabilities } : {}),
   });
+  refuseEncrypted(helm.output, helm.chartLabel);
   const sources = helmSources(helm.output.toString('utf8'));
   const sourceOf = (line: number): SourceLocation => {
     let found: string | undefined;

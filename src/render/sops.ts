@@ -20,7 +20,7 @@ import type { EncryptedSource } from './types.ts';
 
 export interface SopsOptions {
   readonly binary: string;
-  /** age identities (`AGE-SECRET-KEY-1...`), one or more per entry. */
+  /** age identities (`AGE-SECRET-KEY-1...`), one or more per entry, in `decryption.keys` order. */
   readonly ageKeys: readonly string[];
   /** KMS key ARNs the track allows (`decryption.kmsKeys`), for a helpful message. */
   readonly kmsKeys: readonly string[];
@@ -103,9 +103,38 @@ export async function sopsDecrypt(source: EncryptedSource, options: SopsOptions)
   }
 }
 
+// An X25519 age identity: `AGE-SECRET-KEY-1` and 58 bech32 characters. Enough
+// to tell which entry of decryption.keys sops could not read (a checksum typo
+// passes it, and is then named as "an entry"), never to use it.
+const AGE_IDENTITY = /^AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}$/;
+
+/**
+ * Whether each line of a decryption.keys entry looks like an age identity, as
+ * age parses SOPS_AGE_KEY: blank and `#` lines skipped, plugin identities
+ * left to sops.
+ */
+function readsAsAgeIdentities(entry: string): boolean {
+  return entry
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .every((line) => line.startsWith('AGE-PLUGIN-') || AGE_IDENTITY.test(line));
+}
+
 /** sops's message, with what usually fixes it. */
 function explain(message: string, kms: readonly string[], options: SopsOptions): string {
   const text = message.replace(/^sops decrypt [^:]+: /, '');
+  // sops wraps its messages in `| ` lines; unwrapped, a phrase is on one line.
+  const unwrapped = text.replace(/\s*\n\s*(?:\| )?/g, ' ');
+  const unreadable = /failed to parse '[^']*' age identities(?:: (.*?)(?:\.\s|$))?/.exec(unwrapped);
+  if (unreadable) {
+    // Not sops's whole message: it is about SOPS_AGE_KEY, which the track never sets.
+    const entries = options.ageKeys.flatMap((entry, index) =>
+      readsAsAgeIdentities(entry) ? [] : [`decryption.keys[${index}]`],
+    );
+    const which = entries.length === 0 ? 'an entry of decryption.keys' : entries.join(', ');
+    return `${which} cannot be read as an age identity${unreadable[1] ? ` (sops: ${unreadable[1]})` : ''}, so sops can use none of the track's age keys; an age key is the AGE-SECRET-KEY-1... line age-keygen prints`;
+  }
   if (/MAC mismatch/i.test(text)) {
     return `the file's MAC does not match its content: a value or its metadata was changed after encryption (${text})`;
   }

@@ -409,6 +409,26 @@ describe('rendering with kustomize and helm', () => {
         files: { 'app/kustomization.yaml': 'resources: [settings.yaml, gone.yaml]\n' },
         error: /app\/gone\.yaml/,
       },
+      {
+        // kustomize names the directory it was reading; the built overlay is fine.
+        name: 'a base kustomization syntax error',
+        files: {
+          'app/kustomization.yaml': 'resources: [settings.yaml, ../bases/web.v1]\n',
+          'bases/web.v1/kustomization.yaml': 'resources: [cm.yaml\n',
+        },
+        error:
+          /^kustomize build app: bases\/web\.v1\/kustomization\.yaml: Error: accumulating resources: .*invalid Kustomization/,
+      },
+      {
+        name: 'a component kustomization syntax error',
+        files: {
+          'app/kustomization.yaml': 'resources: [settings.yaml]\ncomponents: [../comp]\n',
+          'comp/kustomization.yaml':
+            'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [x\n',
+        },
+        error:
+          /^kustomize build app: comp\/kustomization\.yaml: Error: accumulating components: .*invalid Kustomization/,
+      },
     ];
 
     for (const bad of cases) {

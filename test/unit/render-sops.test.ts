@@ -3,13 +3,23 @@
  * (fetch side), and how plaintexts go back where their ciphertexts were
  * (apply side). The decrypt port here is a small fake of our own port that
  * answers with a known plaintext; the real sops is exercised by
- * test/integration/secrets.test.ts.
+ * test/integration/secrets.test.ts, and here for what sopsDecrypt makes of
+ * its messages.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decryptBundle } from '../../src/render/decrypt-bundle.ts';
-import { parseBundle, parseRevision, serializeBundle } from '../../src/render/index.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import {
+  parseBundle,
+  parseRevision,
+  renderRevision,
+  serializeBundle,
+} from '../../src/render/index.ts';
 import { encryptedSourcesOf, sopsFormatOf } from '../../src/render/sops-sources.ts';
+import { sopsDecrypt } from '../../src/render/sops.ts';
+import { rendererBinaries } from '../harness/renderers.ts';
+import { generateAgeKey, sopsEncrypt } from '../harness/sops.ts';
 import type { EncryptedSource, RevisionFile } from '../../src/render/types.ts';
 
 const file = (path: string, text: string): RevisionFile => ({
@@ -103,6 +113,61 @@ describe('encryptedSourcesOf', () => {
   });
 });
 
+describe('renderRevision of SOPS files', () => {
+  const track = (extra: string) =>
+    parseConfig(
+      `tracks:\n  - name: web\n    repository: https://git.example.com/org/repo.git\n    decryption: {provider: sops, keys: [env:AGE]}\n${extra}`,
+      'driftless.yaml',
+    ).tracks[0]!;
+
+  it('refuses a file encrypted whole, naming it and the sops flag that keeps apiVersion, kind and metadata readable', async () => {
+    // What `sops encrypt` without --encrypted-regex writes: every value is a ciphertext.
+    const whole = [
+      `apiVersion: ${enc(1)}`,
+      `kind: ${enc(2)}`,
+      'metadata:',
+      `  name: ${enc(3)}`,
+      `  namespace: ${enc(4)}`,
+      'stringData:',
+      `  password: ${enc(5)}`,
+      SOPS_META,
+    ].join('\n');
+    const files = [
+      file('s6/kustomization.yaml', 'resources: [full.yaml]\n'),
+      file('s6/full.yaml', whole),
+    ];
+    await assert.rejects(
+      renderRevision(track('    subPath: s6\n    kustomize: false\n'), files),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /^s6\/full\.yaml:1: apiVersion, kind and metadata are encrypted by SOPS; Driftless needs apiVersion, kind and metadata readable .*sops encrypt --encrypted-regex '\^\(data\|stringData\)\$'/,
+        );
+        assert.doesNotMatch(error.message, /CRD|ENC\[/);
+        return true;
+      },
+    );
+  });
+
+  it('refuses the same in JSON, a ciphertext with slashes, and names only what is encrypted', async () => {
+    const slashed = 'ENC[AES256_GCM,data:a/b/c=,iv:aX/Y=,tag:dA/g=,type:str]';
+    const json = JSON.stringify(
+      { apiVersion: slashed, kind: enc(2), metadata: { name: enc(3) }, sops: { mac: enc(4) } },
+      null,
+      '\t',
+    );
+    await assert.rejects(
+      renderRevision(track('    subPath: app\n'), [file('app/full.json', json)]),
+      /^InvalidManifestError: app\/full\.json:2: apiVersion, kind and metadata are encrypted by SOPS/,
+    );
+    const kindOnly = `apiVersion: v1\nkind: ${enc(2)}\nmetadata: {name: db}\ndata: {a: ${enc(3)}}\n${SOPS_META}`;
+    await assert.rejects(
+      renderRevision(track('    subPath: app\n'), [file('app/kind.yaml', kindOnly)]),
+      /^InvalidManifestError: app\/kind\.yaml:2: kind is encrypted by SOPS;/,
+    );
+  });
+});
+
 describe('decryptBundle', () => {
   const files = [file('secret.yaml', encryptedSecret)];
   const bundle = parseBundle(
@@ -155,5 +220,57 @@ describe('decryptBundle', () => {
     ]);
     const result = await decryptBundle(plainBundle, () => assert.fail('no decryption expected'));
     assert.equal(result.bundle, plainBundle);
+  });
+});
+
+describe('sopsDecrypt messages (the real sops)', () => {
+  it('says which decryption.keys entry is not an age identity, never echoing it', async () => {
+    // Prepare
+    const [key, other, { sops }] = await Promise.all([
+      generateAgeKey(),
+      generateAgeKey(),
+      rendererBinaries(),
+    ]);
+    const content = await sopsEncrypt(plainSecret, {
+      format: 'yaml',
+      age: [key.recipient],
+      encryptedRegex: '^(data|stringData)$',
+    });
+    // The last character of a bech32 key is its checksum's: changing it breaks only the checksum.
+    const badChecksum = `${key.identity.slice(0, -1)}${key.identity.endsWith('Q') ? 'P' : 'Q'}`;
+    const failure = async (ageKeys: string[]): Promise<string> => {
+      try {
+        await sopsDecrypt(
+          { path: 'db.yaml', format: 'yaml', content },
+          { binary: sops, ageKeys, kmsKeys: [], timeoutMs: 30_000 },
+        );
+      } catch (error) {
+        return String(error);
+      }
+      return assert.fail('expected sops to fail');
+    };
+    const cases: [string[], RegExp][] = [
+      [
+        ['not-an-age-key'],
+        /^DecryptionError: db\.yaml: decryption\.keys\[0\] cannot be read as an age identity \(sops: unknown identity type\)/,
+      ],
+      [
+        [other.identity, badChecksum],
+        // A checksum typo looks like a key: the message cannot say which entry it is.
+        /^DecryptionError: db\.yaml: an entry of decryption\.keys cannot be read as an age identity \(sops: malformed secret key: invalid checksum\)/,
+      ],
+      [[other.identity], /^DecryptionError: db\.yaml: none of the track's keys can decrypt it/],
+    ];
+
+    for (const [ageKeys, expected] of cases) {
+      // Act
+      const message = await failure(ageKeys);
+
+      // Assess
+      assert.match(message, expected);
+      for (const value of [...ageKeys, badChecksum.slice(16)]) {
+        assert.ok(!message.includes(value), `the message holds a key: ${message}`);
+      }
+    }
   });
 });

@@ -10,7 +10,7 @@ import { ConfigError, parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
 import { commitOf, isRevisionId, renderedRevision } from '../../src/object-id.ts';
 import { capabilitiesDigest, rendererOf, RenderRefusedError } from '../../src/render/index.ts';
-import { checkKustomizations } from '../../src/render/kustomize.ts';
+import { checkKustomizations, describeKustomizeError } from '../../src/render/kustomize.ts';
 import { rendererBinary } from '../../src/render/renderer-binaries.ts';
 
 const file = (path: string, text: string) => ({ path, content: new TextEncoder().encode(text) });
@@ -118,6 +118,98 @@ describe('checkKustomizations', () => {
       assert.match(refused(files, ''), /kustomizeRemoteResources: true/, remote);
       assert.equal(refused(files, '', true), 'accepted', remote);
     }
+  });
+
+  it('reads a local path whose first segment has a dot as local, and checks the base it names', () => {
+    const files = [
+      file(
+        'app/kustomization.yaml',
+        'resources: [conf.d/base, v1.2/app.yaml, example.com/base, ../shared.v2]',
+      ),
+      file('app/conf.d/base/kustomization.yaml', 'resources: [cm.yaml]'),
+      file('app/conf.d/base/cm.yaml', ''),
+      file('app/v1.2/app.yaml', ''),
+      file('app/example.com/base/kustomization.yaml', 'resources: []'),
+      file('shared.v2/kustomization.yaml', 'resources: []'),
+    ];
+    assert.equal(refused(files, 'app'), 'accepted');
+    const escaping = [
+      ...files.filter((f) => f.path !== 'app/conf.d/base/kustomization.yaml'),
+      file('app/conf.d/base/kustomization.yaml', 'resources: [../../../../etc]'),
+    ];
+    assert.match(
+      refused(escaping, 'app'),
+      /app\/conf\.d\/base\/kustomization\.yaml: resources: "\.\.\/\.\.\/\.\.\/\.\.\/etc" is outside/,
+    );
+    // Only a path the revision holds is local: the same names without the files are remote,
+    // and a URL with a scheme is remote whatever the revision holds.
+    assert.match(
+      refused(
+        [file('app/kustomization.yaml', 'resources: ["https://conf.d/base"]'), ...files.slice(1)],
+        'app',
+      ),
+      /kustomizeRemoteResources: true/,
+    );
+    for (const remote of ['conf.d/base', 'github.com/org/repo//deploy?ref=v1']) {
+      assert.match(
+        refused([file('app/kustomization.yaml', `resources: ["${remote}"]`)], 'app'),
+        /kustomizeRemoteResources: true/,
+        remote,
+      );
+    }
+  });
+});
+
+describe('describeKustomizeError', () => {
+  const root = '/tmp/driftless-tree-1';
+  const files = [
+    file('app/kustomization.yaml', ''),
+    file('base/kustomization.yaml', ''),
+    file('base2/kustomization.yml', ''),
+    file('comp/kustomization.yaml', ''),
+    file('kustomization.yaml', ''),
+  ];
+  const syntax = "invalid Kustomization: yaml: line 1: did not find expected ',' or ']'";
+  // As kustomize 5 prints them (test/integration/render-tools.test.ts runs the real one).
+  const base = `Error: accumulating resources: accumulation err='accumulating resources from '../base': '${root}/base' must resolve to a file': couldn't make target for path '${root}/base': ${syntax}`;
+
+  it('names the kustomization kustomize could not read, not the one built', () => {
+    const cases: [string, string, string][] = [
+      [`Error: ${syntax}`, 'app', `app/kustomization.yaml: Error: ${syntax}`],
+      [base, 'app', `base/kustomization.yaml: ${base.replaceAll(`${root}/`, '')}`],
+      [
+        `Error: accumulating resources: accumulation err='accumulating resources from '../base': '${root}/base' must resolve to a file': recursed accumulation of path '${root}/base': accumulating resources: accumulation err='accumulating resources from '../base2': '${root}/base2' must resolve to a file': couldn't make target for path '${root}/base2': ${syntax}`,
+        'app',
+        'base2/kustomization.yml: Error: accumulating resources: ',
+      ],
+      [
+        `Error: accumulating components: accumulateDirectory: "couldn't make target for path '${root}/comp': ${syntax}"`,
+        'app',
+        'comp/kustomization.yaml: Error: accumulating components: ',
+      ],
+      [
+        `Error: accumulating resources: accumulation err='accumulating resources from '..': '${root}' must resolve to a file': couldn't make target for path '${root}': ${syntax}`,
+        'app',
+        'kustomization.yaml: Error: accumulating resources: ',
+      ],
+    ];
+    for (const [text, dir, expected] of cases) {
+      assert.ok(
+        describeKustomizeError(text, root, files, dir).startsWith(expected),
+        `${describeKustomizeError(text, root, files, dir)}\nshould start with\n${expected}`,
+      );
+      assert.ok(!describeKustomizeError(text, root, files, dir).includes(root));
+    }
+  });
+
+  it('names no file when the message does not tell which kustomization it is about', () => {
+    const unclear = `Error: accumulating resources: something else: ${syntax}`;
+    assert.equal(describeKustomizeError(unclear, root, files, 'app'), unclear);
+    const missing = base.replaceAll('/base', '/elsewhere');
+    assert.equal(
+      describeKustomizeError(missing, root, files, 'app'),
+      missing.replaceAll(`${root}/`, ''),
+    );
   });
 });
 
