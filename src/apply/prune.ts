@@ -1,9 +1,12 @@
 /**
  * Prune: delete what left Git — but only objects that carry this track's
- * ownership label and are not annotated `driftless.dev/prune: disabled`.
+ * ownership label and are not annotated `driftless.dev/prune: disabled`, and
+ * never a Namespace or CRD whose deletion would take objects with it that the
+ * track does not own or still applies (cascade.ts).
  * The caller prunes only after every object of the new revision applied.
  */
 import { subjectOf } from '../cluster/kube-object.ts';
+import { cascadeRefusal } from './cascade.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { ChangeSetEntry, Interrupted } from './changeset.ts';
 import { refOfEntry, type InventoryEntry } from './inventory.ts';
@@ -14,6 +17,11 @@ import { interruptionOf, messageOf } from '../errors.ts';
 export interface PruneOptions {
   readonly track: string;
   readonly dryRun?: boolean;
+  /**
+   * Keys of the objects the revision applies (objectKey): a Namespace or CRD
+   * whose deletion would take one of them is left in place (cascade.ts).
+   */
+  readonly applied?: ReadonlySet<string>;
   /** Aborted when the caller is asked to stop: no delete is sent after it (errors.ts). */
   readonly signal?: AbortSignal;
 }
@@ -21,6 +29,11 @@ export interface PruneOptions {
 export interface PruneResult {
   /** One entry per object found, in the order given (an object already gone has none). */
   readonly changeset: ChangeSetEntry[];
+  /**
+   * Subjects left in place because deleting them would take what the track does not own
+   * (cascade.ts): still the track's, to prune once that is gone.
+   */
+  readonly retained: string[];
   /** Set when the signal stopped the prune: why, and the objects no delete was sent for. */
   readonly interrupted?: Interrupted;
 }
@@ -32,6 +45,7 @@ export async function pruneObjects(
   options: PruneOptions,
 ): Promise<PruneResult> {
   const notSent: string[] = [];
+  const retained: string[] = [];
   const entries = await mapWithLimit(
     stale,
     8,
@@ -60,6 +74,14 @@ export async function pruneObjects(
         if (isPruneDisabled(live)) {
           return { subject, action: 'skipped', reason: 'driftless.dev/prune: disabled' };
         }
+        const refusal = await cascadeRefusal(cluster, live, {
+          track: options.track,
+          ...(options.applied ? { applied: options.applied } : {}),
+        });
+        if (refusal !== undefined) {
+          retained.push(subject);
+          return { subject, action: 'skipped', reason: refusal };
+        }
         // The uid precondition makes sure we delete the object we inspected,
         // not one created anew under the same name in between.
         const result = await cluster.delete(ref, {
@@ -81,6 +103,6 @@ export async function pruneObjects(
   const changeset = entries.filter((entry): entry is ChangeSetEntry => entry !== undefined);
   const interruption = notSent.length > 0 ? interruptionOf(options.signal) : undefined;
   return interruption === undefined
-    ? { changeset }
-    : { changeset, interrupted: { reason: interruption.message, notSent } };
+    ? { changeset, retained }
+    : { changeset, retained, interrupted: { reason: interruption.message, notSent } };
 }

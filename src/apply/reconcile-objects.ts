@@ -5,7 +5,7 @@
  * Prune runs only when every object applied, health is waited for only then,
  * so a failed apply leaves everything else as it was.
  */
-import type { KubeObject, ObjectRef } from '../cluster/kube-object.ts';
+import { objectKey, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { applyObjects } from './apply-objects.ts';
@@ -143,6 +143,7 @@ export async function reconcileObjects(
     const stale = allStale.filter((entry) => !keep.has(entry.subject));
     const pruned = await pruneObjects(cluster, stale, {
       track: track.name,
+      applied: new Set(applied.applied.map(objectKey)),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     changeset.push(...pruned.changeset);
@@ -152,10 +153,12 @@ export async function reconcileObjects(
       verb: 'deleted',
     };
     pruneFailed = hasFailures(pruned.changeset);
-    // What could not be deleted is still ours: keep it in the inventory for the next prune.
-    const failed = new Set(
-      pruned.changeset.filter((e) => e.action === 'failed').map((e) => e.subject),
-    );
+    // What could not be deleted, or was left in place for what it holds, is still ours: keep
+    // it in the inventory for the next prune.
+    const failed = new Set([
+      ...pruned.changeset.filter((e) => e.action === 'failed').map((e) => e.subject),
+      ...pruned.retained,
+    ]);
     const kept = allStale
       .filter((entry) => failed.has(entry.subject) || keep.has(entry.subject))
       .map(refOfEntry);

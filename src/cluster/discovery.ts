@@ -14,6 +14,8 @@ export interface ApiResource {
   /** The plural resource name used in URLs, e.g. `deployments`. */
   readonly plural: string;
   readonly namespaced: boolean;
+  /** Whether it can be listed (`list` among its verbs): reviews and bindings cannot. */
+  readonly listable: boolean;
 }
 
 /** A snapshot of what the API server serves. */
@@ -60,6 +62,16 @@ export class ResourceCatalog {
     return [...found.values()];
   }
 
+  /** One resource per group and kind, in the version discovery listed first. */
+  kinds(): ApiResource[] {
+    const found = new Map<string, ApiResource>();
+    for (const resource of this.byKind.values()) {
+      const key = `${resource.group}/${resource.kind}`;
+      if (!found.has(key)) found.set(key, resource);
+    }
+    return [...found.values()];
+  }
+
   get size(): number {
     return this.byKind.size;
   }
@@ -89,13 +101,14 @@ interface AggregatedList {
         resource: string;
         responseKind?: { group?: string; version?: string; kind?: string };
         scope?: 'Namespaced' | 'Cluster';
+        verbs?: string[];
       }[];
     }[];
   }[];
 }
 
 interface LegacyResourceList {
-  resources?: { name: string; kind: string; namespaced: boolean }[];
+  resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
 }
 
 async function getJson(transport: KubeTransport, path: string, accept?: string): Promise<unknown> {
@@ -119,6 +132,7 @@ function fromAggregated(list: AggregatedList): ApiResource[] {
           kind: r.responseKind.kind,
           plural: r.resource,
           namespaced: r.scope === 'Namespaced',
+          listable: r.verbs?.includes('list') ?? true,
         });
       }
     }
@@ -135,7 +149,14 @@ async function legacyGroupVersion(
   const list = (await getJson(transport, path)) as LegacyResourceList;
   return (list.resources ?? [])
     .filter((r) => !r.name.includes('/')) // subresources such as deployments/scale
-    .map((r) => ({ group, version, kind: r.kind, plural: r.name, namespaced: r.namespaced }));
+    .map((r) => ({
+      group,
+      version,
+      kind: r.kind,
+      plural: r.name,
+      namespaced: r.namespaced,
+      listable: r.verbs?.includes('list') ?? true,
+    }));
 }
 
 /** Reads what the API server serves. */

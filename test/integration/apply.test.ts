@@ -10,7 +10,9 @@ import { describeFailures } from '../../src/apply/changeset.ts';
 import { waitForHealth } from '../../src/apply/health.ts';
 import { inventoryOf, staleEntries } from '../../src/apply/inventory.ts';
 import { pruneObjects } from '../../src/apply/prune.ts';
+import { reconcileObjects } from '../../src/apply/reconcile-objects.ts';
 import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
+import { objectKey, refOf } from '../../src/cluster/kube-object.ts';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { createTestNamespace, sharedCluster, sharedKubeConfig } from '../harness/shared-cluster.ts';
 
@@ -26,6 +28,10 @@ function configMap(
     metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
     data,
   };
+}
+
+function refOfNamespace(name: string) {
+  return { apiVersion: 'v1', kind: 'Namespace', name };
 }
 
 function actions(
@@ -137,6 +143,102 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
       names.includes('p-keep') && names.includes('p-protected') && names.includes('p-foreign'),
     );
     assert.ok(!names.includes('p-gone'));
+  });
+
+  it('leaves a Namespace in place while it holds what the track does not own, and prunes it after', async () => {
+    // Prepare: a Namespace of the track, its ConfigMap, someone else's ConfigMap in it
+    const name = `${ns}-cascade`;
+    const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+    const first = await applyObjects(cluster, [namespace, configMap(name, 'ours', { k: '1' })], {
+      track,
+    });
+    await core.createNamespacedConfigMap({
+      namespace: name,
+      body: { metadata: { name: 'precious' } },
+    });
+    const stale = staleEntries(inventoryOf(first.applied), []);
+
+    try {
+      // Act: the revision no longer holds either
+      const held = await pruneObjects(cluster, stale, { track });
+      const reconciled = await reconcileObjects(
+        cluster,
+        {
+          name: track,
+          prune: true,
+          wait: false,
+          healthChecks: [],
+          timeout: 30_000,
+          adopt: false,
+          force: false,
+        },
+        [],
+        inventoryOf(first.applied),
+      );
+
+      // Assess: its own ConfigMap goes, the Namespace and the other one stay, named
+      assert.deepEqual(actions(held.changeset), {
+        [`Namespace/${name}`]: 'skipped',
+        [`ConfigMap/${name}/ours`]: 'deleted',
+      });
+      assert.match(
+        held.changeset.find((e) => e.subject === `Namespace/${name}`)?.reason ?? '',
+        new RegExp(`would delete 1 object .*ConfigMap/${name}/precious`),
+      );
+      assert.deepEqual(held.retained, [`Namespace/${name}`]);
+      // Still the track's: the next prune tries again.
+      assert.deepEqual(
+        reconciled.inventory.map((entry) => entry.subject),
+        [`Namespace/${name}`],
+      );
+      assert.equal((await core.readNamespace({ name })).status?.phase, 'Active');
+
+      // Act: once the other ConfigMap is gone
+      await core.deleteNamespacedConfigMap({ name: 'precious', namespace: name });
+      const pruned = await pruneObjects(
+        cluster,
+        staleEntries(inventoryOf([refOfNamespace(name)]), []),
+        {
+          track,
+        },
+      );
+
+      // Assess
+      assert.deepEqual(actions(pruned.changeset), { [`Namespace/${name}`]: 'deleted' });
+    } finally {
+      await core.deleteNamespace({ name }).catch(() => undefined);
+    }
+  });
+
+  it('leaves a Namespace in place while the revision still applies objects in it', async () => {
+    // Prepare
+    const name = `${ns}-still`;
+    const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+    const inside = configMap(name, 'still-in-git', { k: '1' });
+    const first = await applyObjects(cluster, [namespace, inside], { track });
+
+    try {
+      // Act: the Namespace left Git, the ConfigMap in it did not
+      const second = await applyObjects(cluster, [inside], { track });
+      const pruned = await pruneObjects(
+        cluster,
+        staleEntries(inventoryOf(first.applied), second.applied),
+        {
+          track,
+          applied: new Set(second.applied.map(objectKey)),
+        },
+      );
+
+      // Assess
+      assert.deepEqual(actions(pruned.changeset), { [`Namespace/${name}`]: 'skipped' });
+      assert.match(pruned.changeset[0]?.reason ?? '', new RegExp(`ConfigMap/${name}/still-in-git`));
+      assert.equal(
+        (await core.readNamespacedConfigMap({ name: 'still-in-git', namespace: name })).data?.k,
+        '1',
+      );
+    } finally {
+      await core.deleteNamespace({ name }).catch(() => undefined);
+    }
   });
 
   it('creates but never updates objects with update strategy never or reconcile disabled', async () => {
@@ -422,11 +524,26 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
         name: 'g1',
       }),
     );
-    await cluster.delete({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      name: 'gadgets.apply.driftless.dev',
+
+    // Act: the CRD leaves Git while its custom resource stays, then both leave
+    const crdOnly = staleEntries(inventoryOf(result.applied), [refOf(gadget)]);
+    const held = await pruneObjects(cluster, crdOnly, {
+      track,
+      applied: new Set([objectKey(refOf(gadget))]),
     });
+    const pruned = await pruneObjects(cluster, staleEntries(inventoryOf(result.applied), []), {
+      track,
+    });
+
+    // Assess: deleting the CRD would have deleted the custom resource the revision applies
+    assert.deepEqual(actions(held.changeset), {
+      'CustomResourceDefinition/gadgets.apply.driftless.dev': 'skipped',
+    });
+    assert.match(held.changeset[0]?.reason ?? '', new RegExp(`Gadget/${ns}/g1`));
+    assert.equal(
+      actions(pruned.changeset)['CustomResourceDefinition/gadgets.apply.driftless.dev'],
+      'deleted',
+    );
   });
 
   it('reports a health timeout naming the object that is not ready', async () => {
