@@ -23,6 +23,7 @@ import {
   updateStrategyOf,
 } from './ownership.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
+import { cascadeRefusal } from './cascade.ts';
 
 export type PlannedAction = 'create' | 'update' | 'prune';
 
@@ -100,6 +101,7 @@ async function previewObject(
   servedKinds: (object: RenderedObject) => boolean,
   namespacesCreated: ReadonlySet<string>,
   owned: ReadonlySet<string>,
+  revisedKinds: ReadonlySet<string>,
 ): Promise<PlannedChange | undefined> {
   const desired = desiredObject(object, track.name);
   const subject = object.subject;
@@ -145,12 +147,19 @@ async function previewObject(
         });
       }
     }
-    if (live && apiError?.isImmutableFieldChange && strategy === 'recreate') {
+    if (live && apiError?.isImmutableFieldChange && (strategy === 'recreate' || track.force)) {
       return change(subject, 'update', live, desired, {
         note: 'an immutable field changes: the object would be deleted and created again',
       });
     }
     const message = messageOf(error);
+    // Checked against its CRD as the cluster has it, which this revision changes first (a
+    // new field in the schema, say): the refusal may not hold, so it is a note, not an error.
+    if (apiError !== undefined && revisedKinds.has(`${object.group}/${object.kind}`)) {
+      return change(subject, live ? 'update' : 'create', live, desired, {
+        note: `this revision changes its CustomResourceDefinition, which is applied first; against the one the cluster has now, the API server refuses it: ${message}`,
+      });
+    }
     return {
       subject,
       action: live ? 'update' : 'create',
@@ -163,10 +172,15 @@ async function previewPrune(
   cluster: KubernetesPort,
   track: Track,
   entry: InventoryEntry,
+  applied: ReadonlySet<string>,
 ): Promise<PlannedChange | undefined> {
   const live = await cluster.get(refOfEntry(entry));
-  // Prune deletes only what is still there, labelled as ours and not protected.
+  // Prune deletes only what is still there, labelled as ours and not protected, and no
+  // Namespace or CRD that would take others' objects with it (cascade.ts).
   if (!live || live.metadata.labels?.[TRACK_LABEL] !== track.name || isPruneDisabled(live)) {
+    return undefined;
+  }
+  if ((await cascadeRefusal(cluster, live, { track: track.name, applied })) !== undefined) {
     return undefined;
   }
   return change(subjectOf(refOfEntry(entry)), 'prune', live, undefined);
@@ -191,16 +205,45 @@ export async function previewChanges(
   );
   const owned = new Set(inventory.map((entry) => objectKey(refOfEntry(entry))));
   const updates = await mapWithLimit(selected, CONCURRENCY, (object) =>
-    previewObject(cluster, track, object, served, namespacesCreated, owned),
+    previewObject(cluster, track, object, served, namespacesCreated, owned, new Set()),
   );
+  // Custom resources whose CRD the revision changes: checked again against the CRD dry-run
+  // would apply only after it, so a refusal of theirs is told as such (previewObject).
+  const revisedKinds = new Set(
+    selected.flatMap((object, index) => {
+      const planned = updates[index];
+      if (object.group !== 'apiextensions.k8s.io' || object.kind !== 'CustomResourceDefinition')
+        return [];
+      if (planned === undefined || planned.action !== 'update') return [];
+      const spec = object.manifest.spec as { group?: string; names?: { kind?: string } };
+      return [`${spec.group}/${spec.names?.kind}`];
+    }),
+  );
+  if (revisedKinds.size > 0) {
+    await mapWithLimit(selected, CONCURRENCY, async (object, index) => {
+      const planned = updates[index];
+      if (
+        planned !== undefined &&
+        'error' in planned &&
+        revisedKinds.has(`${object.group}/${object.kind}`)
+      ) {
+        updates[index] = await previewObject(
+          cluster,
+          track,
+          object,
+          served,
+          namespacesCreated,
+          owned,
+          revisedKinds,
+        );
+      }
+    });
+  }
+  const refs = selected.map((o) => refOf(o.manifest as unknown as KubeObject));
+  const applied = new Set(refs.map(objectKey));
   const prunes = track.prune
-    ? await mapWithLimit(
-        staleEntries(
-          inventory,
-          selected.map((o) => refOf(o.manifest as unknown as KubeObject)),
-        ),
-        CONCURRENCY,
-        (entry) => previewPrune(cluster, track, entry),
+    ? await mapWithLimit(staleEntries(inventory, refs), CONCURRENCY, (entry) =>
+        previewPrune(cluster, track, entry, applied),
       )
     : [];
   return [...updates, ...prunes].filter((c): c is PlannedChange => c !== undefined);

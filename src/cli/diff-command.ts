@@ -109,7 +109,7 @@ export function formatChanges(
     .filter(([, n]) => n > 0)
     .map(([action, n]) => `${n} ${VERBS[action]}`);
   const errors = changes.filter((c) => c.error).length;
-  if (errors > 0) counts.push(colours.red(`${errors} refused by the server`));
+  if (errors > 0) counts.push(colours.red(`${errors} would fail`));
   return [...blocks, `${track} at ${shortRevision(revision)}: ${counts.join(', ')}`].join('\n\n');
 }
 
