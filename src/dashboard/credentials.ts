@@ -8,13 +8,22 @@ import type { Identity } from './http-types.ts';
 
 export interface DashboardCredentials {
   readonly users: readonly { readonly name: string; readonly password: string }[];
-  readonly tokens: readonly string[];
+  /**
+   * The config's tokens in order; `undefined` for one that is ignored (empty), so that the
+   * others keep their number: history names a token by its place in the config.
+   */
+  readonly tokens: readonly (string | undefined)[];
 }
 
-/** Compared as digests: equal length, constant time, whatever was sent. */
+/**
+ * Compared as digests: equal length, constant time, whatever was sent. An empty secret never
+ * matches, on either side: an empty password or token file would otherwise let in anyone who
+ * sends `Authorization: Bearer` or `user:` with nothing after it.
+ */
 function same(given: string, expected: string): boolean {
   const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
-  return timingSafeEqual(digest(given), digest(expected));
+  const equal = timingSafeEqual(digest(given), digest(expected));
+  return equal && given !== '' && expected !== '';
 }
 
 function basicUser(encoded: string, credentials: DashboardCredentials): Identity {
@@ -22,7 +31,8 @@ function basicUser(encoded: string, credentials: DashboardCredentials): Identity
   const colon = decoded.indexOf(':');
   const name = colon === -1 ? decoded : decoded.slice(0, colon);
   const password = colon === -1 ? '' : decoded.slice(colon + 1);
-  // Every user is compared, so the time taken does not tell which names exist.
+  // Every user is compared, so the time taken does not tell which names exist; `same` never
+  // matches an empty password, sent or configured.
   let found: string | undefined;
   for (const user of credentials.users) {
     if (same(name, user.name) && same(password, user.password)) found = user.name;
@@ -33,9 +43,10 @@ function basicUser(encoded: string, credentials: DashboardCredentials): Identity
 }
 
 function bearerUser(token: string, credentials: DashboardCredentials): Identity {
+  if (token === '') return { kind: 'anonymous', refused: 'no token after "Bearer"' };
   let found: number | undefined;
   credentials.tokens.forEach((expected, index) => {
-    if (same(token, expected)) found = index;
+    if (expected !== undefined && same(token, expected)) found = index;
   });
   // A token names no person: history says which of the config's tokens acted.
   return found === undefined
@@ -56,6 +67,11 @@ export function identify(
     case 'bearer':
       return bearerUser(value, credentials);
     default:
-      return { kind: 'anonymous', refused: `authorization scheme "${scheme}" is not supported` };
+      // Never the header's text: a token sent without its scheme would be quoted back, and
+      // serve logs the answers to refused actions.
+      return {
+        kind: 'anonymous',
+        refused: 'authorization scheme is not supported (use "Bearer <token>" or Basic)',
+      };
   }
 }

@@ -11,15 +11,21 @@
  * come from this very origin.
  */
 import type { Track } from '../config/types.ts';
-import { messageOf, UsageError } from '../errors.ts';
+import { DriftlessError, messageOf, UsageError } from '../errors.ts';
 import { ArtifactNotFoundError } from '../store/errors.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { JobQueue } from '../sync/jobs.ts';
-import { parseRollbackRequest, requestRollback } from '../sync/request-action.ts';
+import {
+  parseRollbackRequest,
+  requestRollback,
+  USAGE as MANUAL_INVOKE_USAGE,
+  type RollbackRequest,
+} from '../sync/request-action.ts';
 import { RollbackTargetError } from '../sync/rollback.ts';
 import { trackNamed, UnknownTrackError } from '../sync/track-named.ts';
 import type { TrackState } from '../sync/track-state.ts';
 import { isFullCommitId } from '../object-id.ts';
+import { jsonSyntaxProblem } from '../source/webhooks/json-syntax.ts';
 import type { DashboardRequest, DashboardResponse, Identity } from './http-types.ts';
 import { overview, trackDetail } from './read-model.ts';
 import { revisionDiff, revisionManifests } from './revision-text.ts';
@@ -90,6 +96,14 @@ const text = (body: string, contentType: string): DashboardResponse =>
 const error = (status: number, message: string): DashboardResponse =>
   json(status, { error: message });
 
+/**
+ * The queue takes no jobs now (`driftless serve` is shutting down): an action is answered 503,
+ * which says to ask again later, rather than 500.
+ */
+export class ActionsUnavailableError extends DriftlessError {
+  readonly code = 'ACTIONS_UNAVAILABLE';
+}
+
 /** A request refused before any work: answered as is. */
 class Refusal extends Error {
   constructor(readonly response: DashboardResponse) {
@@ -149,7 +163,8 @@ function parseBody(body: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(body);
   } catch (cause) {
-    throw new UsageError(`the body is not JSON: ${messageOf(cause)}`);
+    // Where, not what: answers to refused actions are logged, and the body may hold anything.
+    throw new UsageError(`the body is not JSON: ${jsonSyntaxProblem(body, cause)}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new UsageError('the body must be a JSON object');
@@ -168,15 +183,16 @@ async function runAction(
   // The action is the route's, never the body's: a rollback's body holds its target alone, so
   // that POST …/rollback cannot carry an "action" (delete, suspend) of the manual invoke's form.
   const allowed: readonly string[] = action === 'rollback' ? ROLLBACK_BODY_FIELDS : [];
-  const unexpected = Object.keys(body).filter((key) => !allowed.includes(key));
-  if (unexpected.length > 0) {
+  // The fields are not named back: answers to refused actions are logged, and a body's keys
+  // are whatever was sent.
+  if (Object.keys(body).some((key) => !allowed.includes(key))) {
     throw new UsageError(
       action === 'rollback'
-        ? `rollback takes {"revision": "<sha>"} or {"previous": true}, not ${unexpected.join(', ')}`
-        : `${action} takes an empty body, not ${unexpected.join(', ')}`,
+        ? `${ROLLBACK_BODY} and no other field`
+        : `${action} takes an empty body ({}) or none`,
     );
   }
-  const request = parseRollbackRequest(
+  const request = dashboardRequest(
     action === 'rollback' ? { ...body, track: track.name } : { track: track.name, action },
   );
   const answer = await requestRollback(request, { ...deps, tracks }, user);
@@ -191,6 +207,26 @@ async function runAction(
 
 /** What a dashboard rollback's body may hold: its target. */
 const ROLLBACK_BODY_FIELDS: readonly string[] = ['revision', 'previous'];
+
+/** What a dashboard rollback takes, for its 400 answers. */
+const ROLLBACK_BODY = 'rollback takes {"revision": "<sha>"} or {"previous": true}';
+
+/**
+ * The manual invoke's checks of a request (one shared parser), with the dashboard's usage in
+ * place of the invoke's: its track comes from the path, its action from the route, and delete
+ * is no dashboard action, so the invoke's forms would send people to bodies refused here.
+ */
+function dashboardRequest(event: Record<string, unknown>): RollbackRequest {
+  try {
+    return parseRollbackRequest(event);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    const reason = error.message.endsWith(`; ${MANUAL_INVOKE_USAGE}`)
+      ? error.message.slice(0, -`; ${MANUAL_INVOKE_USAGE}`.length)
+      : error.message;
+    throw new UsageError(`${reason}; ${ROLLBACK_BODY}`, { cause: error });
+  }
+}
 
 const TRACK_PATH = /^\/api\/tracks\/([^/]+)(?:\/(.*))?$/;
 
@@ -313,6 +349,7 @@ function errorResponse(cause: unknown): DashboardResponse | undefined {
     return error(404, messageOf(cause));
   }
   if (cause instanceof RollbackTargetError) return error(409, messageOf(cause));
+  if (cause instanceof ActionsUnavailableError) return error(503, messageOf(cause));
   if (cause instanceof UsageError) return error(400, messageOf(cause));
   if (cause instanceof URIError) return error(400, 'the path is not valid percent-encoding');
   return undefined;

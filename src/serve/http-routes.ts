@@ -19,6 +19,8 @@ import type { ServeDashboardRequest } from './serve-dashboard.ts';
 export interface HttpRoutesDeps {
   /** The webhook use-case over serve's ports. */
   readonly acceptWebhook: (provider: string, request: WebhookRequest) => Promise<WebhookAnswer>;
+  /** Whether `POST /webhook/<provider>` is configured here; its body is read only then. */
+  readonly webhookConfigured: (provider: string) => boolean;
   /** Largest webhook body read, in bytes. */
   readonly maxBodyBytes: number;
   /** Whether jobs are still taken (false while shutting down): /healthz says so. */
@@ -76,6 +78,12 @@ async function webhook(
   req: IncomingMessage,
   deps: HttpRoutesDeps,
 ): Promise<WebhookAnswer> {
+  if (!deps.webhookConfigured(provider)) {
+    // 404 before the size check, as for a small body (docs/cli.md, Webhooks): the body is
+    // drained unread, and the use-case, which looks at the host before anything else, answers.
+    req.resume();
+    return deps.acceptWebhook(provider, { headers: {}, body: '', isBase64Encoded: true });
+  }
   const body = await readBody(req, deps.maxBodyBytes);
   if (body.tooLarge) {
     const reason = `payload is larger than ${deps.maxBodyBytes} bytes`;

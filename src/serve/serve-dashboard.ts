@@ -8,16 +8,18 @@ import type { Environment } from '../config/env.ts';
 import { readSecret } from '../config/read-secret.ts';
 import type { Track } from '../config/types.ts';
 import { identify, type DashboardCredentials } from '../dashboard/credentials.ts';
-import { handleDashboard } from '../dashboard/dashboard-routes.ts';
+import { ActionsUnavailableError, handleDashboard } from '../dashboard/dashboard-routes.ts';
 import type { DashboardRequest, DashboardResponse } from '../dashboard/http-types.ts';
 import { storedObjects } from '../dashboard/read-model.ts';
 import type { ObservedObjects } from '../dashboard/types.ts';
 import { directoryAssets, packageWebDir } from '../dashboard/web-assets.ts';
 import { messageOf } from '../errors.ts';
+import { silentLogger, type Logger } from '../logger.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { observeObjects } from '../sync/object-statuses.ts';
 import type { TrackState } from '../sync/track-state.ts';
+import { QueueClosedError } from './track-queue.ts';
 
 /** How long one live reading of a track's objects answers the page's polls (every 5 s). */
 const LIVE_OBJECTS_TTL_MS = 3_000;
@@ -31,24 +33,42 @@ export interface ServeDashboardOptions {
   readonly env?: Environment;
   /** Where the built UI is; default dist/web of this package. */
   readonly webDir?: string;
+  /** Told of credentials ignored at start; default silent. */
+  readonly logger?: Logger;
 }
 
+/**
+ * The users' passwords and the tokens, read from their secrets. An empty one (an empty file,
+ * or one holding only a line break) is ignored, as an empty webhook secret is: it would match
+ * anyone sending nothing. The log line names the field, never a value.
+ */
 async function credentialsOf(
   ctx: LocalContext,
   env: Environment | undefined,
+  logger: Logger,
 ): Promise<DashboardCredentials> {
   const dashboard = ctx.config.dashboard;
   if (dashboard === undefined) return { users: [], tokens: [] };
   const resolve = ctx.readSecret ?? ((ref) => readSecret(ref, env));
-  return {
-    users: await Promise.all(
-      dashboard.users.map(async (user) => ({
-        name: user.name,
-        password: await resolve(user.password),
-      })),
-    ),
-    tokens: await Promise.all(dashboard.tokens.map(resolve)),
+  const ignored = (field: string): undefined => {
+    logger.warn('dashboard credential is empty and ignored', { field });
+    return undefined;
   };
+  const users = await Promise.all(
+    dashboard.users.map(async (user, index) => {
+      const password = await resolve(user.password);
+      return password === ''
+        ? ignored(`dashboard.users[${index}].password`)
+        : { name: user.name, password };
+    }),
+  );
+  const tokens = await Promise.all(
+    dashboard.tokens.map(async (ref, index) => {
+      const token = await resolve(ref);
+      return token === '' ? ignored(`dashboard.tokens[${index}]`) : token;
+    }),
+  );
+  return { users: users.filter((user) => user !== undefined), tokens };
 }
 
 /** The objects as the cluster has them now; the last drift check's when it cannot be read. */
@@ -79,12 +99,23 @@ export async function serveDashboard(
   ctx: LocalContext,
   options: ServeDashboardOptions,
 ): Promise<(request: ServeDashboardRequest) => Promise<DashboardResponse>> {
-  const credentials = await credentialsOf(ctx, options.env);
+  const credentials = await credentialsOf(ctx, options.env, options.logger ?? silentLogger);
   const assets = directoryAssets(options.webDir ?? packageWebDir());
   const signIn = [
     ...(credentials.users.length > 0 ? (['basic'] as const) : []),
-    ...(credentials.tokens.length > 0 ? (['bearer'] as const) : []),
+    ...(credentials.tokens.some((token) => token !== undefined) ? (['bearer'] as const) : []),
   ];
+  // Once serve is stopping the queue refuses jobs; the person asking gets 503, not 500.
+  const queue: JobQueue = {
+    enqueue: (job) =>
+      options.queue.enqueue(job).catch((error: unknown) => {
+        if (!(error instanceof QueueClosedError)) throw error;
+        throw new ActionsUnavailableError(
+          'driftless serve is shutting down; ask again once it is back',
+          { cause: error },
+        );
+      }),
+  };
   // Everyone looking at a track shares one reading of the cluster for a few seconds.
   const recent = new Map<string, { at: number; objects: Promise<ObservedObjects> }>();
   const objects = (track: Track, state: TrackState): Promise<ObservedObjects> => {
@@ -102,7 +133,7 @@ export async function serveDashboard(
         tracks: async () => options.tracks(),
         state: ctx.state,
         artifacts: ctx.artifacts,
-        queue: options.queue,
+        queue,
         objects,
         readAccess: ctx.config.dashboard?.readAccess ?? 'authenticated',
         signIn,

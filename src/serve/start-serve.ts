@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSecret } from '../config/read-secret.ts';
 import type { Environment } from '../config/env.ts';
-import type { WebhookHost } from '../config/types.ts';
+import { isWebhookHost, type WebhookHost } from '../config/types.ts';
 import { InterruptedError, messageOf } from '../errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { DEFAULT_MAX_BYTES } from '../source/webhooks/index.ts';
@@ -58,7 +58,8 @@ export interface RunningServe {
    * Stops taking webhooks and scheduled work, asks running jobs to stop (a
    * sync sends nothing more, ends its health wait, records what it did and
    * gives its track back) and waits for them; waiting jobs are dropped (the
-   * next start polls again); closes the server.
+   * next start polls again). Until they are done the server still answers:
+   * 503 to webhooks, dashboard actions and /healthz. Then it is closed.
    */
   close(): Promise<void>;
 }
@@ -169,6 +170,7 @@ export async function startServe(
     queue: { enqueue: (job) => queue.enqueue(job) },
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.webDir === undefined ? {} : { webDir: options.webDir }),
+    logger,
   });
   const deliveries = ctx.deliveries ?? memoryDeliveryLog();
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BYTES;
@@ -186,6 +188,7 @@ export async function startServe(
           accepting: () => queue.accepting,
         });
       },
+      webhookConfigured: (provider) => isWebhookHost(provider) && secrets[provider] !== undefined,
       maxBodyBytes,
       accepting: () => queue.accepting,
       metrics: scrape,
@@ -236,10 +239,12 @@ export async function startServe(
       logger.info('shutting down', { running: queue.running, waiting: queue.length });
       scheduler.stop();
       stopping.abort(new InterruptedError('driftless serve is stopping'));
-      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Idle keep-alive connections would hold close() open until the client drops them.
-      server.closeIdleConnections();
+      // The server listens on while running jobs finish: /healthz says "shutting down" and
+      // webhooks and actions get 503 (the queue is closed), where a closed port would only
+      // refuse connections and tell a Git host or a load balancer nothing.
       const { dropped } = await queue.close();
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections would hold close() open until their clients drop them.
       server.closeAllConnections();
       await serverClosed;
       logger.info('stopped', { dropped });

@@ -27,7 +27,12 @@ export type RollbackRequest =
       readonly policy?: NonNullable<LifecycleJob['policy']>;
     };
 
-const USAGE =
+/**
+ * What a manual invoke's payload may be, closing each of parseRollbackRequest's messages. The
+ * dashboard, whose routes take other bodies (no track, no action), says its own instead
+ * (dashboard-routes.ts).
+ */
+export const USAGE =
   'expected {"track": "<name>", "revision": "<sha>"}, {"track": "<name>", "previous": true} or {"track": "<name>", "action": "suspend|resume|sync|unpin|delete"}';
 
 const ACTIONS = ['suspend', 'resume', 'sync', 'unpin', 'delete'] as const;

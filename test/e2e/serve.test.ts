@@ -104,6 +104,7 @@ describe('driftless serve against a real cluster and Git server', () => {
   const HOOK_KEY = 'audit-signing-key';
   let hook: Server;
   const hooked: { body: string; signature: string }[] = [];
+  let holdHook: Promise<void> | undefined;
   let git: GitServer;
   const repos = new Map<string, GitRepository>();
   let dir: string;
@@ -146,7 +147,8 @@ describe('driftless serve against a real cluster and Git server', () => {
       request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
       request.on('end', () => {
         hooked.push({ body, signature: String(request.headers['x-driftless-signature']) });
-        response.writeHead(204).end();
+        // Held while a test needs a job still running (notifying) when serve is told to stop.
+        void (holdHook ?? Promise.resolve()).then(() => response.writeHead(204).end());
       });
     });
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
@@ -348,9 +350,18 @@ describe('driftless serve against a real cluster and Git server', () => {
     for (const line of logs) assert.doesNotThrow(() => JSON.parse(line), line);
   });
 
-  it('runs as "driftless serve" and stops gracefully on SIGTERM', async () => {
+  it('runs as "driftless serve" and stops gracefully on SIGTERM, answering 503 while a job ends', async () => {
     // Prepare
     await serve.close();
+    // A revision for the start-up poll to apply; its notification is held, so its job still
+    // runs when the signal comes.
+    const repo = repos.get(GITHUB.name)!;
+    const pushed = await pushFiles(repo, {
+      'settings.yaml': configMap(`${GITHUB.track}-settings`, 'at-shutdown'),
+    });
+    let releaseHook!: () => void;
+    holdHook = new Promise((resolve) => (releaseHook = resolve));
+    const notified = hooked.length;
     const port = await freePort();
     const child = spawn(
       process.execPath,
@@ -375,12 +386,42 @@ describe('driftless serve against a real cluster and Git server', () => {
         return response?.status === 200;
       });
       assert.ok(up, `serve did not answer /healthz:\n${stderr}`);
+      const notifying = await eventually(async () => hooked.length > notified, 60_000);
+      assert.ok(notifying, `the start-up sync did not notify:\n${stderr}`);
 
       // Act
       child.kill('SIGTERM');
+      const base = `http://127.0.0.1:${port}`;
+      const stopping = await eventually(
+        async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status === 503,
+        2_000,
+        20,
+      );
+      const health = await fetch(`${base}/healthz`).catch((error: unknown) => error);
+      const delivery = GITHUB.delivery(
+        repo,
+        { before: '0'.repeat(40), after: pushed },
+        { id: randomUUID() },
+      );
+      const late = await fetch(`${base}/webhook/github`, {
+        method: 'POST',
+        body: delivery.body,
+        headers: delivery.headers,
+      }).catch((error: unknown) => error);
+      const answers = {
+        health: health instanceof Response ? [health.status, await health.text()] : String(health),
+        late:
+          late instanceof Response
+            ? [late.status, ((await late.json()) as { kind: string }).kind]
+            : String(late),
+      };
+      releaseHook();
       const code = await exited;
 
       // Assess
+      assert.ok(stopping, `serve stopped answering instead of saying 503:\n${stderr}`);
+      assert.deepEqual(answers.health, [503, 'shutting down\n']);
+      assert.deepEqual(answers.late, [503, 'unavailable']);
       assert.equal(code, 0, stderr);
       assert.equal(stdout, '');
       const lines = stderr
@@ -391,6 +432,8 @@ describe('driftless serve against a real cluster and Git server', () => {
       assert.ok(lines.some((line) => line.msg === 'stop requested'));
       assert.equal(lines.at(-1)?.msg, 'stopped');
     } finally {
+      releaseHook();
+      holdHook = undefined;
       if (child.exitCode === null) child.kill('SIGKILL');
     }
   });

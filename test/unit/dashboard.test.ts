@@ -310,6 +310,49 @@ describe('dashboard routes', () => {
     assert.deepEqual(jobs, []);
   });
 
+  it('answers a body that is not JSON with where it fails, never with what it holds', async () => {
+    const bodies: [string, RegExp][] = [
+      ['nope-PLANTED', /at position 1\b/],
+      ['{"revision": PLANTED}', /at position 13\b/],
+      ['{PLANTED', /at position 1\b/],
+      ['{"revision": "PLANTED', /ends before/],
+      ['{"revision": ', /ends before/],
+    ];
+    for (const [body, where] of bodies) {
+      const answer = await handleDashboard(
+        request('POST', '/api/tracks/web/rollback', { body }),
+        deps(),
+      );
+      assert.equal(answer.status, 400, body);
+      const message = (JSON.parse(answer.body) as { error: string }).error;
+      assert.match(message, /^the body is not JSON/, body);
+      assert.match(message, where, body);
+      assert.doesNotMatch(message, /PLANTED|nope/, body);
+    }
+  });
+
+  it("says what a dashboard rollback takes, not the manual invoke's fields", async () => {
+    jobs = [];
+    const bodies = [
+      {},
+      { revision: 'not a sha' },
+      { previous: false },
+      { revision: ONE, previous: true },
+      { 'PLANTED-key': ONE },
+    ];
+    for (const body of bodies) {
+      const answer = await handleDashboard(
+        request('POST', '/api/tracks/web/rollback', { body: JSON.stringify(body) }),
+        deps(),
+      );
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      const message = (JSON.parse(answer.body) as { error: string }).error;
+      assert.match(message, /\{"revision": "<sha>"\} or \{"previous": true\}/, message);
+      assert.doesNotMatch(message, /"track"|"action"|suspend|delete|PLANTED/, message);
+    }
+    assert.deepEqual(jobs, []);
+  });
+
   it('names no track to someone who may not read, nor to an anonymous actor', async () => {
     const closed = deps({ readAccess: 'authenticated' });
     const paths = ['/api/tracks/nope', '/api/tracks/nope/status', '/api/tracks/web/status'];
@@ -347,6 +390,27 @@ describe('dashboard credentials', () => {
     assert.equal(identify(basic('alice:nope'), credentials).kind, 'anonymous');
     assert.match(JSON.stringify(identify('Bearer nope', credentials)), /the token is not valid/);
     assert.deepEqual(identify(undefined, credentials), { kind: 'anonymous' });
+  });
+
+  it('refuses an empty token or password, even where the config holds an empty one', () => {
+    const empty = { users: [{ name: 'carol', password: '' }], tokens: [''] };
+    for (const header of ['Bearer', 'Bearer ', 'bearer \t', basic('carol:'), basic('carol')]) {
+      for (const held of [empty, credentials]) {
+        const identity = identify(header, held);
+        assert.equal(identity.kind, 'anonymous', header);
+        assert.ok('refused' in identity && identity.refused !== undefined, header);
+      }
+    }
+  });
+
+  it('never quotes an Authorization header it refuses', () => {
+    for (const header of ['tok-1', 'PLANTED-token', 'Token PLANTED', 'Digest PLANTED="x"']) {
+      const identity = identify(header, credentials);
+      assert.equal(identity.kind, 'anonymous');
+      const refused = 'refused' in identity ? (identity.refused ?? '') : '';
+      assert.match(refused, /authorization scheme is not supported \(use "Bearer <token>"/);
+      assert.doesNotMatch(refused, /tok-1|PLANTED|Token|Digest/);
+    }
   });
 });
 

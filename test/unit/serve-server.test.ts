@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -21,6 +21,7 @@ import { emptyTrackState, updateTrackState } from '../../src/sync/track-state.ts
 
 const GITHUB_SECRET = 'github secret, never logged';
 const GITLAB_SECRET = 'gitlab token, never logged';
+const DASHBOARD_TOKEN = 'dashboard-token-never-logged';
 const REPOSITORY = 'https://git.example.com/org/web.git';
 const SHA = 'c'.repeat(40);
 
@@ -28,6 +29,8 @@ const CONFIG = `
 webhooks:
   github: {secret: env:GH_SECRET}
   gitlab: {secret: env:GL_SECRET}
+dashboard:
+  tokens: [env:DASH_TOKEN]
 tracks:
   - name: web
     repository: ${REPOSITORY}
@@ -151,7 +154,7 @@ describe('driftless serve over fake use-cases', () => {
     serve = await startServe(ctx, {
       port: 0,
       host: '127.0.0.1',
-      env: { GH_SECRET: GITHUB_SECRET, GL_SECRET: GITLAB_SECRET },
+      env: { GH_SECRET: GITHUB_SECRET, GL_SECRET: GITLAB_SECRET, DASH_TOKEN: DASHBOARD_TOKEN },
       execute: handlers.execute,
       runAtStart: false,
       maxBodyBytes: 4096,
@@ -286,6 +289,20 @@ describe('driftless serve over fake use-cases', () => {
     assert.deepEqual(handlers.jobs, []);
   });
 
+  it('answers 404, not 413, to a body over the limit for a host not configured here', async () => {
+    // Prepare
+    const body = JSON.stringify({ padding: 'x'.repeat(8192) });
+
+    // Act
+    const unknown = await post('/webhook/svn', body, { 'content-type': 'application/json' });
+    const unconfigured = await post('/webhook/gitea', body, { 'content-type': 'application/json' });
+
+    // Assess
+    assert.deepEqual([unknown.status, unconfigured.status], [404, 404]);
+    assert.equal(((await unconfigured.json()) as { kind: string }).kind, 'unknown-provider');
+    assert.deepEqual(handlers.jobs, []);
+  });
+
   it('reports health and per-track metrics with Faros aliases', async () => {
     // Prepare
     await updateTrackState(store.state, 'web', (state) => {
@@ -351,16 +368,33 @@ describe('driftless serve over fake use-cases', () => {
     // Act
     const closing = serve.close();
     const asked = handlers.signals[0]?.aborted;
-    const late: Response | Error = await post(
-      '/webhook/github',
-      body,
-      githubHeaders(body, 'delivery-5'),
-    ).catch((error: unknown) => error as Error);
-    release();
+    let answers;
+    try {
+      // The job still runs: serve keeps listening and says it is stopping.
+      const late = await post('/webhook/github', body, githubHeaders(body, 'delivery-5'));
+      const health = await fetch(`${serve.url}/healthz`);
+      const action = await post('/api/tracks/web/sync', '{}', {
+        authorization: `Bearer ${DASHBOARD_TOKEN}`,
+        'content-type': 'application/json',
+      });
+      answers = {
+        late: [late.status, ((await late.json()) as { kind: string }).kind],
+        health: [health.status, await health.text()],
+        action: [action.status, ((await action.json()) as { error: string }).error],
+      };
+    } finally {
+      // Even when an answer above failed, so that the job and close() end.
+      release();
+    }
     await closing;
+    const afterClose = await fetch(`${serve.url}/healthz`).catch((error: unknown) => error);
 
     // Assess
-    assert.ok(late instanceof Error || late.status === 503, 'a webhook during shutdown is refused');
+    assert.deepEqual(answers.late, [503, 'unavailable'], 'a webhook during shutdown is refused');
+    assert.deepEqual(answers.health, [503, 'shutting down\n']);
+    assert.equal(answers.action[0], 503);
+    assert.match(String(answers.action[1]), /shutting down/);
+    assert.ok(afterClose instanceof Error, 'the server is closed once the jobs are done');
     assert.deepEqual(
       handlers.jobs.map((job) => job.type),
       ['fetch'],
@@ -369,5 +403,119 @@ describe('driftless serve over fake use-cases', () => {
     assert.equal(asked, true, 'the running job was asked to stop');
     assert.match(String(handlers.signals[0]?.reason), /driftless serve is stopping/);
     assert.match(logs.join('\n'), /"msg":"stopped"/);
+  });
+});
+
+describe('driftless serve dashboard sign-in', () => {
+  const ALICE_PASSWORD = 'alice password, never logged';
+  let dir: string;
+  let store: ClosableStore;
+  let handlers: FakeUseCases;
+  let serve: RunningServe;
+  let logs: string[];
+
+  const call = (path: string, init: RequestInit = {}) => fetch(`${serve.url}${path}`, init);
+  const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
+  const act = (authorization: string, body = '{}') =>
+    call('/api/tracks/web/sync', {
+      method: 'POST',
+      body,
+      headers: { authorization, 'content-type': 'application/json' },
+    });
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-serve-dashboard-'));
+    store = createStore({ type: 'fs', path: join(dir, 'store') });
+    handlers = new FakeUseCases();
+    logs = [];
+    // Written as `echo -n > file` and `echo > file` would write them.
+    await writeFile(join(dir, 'pw.empty'), '');
+    await writeFile(join(dir, 'tok.empty'), '\n');
+    const config = `
+dashboard:
+  readAccess: authenticated
+  users:
+    - {name: carol, password: file:${join(dir, 'pw.empty')}}
+    - {name: alice, password: env:ALICE_PASSWORD}
+  tokens: [file:${join(dir, 'tok.empty')}, env:DASH_TOKEN]
+tracks:
+  - name: web
+    repository: ${REPOSITORY}
+`;
+    const ctx: LocalContext = {
+      config: parseConfig(config, join(dir, 'driftless.yaml')),
+      artifacts: store.artifacts,
+      state: store.state,
+      deliveries: store.deliveries,
+      source: () => Promise.reject(new Error('no Git in unit tests')),
+      cluster: () => Promise.reject(new Error('no cluster in unit tests')),
+      close: () => undefined,
+    };
+    serve = await startServe(ctx, {
+      port: 0,
+      host: '127.0.0.1',
+      env: { ALICE_PASSWORD, DASH_TOKEN: DASHBOARD_TOKEN },
+      execute: handlers.execute,
+      runAtStart: false,
+      logger: jsonLogger((line) => logs.push(line), { level: 'debug' }),
+    });
+  });
+
+  afterEach(async () => {
+    await serve?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('ignores an empty token or password read from a file, and says which at start', async () => {
+    // Act
+    const sessions = await Promise.all(
+      ['Bearer', 'Bearer ', basic('carol:'), basic('carol')].map(async (authorization) => {
+        const answer = await call('/api/session', { headers: { authorization } });
+        return (await answer.json()) as { user: string | null; canAct: boolean };
+      }),
+    );
+    const actions = await Promise.all(['Bearer', basic('carol:')].map((auth) => act(auth)));
+    const overview = await call('/api/overview', { headers: { authorization: 'Bearer' } });
+    const second = await call('/api/session', {
+      headers: { authorization: `Bearer ${DASHBOARD_TOKEN}` },
+    });
+    const alice = await call('/api/session', {
+      headers: { authorization: basic(`alice:${ALICE_PASSWORD}`) },
+    });
+    await serve.queue.idle();
+
+    // Assess
+    for (const session of sessions) assert.deepEqual([session.user, session.canAct], [null, false]);
+    assert.deepEqual(
+      actions.map((answer) => answer.status),
+      [401, 401],
+    );
+    assert.equal(overview.status, 401);
+    assert.deepEqual(handlers.jobs, []);
+    // The second token keeps its number: history names the config's second token.
+    assert.equal(((await second.json()) as { user: string }).user, 'token 2');
+    assert.equal(((await alice.json()) as { user: string }).user, 'alice');
+    const warnings = logs
+      .map((line) => JSON.parse(line) as { level: string; msg: string; field?: string })
+      .filter((line) => line.level === 'warn' && /empty/.test(line.msg));
+    assert.deepEqual(warnings.map((line) => line.field).sort(), [
+      'dashboard.tokens[0]',
+      'dashboard.users[0].password',
+    ]);
+  });
+
+  it('never echoes nor logs a token sent without "Bearer " or an action body it refuses', async () => {
+    // Act
+    const bare = await act(DASHBOARD_TOKEN);
+    const notJson = await act(`Bearer ${DASHBOARD_TOKEN}`, 'nope PLANTED-BODY');
+    const answers = [await bare.text(), await notJson.text()];
+
+    // Assess
+    assert.deepEqual([bare.status, notJson.status], [401, 400]);
+    assert.match(answers[0]!, /authorization scheme is not supported/);
+    assert.match(answers[1]!, /not JSON.*position 1/);
+    for (const text of [...answers, logs.join('\n')]) {
+      assert.doesNotMatch(text, /never.logged|PLANTED|nope/);
+    }
   });
 });

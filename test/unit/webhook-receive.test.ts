@@ -284,6 +284,28 @@ for (const host of HOSTS) {
       assert.equal(outcome.deliveryId, host.deliveryId);
     });
 
+    it('says where a signed body stops being JSON, never quoting it', async () => {
+      // Prepare
+      const cases: [string, RegExp][] = [
+        ['nope PLANTED', /at position 1\b/],
+        ['{"ref": PLANTED}', /at position 8\b/],
+        ['{"ref": "PLANTED"', /ends before/],
+      ];
+
+      for (const [body, where] of cases) {
+        // Act
+        const outcome = await receiveWebhook(host.host, request(host, body, host.pushHeaders), [
+          SECRET,
+        ]);
+
+        // Assess
+        assert.equal(outcome.status, 400, body);
+        assert.match(outcome.reason, /^body is not valid JSON/, body);
+        assert.match(outcome.reason, where, body);
+        assert.doesNotMatch(outcome.reason, /PLANTED|nope/, body);
+      }
+    });
+
     it('verifies a base64-encoded body over its decoded bytes', async () => {
       // Prepare
       const signed = request(host, host.pushBody, host.pushHeaders);
@@ -436,6 +458,28 @@ describe('receiveWebhook (host specifics)', () => {
     // Assess
     assert.equal(outcome.status, 202);
     assert.equal(outcome.event?.defaultBranch, 'main');
+  });
+
+  it('says where a form-encoded payload field stops being JSON, never quoting it', async () => {
+    // Prepare
+    const body = `payload=${encodeURIComponent('{"ref": PLANTED}')}`;
+    const delivery: WebhookRequest = {
+      headers: {
+        'x-github-event': 'push',
+        'x-github-delivery': 'd2',
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-hub-signature-256': `sha256=${hmacHex(SECRET, body)}`,
+      },
+      body,
+    };
+
+    // Act
+    const outcome = await receiveWebhook('github', delivery, [SECRET]);
+
+    // Assess
+    assert.equal(outcome.status, 400);
+    assert.match(outcome.reason, /^the payload field is not valid JSON: .* at position 8\b/);
+    assert.doesNotMatch(outcome.reason, /PLANTED/);
   });
 
   it('rejects a GitHub SHA-1 signature alone', async () => {

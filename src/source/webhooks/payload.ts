@@ -4,6 +4,7 @@
  * which field is wrong.
  */
 import { WebhookPayloadError } from './errors.ts';
+import { jsonSyntaxProblem } from './json-syntax.ts';
 
 export type JsonObject = Readonly<Record<string, unknown>>;
 
@@ -14,18 +15,20 @@ export type JsonObject = Readonly<Record<string, unknown>>;
  */
 export function parsePayload(text: string, contentType: string | undefined): JsonObject {
   let json = text;
+  let what = 'body';
   if (contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded') === true) {
     const payload = new URLSearchParams(text).get('payload');
     if (payload === null) throw new WebhookPayloadError('form-encoded body has no payload field');
     json = payload;
+    what = 'the payload field';
   }
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new WebhookPayloadError(`body is not valid JSON: ${(error as Error).message}`, {
-      cause: error,
-    });
+    // Where, not what: the reason is answered and logged, and must not quote the delivery (nor
+    // carry JSON.parse's error as its cause, whose message does).
+    throw new WebhookPayloadError(`${what} is not valid JSON: ${jsonSyntaxProblem(json, error)}`);
   }
   if (!isObject(value)) throw new WebhookPayloadError('body is not a JSON object');
   return value;
