@@ -1,8 +1,11 @@
-/** `driftless history`: a track's sync attempts, newest first; reads the store only. */
+/**
+ * `driftless history`: a track's sync attempts, newest first; reads the store only, so it
+ * also works for a track the config no longer names.
+ */
 import type { HistoryEntry } from '../store/ports.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
-import { findTrack } from './select-tracks.ts';
+import { findReadTrack } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
 import { formatTable } from './table.ts';
 
@@ -13,7 +16,8 @@ export function historyJson(entry: HistoryEntry) {
 }
 
 export const historyCommand: CommandHandler = async (ctx, line, output) => {
-  const track = findTrack(ctx.config, line.track ?? '', line.config);
+  // Also a track deleted and then removed from the config: its history stays for audit.
+  const track = await findReadTrack(ctx.config, line.track ?? '', line.config, ctx.state);
   const entries = await ctx.state.listHistory(track.name);
   if (line.output === 'json') {
     output.json(entries.map(historyJson));

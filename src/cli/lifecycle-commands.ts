@@ -21,9 +21,11 @@ import { syncCommand } from './sync-command.ts';
 
 export const suspendCommand: CommandHandler = async (ctx, line, output) => {
   const track = findTrack(ctx.config, line.track ?? '', line.config);
-  await suspendTrack(track, { state: ctx.state });
+  const result = await suspendTrack(track, { state: ctx.state });
   output.print(
-    `${output.colours.bold(track.name)}: suspended; webhooks, polls and drift checks leave it alone until "driftless resume --track ${track.name}"`,
+    result.unchanged
+      ? `${output.colours.bold(track.name)}: already suspended; nothing changed, nothing recorded`
+      : `${output.colours.bold(track.name)}: suspended; webhooks, polls and drift checks leave it alone until "driftless resume --track ${track.name}"`,
   );
   return EXIT_OK;
 };
@@ -31,14 +33,20 @@ export const suspendCommand: CommandHandler = async (ctx, line, output) => {
 export const resumeCommand: CommandHandler = async (ctx, line, output, signal) => {
   const track = findTrack(ctx.config, line.track ?? '', line.config);
   const result = await resumeTrack(track, { state: ctx.state });
+  const name = output.colours.bold(track.name);
   if (result.suspended) {
     // `suspend: true` in the config outranks the stored state.
     output.print(
-      `${output.colours.bold(track.name)}: resumed, but still suspended by suspend: true in ${line.config}`,
+      result.unchanged
+        ? `${name}: not suspended by "driftless suspend"; still suspended by suspend: true in ${line.config}`
+        : `${name}: resumed, but still suspended by suspend: true in ${line.config}`,
     );
     return EXIT_OK;
   }
-  output.print(`${output.colours.bold(track.name)}: resumed`);
+  output.print(
+    result.unchanged ? `${name}: was not suspended; nothing to resume` : `${name}: resumed`,
+  );
+  // Synced either way, as documented: resume is also "bring the track up to date now".
   return syncCommand(ctx, { ...line, output: 'text' }, output, signal);
 };
 
@@ -90,10 +98,13 @@ export const deleteCommand: CommandHandler = async (ctx, line, output, signal) =
       );
     }
     if (result.note) output.print(`  ${result.note}`);
+    const name = output.colours.bold(track.name);
     output.print(
-      result.result === 'deleted'
-        ? `${output.colours.bold(track.name)}: deleted (policy ${result.policy}); its state was removed, its history kept`
-        : `${output.colours.bold(track.name)}: not deleted: ${result.error}`,
+      result.result !== 'deleted'
+        ? `${name}: not deleted: ${result.error}`
+        : result.unchanged
+          ? `${name}: nothing to delete; nothing was recorded in its history`
+          : `${name}: deleted (policy ${result.policy}); its state was removed, its history kept`,
     );
   }
   return result.result === 'deleted' ? EXIT_OK : EXIT_FAILED;

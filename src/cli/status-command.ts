@@ -1,16 +1,27 @@
 /** `driftless status`: each track's recorded state; reads the store only. */
+import { UsageError } from '../errors.ts';
+import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
-import { findTrack } from './select-tracks.ts';
+import type { Output } from './output.ts';
+import { findReadTrack } from './select-tracks.ts';
 import { formatObjectStatuses, formatStatusDetail, formatStatusSummary } from './status-view.ts';
 import { statusJson } from '../sync/status-json.ts';
 import { objectStatuses } from '../sync/object-statuses.ts';
 import { tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { isSuspended, readTrackState } from '../sync/track-state.ts';
+import type { StateStore } from '../store/ports.ts';
+import type { CommandLine } from './parse-command-line.ts';
 
 export const statusCommand: CommandHandler = async (ctx, line, output) => {
-  const tracks =
-    line.track !== undefined ? [findTrack(ctx.config, line.track, line.config)] : ctx.config.tracks;
+  const named =
+    line.track === undefined
+      ? undefined
+      : await findReadTrack(ctx.config, line.track, line.config, ctx.state);
+  if (named !== undefined && named.configured === undefined) {
+    return removedTrackStatus(ctx.state, named, line, output);
+  }
+  const tracks = named !== undefined ? [named.configured] : ctx.config.tracks;
   const entries = await Promise.all(
     tracks.map(async (track) => {
       const state = await readTrackState(ctx.state, track.name);
@@ -59,10 +70,45 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
   } else {
     output.print(formatStatusSummary(entries, output.colours, new Date()));
     for (const { track } of removedEntries) {
-      output.print(
-        `${output.colours.yellow(track)}: removed from ${line.config} but still has state and objects; "driftless delete --track ${track}" collects it`,
-      );
+      output.print(removedNote(track, line.config, output.colours));
     }
   }
   return EXIT_OK;
 };
+
+function removedNote(track: string, configFile: string, colours: Palette): string {
+  return `${colours.yellow(track)}: removed from ${configFile} but still has state and objects; "driftless delete --track ${track}" collects it`;
+}
+
+/**
+ * `status --track` of a track the config no longer names: what the store keeps of it, as the
+ * list shows it (`removedFromConfig`). Deleted, it has only its history left, and says so
+ * rather than looking like a track never synced.
+ */
+async function removedTrackStatus(
+  store: StateStore,
+  track: { readonly name: string; readonly hasState: boolean },
+  line: CommandLine,
+  output: Output,
+): Promise<number> {
+  const { name } = track;
+  if (line.objects) {
+    // Its objects are judged against its config (the revision, the cluster): there is none.
+    throw new UsageError(
+      `--objects: track "${name}" is no longer in ${line.config}, so its objects cannot be checked; "driftless status --track ${name}" without --objects shows what the store keeps of it`,
+    );
+  }
+  const state = await readTrackState(store, name);
+  if (line.output === 'json') {
+    output.json({ ...statusJson(name, state), removedFromConfig: true });
+  } else if (!track.hasState) {
+    output.print(
+      `${output.colours.bold(name)}: not in ${line.config} and has no state (deleted); its history stays: "driftless history --track ${name}"`,
+    );
+  } else {
+    output.print(formatStatusDetail(name, state, output.colours, new Date()));
+    output.print('');
+    output.print(removedNote(name, line.config, output.colours));
+  }
+  return EXIT_OK;
+}

@@ -24,7 +24,18 @@ function busyNote(state: TrackState, now: Date): string | undefined {
   return lease === undefined ? undefined : `busy: ${describeLease(lease)}`;
 }
 
-/** One line per track: readiness, revisions, pin and counts; what runs on it at `now`. */
+/**
+ * `suspended`, when the track is and its Ready condition does not say so already: a rollback
+ * or unpin on a suspended track replaces the Suspended reason, and its message ("the next
+ * sync applies …") would read as if syncs ran.
+ */
+function suspendedNote(state: TrackState): string | undefined {
+  if (state.suspended !== true) return undefined;
+  const ready = state.conditions.find((c) => c.type === 'Ready');
+  return ready?.reason === 'Suspended' ? undefined : 'suspended';
+}
+
+/** One line per track: readiness, revisions, pin and counts; suspension and what runs on it at `now`. */
 export function formatStatusSummary(
   entries: readonly { track: string; state: TrackState }[],
   colours: Palette,
@@ -32,7 +43,7 @@ export function formatStatusSummary(
 ): string {
   const rows = entries.map(({ track, state }) => {
     const ready = state.conditions.find((c) => c.type === 'Ready');
-    const busy = busyNote(state, now);
+    const notes = [busyNote(state, now), suspendedNote(state)].filter((note) => note !== undefined);
     const message = ready?.message ?? 'never synced';
     return [
       track,
@@ -41,7 +52,7 @@ export function formatStatusSummary(
       shortRevision(state.desiredRevision),
       state.pinned ? colours.yellow(shortRevision(state.pinned)) : '-',
       `${state.objectsInSync}/${state.objectsDiscovered}`,
-      busy === undefined ? message : `${colours.yellow(busy)}; ${message}`,
+      [...notes.map((note) => colours.yellow(note)), message].join('; '),
     ];
   });
   return formatTable(

@@ -2,8 +2,10 @@
  * A track's lifecycle, as stored state rather than config, so that it works
  * in AWS without a redeploy (DESIGN.md "Lifecycle and safety"): suspend and
  * resume, unpin, and delete — which collects the track's objects according
- * to its deletion policy and removes its state. Each writes a history line,
- * so an auditor sees who stopped or removed a track and when.
+ * to its deletion policy and removes its state. Each that changes the track
+ * writes a history line, so an auditor sees who stopped or removed a track and
+ * when; one that finds the track as asked writes nothing, so the trail shows
+ * only what happened.
  */
 import { describeFailures, type ChangeSetEntry, type Interrupted } from '../apply/changeset.ts';
 import { pruneObjects } from '../apply/prune.ts';
@@ -20,6 +22,7 @@ import {
   takeApplyLease,
   busyJsonOf,
   describeLease,
+  emptyTrackState,
   isSuspended,
   leaseIdOf,
   liveLease,
@@ -55,8 +58,13 @@ export interface LifecycleResult {
   readonly policy?: Exclude<DeletionPolicy, 'MirrorPrune'>;
   /** Delete: what was done to each object of the inventory. */
   readonly changeset: ChangeSetEntry[];
-  /** Delete: why nothing was collected (a suspended track), for people. */
+  /** Delete: why nothing was collected (no state, a suspended track, Orphan), for people. */
   readonly note?: string;
+  /**
+   * `true` when the track already was as asked (already suspended, not suspended, not pinned,
+   * no state to delete): nothing was written, not even to the history. Absent otherwise.
+   */
+  readonly unchanged?: true;
   readonly error?: string;
 }
 
@@ -102,10 +110,19 @@ async function record(
 /** Stops webhooks, polls and drift checks from touching the track until it is resumed. */
 export async function suspendTrack(track: Track, deps: LifecycleDeps): Promise<LifecycleResult> {
   const now = deps.now?.() ?? new Date();
+  const before = await readTrackState(deps.state, track.name);
+  // Already suspended: suspending again would only move the Ready condition's time.
+  if (before.suspended === true) return unchangedResult(track, 'suspend', 'suspended', before);
+  let was = false;
   const state = await updateTrackState(deps.state, track.name, (s) => {
+    was = s.suspended === true;
     s.suspended = true;
-    setCondition(s, 'Ready', 'Unknown', 'Suspended', 'suspended: run "driftless resume"', now);
+    if (!was) {
+      setCondition(s, 'Ready', 'Unknown', 'Suspended', 'suspended: run "driftless resume"', now);
+    }
   });
+  // Someone else suspended it between the read and the write: theirs is the entry.
+  if (was) return unchangedResult(track, 'suspend', 'suspended', state);
   await record(deps, track.name, state.appliedRevision, 'suspended');
   return lifecycleResult(track, 'suspend', 'suspended', state);
 }
@@ -113,8 +130,11 @@ export async function suspendTrack(track: Track, deps: LifecycleDeps): Promise<L
 /** Lets webhooks, polls and drift checks reach the track again (config `suspend: true` still holds). */
 export async function resumeTrack(track: Track, deps: LifecycleDeps): Promise<LifecycleResult> {
   const now = deps.now?.() ?? new Date();
+  const before = await readTrackState(deps.state, track.name);
+  if (before.suspended !== true) return unchangedResult(track, 'resume', 'resumed', before);
+  let was = false;
   const state = await updateTrackState(deps.state, track.name, (s) => {
-    const was = s.suspended === true;
+    was = s.suspended === true;
     s.suspended = false;
     if (was) {
       setCondition(
@@ -127,6 +147,7 @@ export async function resumeTrack(track: Track, deps: LifecycleDeps): Promise<Li
       );
     }
   });
+  if (!was) return unchangedResult(track, 'resume', 'resumed', state);
   await record(deps, track.name, state.appliedRevision, 'resumed');
   return lifecycleResult(track, 'resume', 'resumed', state);
 }
@@ -136,19 +157,28 @@ export async function unpinTrackAction(
   track: Track,
   deps: LifecycleDeps,
 ): Promise<LifecycleResult> {
+  // Read first: unpinTrack writes even when there is no pin. A pin removed by someone else
+  // between the two is recorded once more, which says no more than that it is gone.
+  const before = await readTrackState(deps.state, track.name);
+  if (!before.pinned) return unchangedResult(track, 'unpin', 'unpinned', before);
   const state = await unpinTrack(track, deps.state, deps.now?.() ?? new Date());
   await record(deps, track.name, state.appliedRevision, 'unpinned');
   return lifecycleResult(track, 'unpin', 'unpinned', state);
 }
 
+/** What `deleteTrack` says of a track without state (its result's `note`, which the CLI prints). */
+const NO_STATE_NOTE =
+  'the track has no state (no inventory): nothing was collected; objects labelled for it, if any, stay in the cluster';
+
 /**
  * Deletes the track: under its apply lease, collects its inventory by the
  * policy (Delete removes what carries its label and is not `prune: disabled`;
  * Orphan leaves everything), then removes its state. A suspended track
- * collects nothing. History and stored artifacts stay, for audit and for a
- * track created again under the same name. When some object cannot be
- * deleted, the state stays (with the inventory of what is left) so the
- * delete can be run again.
+ * collects nothing; a track with no state (deleted already, never synced) has
+ * no inventory to collect, and nothing is written, not even history. History
+ * and stored artifacts stay, for audit and for a track created again under
+ * the same name. When some object cannot be deleted, the state stays (with
+ * the inventory of what is left) so the delete can be run again.
  */
 export async function deleteTrack(
   track: DeletedTrack,
@@ -156,10 +186,20 @@ export async function deleteTrack(
   deps: DeleteDeps,
 ): Promise<LifecycleResult> {
   const now = deps.now ?? (() => new Date());
+  const applied = effectivePolicy(track, policy);
+  // Already deleted (or never synced): without an inventory nothing says which objects are
+  // the track's, and a history entry would claim a deletion that did not happen. Checked
+  // before the lease, which would write a state of its own.
+  if ((await deps.state.read(track.name)) === undefined) {
+    return {
+      ...unchangedResult(track, 'delete', 'deleted', emptyTrackState()),
+      policy: applied,
+      note: NO_STATE_NOTE,
+    };
+  }
   const { holder, state } = await takeApplyLease(deps.state, track, 'delete', now(), deps.signal);
   let changeset: ChangeSetEntry[] = [];
   let interrupted: Interrupted | undefined;
-  const applied = effectivePolicy(track, policy);
   let note: string | undefined;
   try {
     if (isSuspended(track, state)) {
@@ -229,6 +269,16 @@ function lifecycleResult(
   };
 }
 
+/** A lifecycle action that found the track as asked and wrote nothing. */
+function unchangedResult(
+  track: Pick<Track, 'name' | 'suspend'>,
+  action: LifecycleAction,
+  result: LifecycleResult['result'],
+  state: TrackState,
+): LifecycleResult {
+  return { ...lifecycleResult(track, action, result, state), unchanged: true };
+}
+
 /** Runs a lifecycle job (the rollback function's `action` payloads, queued to apply). */
 export function runLifecycleAction(
   track: Track,
@@ -248,7 +298,10 @@ export function runLifecycleAction(
   }
 }
 
-/** `driftless unlock` named a lease the track no longer holds: another job's holds it now. */
+/**
+ * `driftless unlock` named a lease that does not hold the track: a mistyped id, or a lease
+ * another job's replaced since (the two cannot be told apart).
+ */
 export class LeaseChangedError extends DriftlessError {
   readonly code = 'LEASE_CHANGED';
 }
@@ -309,7 +362,7 @@ export async function unlockTrack(
 function checkNamedLease(track: string, leaseId: string, lease: ApplyLease): void {
   if (!lease.holder.startsWith(leaseId)) {
     throw new LeaseChangedError(
-      `track "${track}" is held by lease ${leaseIdOf(lease)} (${describeLease(lease)}), not ${leaseId}: another job took it since; unlock that one only if it is stuck too`,
+      `track "${track}" is held by lease ${leaseIdOf(lease)} (${describeLease(lease)}), not ${leaseId}: check the id (status shows it); if that lease is stuck, unlock it by its id`,
     );
   }
   const pid = lease.process?.pid;

@@ -128,6 +128,57 @@ describe('driftless CLI against a real cluster and Git server', () => {
     );
   });
 
+  it('deleting twice records one deletion; history and status still read a track deleted and then removed from the config', async () => {
+    // Prepare: a track synced, then deleted leaving its ConfigMap (Orphan).
+    const repository = await git.createRepository('cli-gone');
+    const sha = await pushFiles(repository, { 'gone.yaml': configMap('gone', 'one') });
+    const config = await writeConfig('gone.yaml', [{ name: 'gone', url: repository.url }]);
+    const synced = await driftless('sync', '-c', config, '--track', 'gone');
+    const orphaned = await driftless(
+      'delete',
+      '-c',
+      config,
+      '--track',
+      'gone',
+      '--policy',
+      'Orphan',
+    );
+    assert.equal(synced.code, 0, synced.stderr);
+    assert.equal(orphaned.code, 0, orphaned.stderr);
+
+    // Act: deleted again; then, as the docs say, removed from the config.
+    const again = await driftless('delete', '-c', config, '--track', 'gone', '-o', 'json');
+    const removed = await writeConfig('gone-removed.yaml', [{ name: 'app', url: repo.url }]);
+    const history = await driftless('history', '-c', removed, '--track', 'gone', '-o', 'json');
+    const status = await driftless('status', '-c', removed, '--track', 'gone');
+    const sync = await driftless('sync', '-c', removed, '--track', 'gone');
+
+    // Assess
+    assert.equal(again.code, 0, again.stderr);
+    const result = JSON.parse(again.stdout);
+    assert.equal(result.unchanged, true);
+    assert.match(result.note, /^the track has no state \(no inventory\): nothing was collected/);
+    assert.equal(
+      (await core.readNamespacedConfigMap({ name: 'gone', namespace: ns })).data?.value,
+      'one',
+    );
+    assert.equal(history.code, 0, history.stderr);
+    assert.deepEqual(
+      JSON.parse(history.stdout).map((h: { revision: string; result: string }) => [
+        h.revision,
+        h.result,
+      ]),
+      [
+        [sha, 'deleted'],
+        [sha, 'applied'],
+      ],
+    );
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /^gone: not in .*gone-removed\.yaml and has no state \(deleted\)/);
+    assert.equal(sync.code, 2);
+    assert.match(sync.stderr, /has no track "gone"/);
+  });
+
   it('diffs a hand edit and a file removed from Git, exiting 1, and changes nothing', async () => {
     // Prepare
     await core.patchNamespacedConfigMap({

@@ -11,7 +11,12 @@ import { promisify } from 'node:util';
 import { AppsV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import type { Track } from '../../src/config/types.ts';
 import { executeJob } from '../../src/sync/execute-job.ts';
-import { deleteTrack, resumeTrack, suspendTrack } from '../../src/sync/lifecycle.ts';
+import {
+  deleteTrack,
+  resumeTrack,
+  suspendTrack,
+  unpinTrackAction,
+} from '../../src/sync/lifecycle.ts';
 import { runJob } from '../../src/sync/run-job.ts';
 import { objectStatuses } from '../../src/sync/object-statuses.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
@@ -174,6 +179,62 @@ describe('track lifecycle', () => {
       const [last] = await fixture.deps.state.listHistory(name, 1);
       assert.equal(last?.result, 'deleted', name);
     }
+  });
+
+  it('deleting a track with no state collects nothing, says so and records nothing; its objects stay', async () => {
+    // Prepare: deleted once leaving its objects (Orphan), so it has history but no state.
+    const gone = await fixture.newTrack('del-again');
+    await pushFiles(gone.repo, { 'a.yaml': configMap('a', 'del-again') });
+    const synced = await syncTrack(gone.track, { trigger: 'manual' }, fixture.deps);
+    assert.equal(synced.result, 'applied', synced.error);
+    const deps = { state: fixture.deps.state, cluster: fixture.deps.cluster };
+    assert.equal((await deleteTrack(gone.track, 'Orphan', deps)).result, 'deleted');
+
+    // Act: deleted again, as Delete.
+    const again = await deleteTrack(gone.track, 'Delete', deps);
+
+    // Assess: the labelled ConfigMap stays, no state is written back, one `deleted` entry only.
+    assert.equal(again.result, 'deleted');
+    assert.equal(again.unchanged, true);
+    assert.deepEqual(again.changeset, []);
+    assert.match(
+      again.note ?? '',
+      /^the track has no state \(no inventory\): nothing was collected/,
+    );
+    assert.equal(await fixture.configMapValue(gone.ns, 'a'), 'del-again');
+    assert.ok(!(await fixture.deps.state.listTracks()).includes('del-again'));
+    assert.deepEqual(
+      (await fixture.deps.state.listHistory('del-again')).map((entry) => entry.result),
+      ['deleted', 'applied'],
+    );
+  });
+
+  it('suspend, resume and unpin that find the track as asked write neither state nor history', async () => {
+    // Prepare
+    const { track, repo } = await fixture.newTrack('no-op');
+    await pushFiles(repo, { 'a.yaml': configMap('a', 'v1') });
+    await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+    const deps = { state: fixture.deps.state };
+    await suspendTrack(track, deps);
+    const version = async () => (await fixture.deps.state.read('no-op'))?.version;
+    const suspended = await version();
+
+    // Act
+    const twice = await suspendTrack(track, deps);
+    const unpinned = await unpinTrackAction(track, deps);
+    const unchangedAt = await version();
+    await resumeTrack(track, deps);
+    const resumedTwice = await resumeTrack(track, deps);
+
+    // Assess
+    assert.equal(twice.unchanged, true);
+    assert.equal(unpinned.unchanged, true);
+    assert.equal(resumedTwice.unchanged, true);
+    assert.equal(unchangedAt, suspended);
+    assert.deepEqual(
+      (await fixture.deps.state.listHistory('no-op')).map((entry) => entry.result),
+      ['resumed', 'suspended', 'applied'],
+    );
   });
 
   it('targetNamespace puts every namespaced object in one namespace, whatever it names', async () => {

@@ -287,6 +287,172 @@ describe('driftless commands over fake ports', () => {
       assert.equal((await store.state.listHistory('old'))[0]?.result, 'deleted');
     });
 
+    it('says a track with no state has nothing to delete, leaves its objects and records nothing', async () => {
+      // Prepare: "infra" synced, then deleted leaving its objects: it has history but no state.
+      await driftless('sync', '--track', 'infra');
+      const orphaned = await driftless('delete', '--track', 'infra', '--policy', 'Orphan');
+      assert.equal(orphaned.code, 0, orphaned.stderr);
+
+      // Act: deleted again, as Delete, twice.
+      const json = await driftless(
+        'delete',
+        '--track',
+        'infra',
+        '--policy',
+        'Delete',
+        '-o',
+        'json',
+      );
+      const text = await driftless('delete', '--track', 'infra', '--policy', 'Delete');
+
+      // Assess: nothing collected, nothing written, and both outputs say why.
+      assert.equal(json.code, 0, json.stderr);
+      const result = JSON.parse(json.stdout);
+      assert.equal(result.result, 'deleted');
+      assert.equal(result.unchanged, true);
+      assert.deepEqual(result.changeset, []);
+      assert.match(
+        result.note,
+        /^the track has no state \(no inventory\): nothing was collected; objects labelled for it, if any, stay in the cluster$/,
+      );
+      assert.equal(text.code, 0, text.stderr);
+      assert.equal(
+        text.stdout,
+        [
+          '  the track has no state (no inventory): nothing was collected; objects labelled for it, if any, stay in the cluster',
+          'infra: nothing to delete; nothing was recorded in its history',
+          '',
+        ].join('\n'),
+      );
+      assert.equal(cluster.objects.size, 2);
+      assert.deepEqual(await store.state.listTracks(), []);
+      assert.deepEqual(
+        (await store.state.listHistory('infra')).map((entry) => entry.result),
+        ['deleted', 'applied'],
+      );
+    });
+
+    it('records nothing and changes no condition when suspend, resume or unpin find the track as asked', async () => {
+      // Prepare
+      await driftless('sync', '--track', 'infra');
+      await driftless('suspend', '--track', 'infra');
+      const version = async () => (await store.state.read<TrackState>('infra'))?.version;
+      const suspendedAt = await version();
+
+      // Act
+      const again = await driftless('suspend', '--track', 'infra');
+      const stillAt = await version();
+      await driftless('resume', '--track', 'infra');
+      const resumedTwice = await driftless('resume', '--track', 'infra');
+      const unpinned = await driftless('unpin', '--track', 'infra');
+
+      // Assess: the no-ops say so and write nothing; resume and unpin still sync, as documented.
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /^infra: already suspended; nothing changed/);
+      assert.equal(stillAt, suspendedAt);
+      assert.equal(resumedTwice.code, 0, resumedTwice.stderr);
+      assert.match(
+        resumedTwice.stdout,
+        /^infra: was not suspended; nothing to resume\ninfra: unchanged/,
+      );
+      assert.equal(unpinned.code, 0, unpinned.stderr);
+      assert.match(unpinned.stdout, /^infra: was not pinned\ninfra: unchanged/);
+      const lifecycle = (await store.state.listHistory('infra'))
+        .map((entry) => entry.result)
+        .filter((result) => ['suspended', 'resumed', 'unpinned'].includes(result));
+      assert.deepEqual(lifecycle, ['resumed', 'suspended']);
+    });
+
+    it('shows a suspended track as suspended in the list whatever the Ready reason', async () => {
+      // Prepare: suspended, then rolled back (RolledBack) and unpinned (Unpinned).
+      await driftless('sync', '--track', 'infra');
+      await driftless('suspend', '--track', 'infra');
+      const row = async () =>
+        (await driftless('status')).stdout.split('\n').find((line) => line.startsWith('infra '));
+
+      // Act
+      const rolledBack = await driftless('rollback', '--track', 'infra', '--revision', SHA);
+      const afterRollback = await row();
+      await driftless('unpin', '--track', 'infra');
+      const afterUnpin = await row();
+      const detail = await driftless('status', '--track', 'infra');
+
+      // Assess
+      assert.equal(rolledBack.code, 0, rolledBack.stderr);
+      assert.match(afterRollback ?? '', /True .* suspended; /);
+      assert.match(afterUnpin ?? '', /Unknown .* suspended; unpinned from a{40}/);
+      assert.match(detail.stdout, /Suspended: yes/);
+    });
+
+    it('shows the status and history of a track deleted and then removed from the config', async () => {
+      // Prepare: "infra" synced and deleted; "old" left the config with its state.
+      await driftless('sync', '--track', 'infra');
+      await driftless('delete', '--track', 'infra');
+      await store.state.write(
+        'old',
+        { ...emptyTrackState(), appliedRevision: SHA, cluster: 'default' },
+        undefined,
+      );
+      await store.state.appendHistory('old', {
+        revision: SHA,
+        appliedAt: '2024-01-01T00:00:00.000Z',
+        result: 'applied',
+        trigger: 'manual',
+      });
+      config = `
+tracks:
+  - name: web
+    repository: https://git.example.com/org/web.git
+    namespace: apps
+`;
+
+      // Act
+      const history = await driftless('history', '--track', 'infra', '-o', 'json');
+      const historyText = await driftless('history', '--track', 'infra');
+      const deleted = await driftless('status', '--track', 'infra');
+      const deletedJson = await driftless('status', '--track', 'infra', '-o', 'json');
+      const removed = await driftless('status', '--track', 'old');
+      const removedJson = await driftless('status', '--track', 'old', '-o', 'json');
+      const objects = await driftless('status', '--track', 'old', '--objects');
+      const typo = await driftless('history', '--track', 'webb');
+      const sync = await driftless('sync', '--track', 'infra');
+
+      // Assess
+      assert.equal(history.code, 0, history.stderr);
+      assert.deepEqual(
+        JSON.parse(history.stdout).map((entry: { result: string }) => entry.result),
+        ['deleted', 'applied'],
+      );
+      assert.equal(historyText.code, 0, historyText.stderr);
+      assert.match(historyText.stdout, /deleted +manual/);
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.equal(
+        deleted.stdout,
+        'infra: not in ./driftless.yaml and has no state (deleted); its history stays: "driftless history --track infra"\n',
+      );
+      assert.equal(deletedJson.code, 0, deletedJson.stderr);
+      const deletedDocument = JSON.parse(deletedJson.stdout);
+      assert.equal(deletedDocument.track, 'infra');
+      assert.equal(deletedDocument.removedFromConfig, true);
+      assert.deepEqual(deletedDocument.inventory, []);
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.match(removed.stdout, new RegExp(`Applied: +${SHA}`));
+      assert.match(
+        removed.stdout,
+        /old: removed from \.\/driftless\.yaml but still has state and objects; "driftless delete --track old" collects it/,
+      );
+      assert.equal(removedJson.code, 0, removedJson.stderr);
+      const removedDocument = JSON.parse(removedJson.stdout);
+      assert.equal(removedDocument.appliedRevision, SHA);
+      assert.equal(removedDocument.removedFromConfig, true);
+      assert.equal(objects.code, 2);
+      assert.match(objects.stderr, /--objects: track "old" is no longer in \.\/driftless\.yaml/);
+      assert.equal(typo.code, 2);
+      assert.match(typo.stderr, /has no track "webb"; did you mean "web"\?/);
+      assert.equal(sync.code, 2);
+      assert.match(sync.stderr, /has no track "infra"/);
+    });
+
     it('refuses an unknown policy and a track that is neither configured nor stored', async () => {
       // Act
       const policy = await driftless('delete', '--track', 'web', '--policy', 'Purge');
@@ -378,9 +544,10 @@ describe('driftless commands over fake ports', () => {
 
       // Assess
       assert.equal(other.code, 3);
+      assert.doesNotMatch(other.stderr, /another job took it/);
       assert.match(
         other.stderr,
-        /track "infra" is held by lease 3f2a9c1e \(a sync since .*, pid 4242 on build-7\), not 9d8c7b6a: another job took it since/,
+        /track "infra" is held by lease 3f2a9c1e \(a sync since .*, pid 4242 on build-7\), not 9d8c7b6a: check the id \(status shows it\); if that lease is stuck, unlock it by its id$/m,
       );
       assert.equal(malformed.code, 2);
       assert.match(
