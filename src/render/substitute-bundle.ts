@@ -37,11 +37,19 @@ export function substitutesAtRender(spec: SubstitutionSpec, bundle: RenderedBund
   );
 }
 
-/** Every object with `variables` substituted (objects that opt out stay as they are), marked done. */
-export function substituteBundle(bundle: RenderedBundle, variables: Variables): RenderedBundle {
+/**
+ * Every object with `variables` substituted (objects that opt out stay as they are), marked done.
+ * `isSecret` tells a text holding a decrypted value, which no error may quote.
+ */
+export function substituteBundle(
+  bundle: RenderedBundle,
+  variables: Variables,
+  isSecret?: (text: string) => boolean,
+): RenderedBundle {
   const substituted = rebuildBundle(bundle, (object) =>
     substituteVariables(object.manifest, variables, {
       subject: `${object.subject} (${object.source.file})`,
+      ...(isSecret === undefined ? {} : { isSecret }),
     }),
   );
   return { ...substituted, substituted: true };

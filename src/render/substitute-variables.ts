@@ -29,6 +29,11 @@ export type Variables = Readonly<Record<string, string>>;
 export interface SubstituteOptions {
   /** The object, for messages: e.g. `ConfigMap default/app (deploy/app.yaml)`. */
   readonly subject: string;
+  /**
+   * Whether a text holds a secret value (decrypted by SOPS, which substitution follows): then a
+   * message about it names no part of it, neither the expression nor the variable.
+   */
+  readonly isSecret?: (text: string) => boolean;
 }
 
 /** A variable is missing or an expression is malformed; names the object and the variable. */
@@ -62,19 +67,28 @@ interface Expression {
   readonly fallback: string | undefined;
 }
 
-/** Parses the inside of `${...}`; throws naming the expression (never a value: it is Git text). */
-function parseExpression(inner: string, subject: string): Expression {
+/**
+ * How a message shows a piece of the text: as it is when the text is Git's, not at all when it
+ * holds a decrypted value, which no message may quote, even in part.
+ */
+type Quote = (piece: string) => string;
+
+const SHOWN: Quote = (piece) => piece;
+const SECRET_TEXT = 'a decrypted value';
+
+/** Parses the inside of `${...}`; throws naming the expression (unless `quote` hides it). */
+function parseExpression(inner: string, subject: string, quote: Quote): Expression {
   const operator = /^([^:]*)(:[-=])([\s\S]*)$/.exec(inner);
   const name = operator ? operator[1]! : inner;
   if (!NAME.test(name)) {
     throw new SubstitutionError(
-      `${subject}: \${${shorten(inner)}} is not a valid variable expression (a name of letters, digits and _, optionally :-default or :=default; write $\${...} for a literal)`,
+      `${subject}: ${quote(`\${${shorten(inner)}}`)} is not a valid variable expression (a name of letters, digits and _, optionally :-default or :=default; write $\${...} for a literal)`,
     );
   }
   const fallback = operator ? operator[3]! : undefined;
   if (fallback?.includes('${')) {
     throw new SubstitutionError(
-      `${subject}: \${${shorten(inner)}}: nested expressions in a default are not supported`,
+      `${subject}: ${quote(`\${${shorten(inner)}}`)} has a nested expression in its default, which is not supported`,
     );
   }
   return { name, fallback };
@@ -84,8 +98,12 @@ function parseExpression(inner: string, subject: string): Expression {
 function substituteText(
   text: string,
   variables: Variables,
-  subject: string,
+  options: SubstituteOptions,
 ): { text: string; whole: boolean } {
+  const { subject } = options;
+  const secret = options.isSecret?.(text) === true;
+  // A decrypted value's own `${`: not a word of it in the message, only where it is.
+  const quote: Quote = secret ? () => `${SECRET_TEXT} holds an expression that` : SHOWN;
   let whole = false;
   const result = text.replace(
     EXPRESSION,
@@ -93,16 +111,18 @@ function substituteText(
       if (match === '$${') return '${';
       if (close !== '}') {
         throw new SubstitutionError(
-          `${subject}: "${shorten(text.slice(offset))}" has \${ without a closing } (write $\${ for a literal)`,
+          `${subject}: ${secret ? SECRET_TEXT : `"${shorten(text.slice(offset))}"`} has \${ without a closing } (write $\${ for a literal, or annotate the object driftless.dev/substitute: disabled)`,
         );
       }
-      const { name, fallback } = parseExpression(inner ?? '', subject);
+      const { name, fallback } = parseExpression(inner ?? '', subject, quote);
       whole = offset === 0 && match.length === text.length;
       const value = Object.hasOwn(variables, name) ? variables[name] : undefined;
       if (fallback !== undefined && (value === undefined || value === '')) return fallback;
       if (value === undefined) {
         throw new SubstitutionError(
-          `${subject}: variable \${${name}} is not set and has no default`,
+          secret
+            ? `${subject}: ${SECRET_TEXT} holds a variable that is not set and has no default (write $\${ for a literal, or annotate the object driftless.dev/substitute: disabled)`
+            : `${subject}: variable \${${name}} is not set and has no default`,
         );
       }
       return value;
@@ -144,7 +164,7 @@ export function substituteVariables<T>(
   const walk = (value: unknown, path: string[]): unknown => {
     if (typeof value === 'string') {
       if (!value.includes('${')) return value;
-      const { text, whole } = substituteText(value, variables, options.subject);
+      const { text, whole } = substituteText(value, variables, options);
       return whole && !stringsOnly(path) ? typed(text) : text;
     }
     if (Array.isArray(value)) {
@@ -159,9 +179,7 @@ export function substituteVariables<T>(
     if (isJsonObject(value)) {
       let changed = false;
       const entries = Object.entries(value).map(([key, item]) => {
-        const nextKey = key.includes('${')
-          ? substituteText(key, variables, options.subject).text
-          : key;
+        const nextKey = key.includes('${') ? substituteText(key, variables, options).text : key;
         const next = walk(item, [...path, nextKey]);
         changed ||= next !== item || nextKey !== key;
         return [nextKey, next] as const;

@@ -12,7 +12,7 @@ import { MissingEnvError } from '../config/env.ts';
 import { SecretUnavailableError } from '../config/read-secret.ts';
 import { formatSecretRef, type SecretRef } from '../config/secret-ref.ts';
 import { DriftlessError } from '../errors.ts';
-import { addSecretValues } from '../redact.ts';
+import { addSecretValues, holdsSecretValue } from '../redact.ts';
 import { DecryptionError } from '../render/errors.ts';
 import { DEFAULT_RENDER_LIMITS } from '../render/limits.ts';
 import { substituteBundle, substitutes } from '../render/substitute-bundle.ts';
@@ -111,5 +111,6 @@ export async function resolveSecrets(
   if (!substitutes(track) || plain.substituted === true) return plain;
   // `substitute:` wins over substituteFrom, as in Flux.
   const variables = { ...(await secretVariables(track, deps)), ...track.substitute };
-  return substituteBundle(plain, variables);
+  // After decryption: an error must not quote a decrypted value's own `${...}`, nor part of it.
+  return substituteBundle(plain, variables, holdsSecretValue);
 }

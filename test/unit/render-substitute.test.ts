@@ -134,11 +134,26 @@ describe('substituteVariables', () => {
       ['${A B}', /\$\{A B\} is not a valid variable expression/],
       ['${}', /\$\{\} is not a valid variable expression/],
       ['${A/x/y}', /\$\{A\/x\/y\} is not a valid variable expression/],
-      ['${A:-${B}}', /nested expressions/],
+      ['${A:-${B}}', /has a nested expression in its default/],
     ] as const) {
       const message = failure(() => sub({ data: { a: text } }, { A: 'a', B: 'b' }));
       assert.match(message, /^ConfigMap apps\/web \(app\.yaml\): /);
       assert.match(message, expected);
+    }
+  });
+
+  it('quotes no part of a decrypted value that holds a broken or unknown expression', () => {
+    // A SOPS plaintext (substitution follows decryption) such as a password with `${` in it.
+    const plaintexts = ['hunter${PART-x9q!}tail', 'pass_${oops', 'pre${UNKNOWN_NAME}post'];
+    const isSecret = (text: string) => plaintexts.includes(text);
+    for (const plaintext of plaintexts) {
+      const message = failure(() =>
+        substituteVariables({ stringData: { password: plaintext } }, {}, { ...opts, isSecret }),
+      );
+      assert.match(message, /^ConfigMap apps\/web \(app\.yaml\): a decrypted value /);
+      for (const piece of ['PART', 'x9q', 'oops', 'UNKNOWN_NAME', 'hunter', 'tail', 'pass_']) {
+        assert.ok(!message.includes(piece), `${piece} in: ${message}`);
+      }
     }
   });
 
