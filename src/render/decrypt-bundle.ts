@@ -143,6 +143,15 @@ export async function decryptBundle(
       if (values.has(value)) {
         const plain = values.get(value);
         secretValues.add(asText(plain));
+        // A Secret's `data` value encrypted itself: its plaintext is base64; hide the text too.
+        if (
+          !encoded &&
+          path.startsWith('data.') &&
+          isSecret(manifest) &&
+          typeof plain === 'string'
+        ) {
+          secretValues.add(Buffer.from(plain, 'base64').toString('utf8'));
+        }
         // Numbers and booleans (SOPS type:int/float/bool) go back typed, except as Secret data.
         return encoded ? asText(plain) : plain;
       }

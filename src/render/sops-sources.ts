@@ -61,7 +61,8 @@ export function isSecret(manifest: Readonly<Record<string, unknown>>): boolean {
 
 /**
  * Each string of an object's content as the apply step will see it, with its
- * path (for messages): Secret `data` values decoded. The top-level `sops`
+ * path (for messages): Secret `data` values decoded, except a ciphertext,
+ * which is visited as it is (`encoded` false). The top-level `sops`
  * metadata is not content. `visit` may return a replacement (for a data
  * value: text or bytes, encoded again); undefined keeps the string.
  */
@@ -72,6 +73,12 @@ export function visitStrings(
   const secret = isSecret(manifest);
   const walk = (value: unknown, path: string, inData: boolean): unknown => {
     if (typeof value === 'string') {
+      // A `data` value SOPS encrypted itself (`--encrypted-regex '^(data|stringData)$'`): its
+      // plaintext is the base64 text Git held, and goes back as it is.
+      if (inData && isCiphertext(value)) {
+        const replaced = visit(value, path, false);
+        return replaced === undefined ? value : replaced;
+      }
       if (inData) {
         const decoded = decodeBase64(value);
         if (decoded === undefined) return value;

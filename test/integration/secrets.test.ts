@@ -118,11 +118,12 @@ describe('SOPS and variables, synced to the cluster', () => {
     const password = marker('password');
     const apiKey = marker('api-key');
     const token = marker('token');
+    const rawKey = marker('raw-key');
     const keystore = Buffer.concat([Buffer.from([0, 1, 2, 255]), Buffer.from(marker('binary'))]);
     const age = [key.recipient];
     const files = {
       'base/kustomization.yaml': [
-        'resources: [db.yaml, api.json]',
+        'resources: [db.yaml, api.json, raw.yaml]',
         'secretGenerator:',
         '  - name: env',
         '    envs: [app.env]',
@@ -134,6 +135,11 @@ describe('SOPS and variables, synced to the cluster', () => {
         age,
         encryptedRegex: SECRET_REGEX,
       }),
+      // `data:` as `kubectl create secret --dry-run=client -o yaml` writes it, encrypted whole.
+      'base/raw.yaml': await sopsEncrypt(
+        `apiVersion: v1\nkind: Secret\nmetadata: {name: raw}\ndata:\n  key: ${Buffer.from(rawKey).toString('base64')}\n`,
+        { format: 'yaml', age, encryptedRegex: SECRET_REGEX },
+      ),
       'base/api.json': await sopsEncrypt(
         JSON.stringify({
           apiVersion: 'v1',
@@ -162,6 +168,7 @@ describe('SOPS and variables, synced to the cluster', () => {
     assert.equal(await readSecretValue(ns, 'prod-db', 'password'), password);
     assert.equal(await readSecretValue(ns, 'prod-db', 'port'), '5432');
     assert.equal(await readSecretValue(ns, 'prod-api', 'token'), token);
+    assert.equal(await readSecretValue(ns, 'prod-raw', 'key'), rawKey);
     const secretsInNs = await fixture.core.listNamespacedSecret({ namespace: ns });
     const envSecret = secretsInNs.items.find((s) => s.metadata?.name?.startsWith('prod-env-'));
     assert.ok(envSecret, 'the generated Secret exists with its hash suffix');
@@ -180,12 +187,14 @@ describe('SOPS and variables, synced to the cluster', () => {
     const stored = parseBundle(await deps.artifacts.get(track.name, sha));
     assert.deepEqual(
       stored.encryptedSources?.map((s) => s.path),
-      ['base/api.json', 'base/app.env', 'base/db.yaml', 'base/keystore.p12'],
+      ['base/api.json', 'base/app.env', 'base/db.yaml', 'base/keystore.p12', 'base/raw.yaml'],
     );
     await assertNowhereIn(fixture.storeDir, [
       password,
       apiKey,
       token,
+      rawKey,
+      Buffer.from(rawKey).toString('base64'),
       keystore.toString('utf8').slice(4),
     ]);
   });

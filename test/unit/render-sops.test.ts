@@ -196,6 +196,40 @@ describe('decryptBundle', () => {
     assert.ok(JSON.stringify(bundle).includes(enc(1)));
   });
 
+  it("decrypts a Secret's data value SOPS encrypted itself (--encrypted-regex '^(data|stringData)$')", async () => {
+    // Prepare: as `kubectl create secret --dry-run -o yaml | sops encrypt` writes it
+    const encryptedData = [
+      'apiVersion: v1',
+      'kind: Secret',
+      'metadata: {name: api, namespace: apps}',
+      'data:',
+      `  apikey: ${enc(3)}`,
+      SOPS_META,
+    ].join('\n');
+    const plainData =
+      'apiVersion: v1\nkind: Secret\nmetadata: {name: api, namespace: apps}\ndata:\n  apikey: aHVudGVyMi1rZXk=\n';
+    const files = [file('api.yaml', encryptedData)];
+    const rendered = parseRevision(files);
+
+    // Act
+    const sources = encryptedSourcesOf(files, rendered.objects, {
+      decryption: true,
+      trackName: 'web',
+    });
+    const { bundle: plain, secretValues } = await decryptBundle(
+      parseBundle(serializeBundle({ ...rendered, encryptedSources: sources })),
+      async () => Buffer.from(plainData),
+    );
+
+    // Assess: the base64 Git held, and both forms of the value hidden
+    assert.deepEqual(
+      sources.map((source) => source.path),
+      ['api.yaml'],
+    );
+    assert.deepEqual(plain.objects[0]!.manifest.data, { apikey: 'aHVudGVyMi1rZXk=' });
+    assert.deepEqual([...secretValues].sort(), ['aHVudGVyMi1rZXk=', 'hunter2-key']);
+  });
+
   it('fails naming the object and field when a ciphertext does not decrypt to anything', async () => {
     await assert.rejects(
       decryptBundle(bundle, async () =>
