@@ -65,14 +65,32 @@ export interface ApplyStoredOptions {
 /** Decides, under the lease, whether the job still applies: a reason to stop, or undefined. */
 export type Precheck = (state: TrackState) => 'pinned' | 'superseded' | undefined;
 
-/** Why the track must wait for its dependencies, or undefined when they are all Ready. */
+/**
+ * Whether a dependency stands: applied at its current revision and Ready. Suspending a track
+ * sets its Ready to Unknown (reason Suspended) and leaves the rest, so one suspended after a
+ * good sync — its objects up to date and not unhealthy — still stands, as a suspended Flux
+ * Kustomization stays Ready for its dependents.
+ */
+function dependencyStands(dependency: TrackState): boolean {
+  const current = dependency.pinned ?? dependency.desiredRevision;
+  if (!dependency.appliedRevision || dependency.appliedRevision !== current) return false;
+  const ready = conditionOf(dependency, 'Ready');
+  if (ready?.status === 'True') return true;
+  return (
+    dependency.suspended === true &&
+    ready?.reason === 'Suspended' &&
+    conditionOf(dependency, 'ChildrenUpToDate')?.status === 'True' &&
+    conditionOf(dependency, 'Healthy')?.status !== 'False'
+  );
+}
+
+/** Why the track must wait for its dependencies, or undefined when they all stand. */
 async function unreadyDependency(track: Track, state: StateStore): Promise<string | undefined> {
   for (const name of track.dependsOn) {
     const dependency = await readTrackState(state, name);
-    const ready = conditionOf(dependency, 'Ready')?.status === 'True';
-    const current = dependency.pinned ?? dependency.desiredRevision;
-    if (!ready || !dependency.appliedRevision || dependency.appliedRevision !== current) {
-      return `dependency "${name}" is not Ready at its current revision`;
+    if (!dependencyStands(dependency)) {
+      const suspended = dependency.suspended === true ? ' (it is suspended)' : '';
+      return `dependency "${name}" is not Ready at its current revision${suspended}`;
     }
   }
   return undefined;
@@ -143,7 +161,8 @@ async function attemptSync(
   const stop = precheck?.(before);
   if (stop === 'pinned') return { type: 'pinned', pinnedAt: before.pinned };
   if (stop === 'superseded') return { type: 'superseded' };
-  const waitingFor = await unreadyDependency(track, deps.state);
+  // A rollback is a person's decision, often made because a dependency broke: it is not held.
+  const waitingFor = pin ? undefined : await unreadyDependency(track, deps.state);
   if (waitingFor) {
     return {
       type: 'refused',

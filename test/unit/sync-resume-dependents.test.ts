@@ -161,6 +161,66 @@ describe('resuming dependents', () => {
     );
   });
 
+  it('rolls a dependent back while its dependency is not Ready, and pins it', async () => {
+    // Prepare: a fresh store; app applied once while base stood, then base fails
+    const fresh = new FsStore({ path: join(dir, 'rollback') });
+    const jobDeps: JobDeps = {
+      ...deps,
+      artifacts: fresh,
+      state: fresh,
+      source: async () => gitWith(SHA.app, 'app'),
+    };
+    const trackOf = (name: string) => config.tracks.find((t) => t.name === name)!;
+    const run = (job: Exclude<Job, DiscoverJob>) => executeJob(trackOf(job.track), job, jobDeps);
+    await run((await run({ type: 'fetch', track: 'base', trigger: 'webhook' })).next[0]!);
+    await run((await run({ type: 'fetch', track: 'app', trigger: 'webhook' })).next[0]!);
+    await updateTrackState(fresh, 'base', (state) => {
+      state.desiredRevision = SHA.base.replace(/a/g, 'd'); // a newer revision that did not apply
+    });
+
+    // Act
+    const done = await run({ type: 'rollback', track: 'app', revision: SHA.app });
+
+    // Assess
+    const result = done.result as SyncResult;
+    assert.equal(result.result, 'unchanged', result.error); // as applied before, now pinned
+    assert.equal(result.state.pinned, SHA.app);
+  });
+
+  it('lets a dependent sync while its dependency is suspended after a good sync, and names a suspension that blocks', async () => {
+    // Prepare: base applied and healthy, then suspended
+    const fresh = new FsStore({ path: join(dir, 'suspended') });
+    const jobDeps: JobDeps = {
+      ...deps,
+      artifacts: fresh,
+      state: fresh,
+      source: async () => gitWith(SHA.base, 'x'),
+    };
+    const trackOf = (name: string) => config.tracks.find((t) => t.name === name)!;
+    const run = (job: Exclude<Job, DiscoverJob>) => executeJob(trackOf(job.track), job, jobDeps);
+    await run((await run({ type: 'fetch', track: 'base', trigger: 'webhook' })).next[0]!);
+    await run({ type: 'lifecycle', track: 'base', action: 'suspend' });
+
+    // Act
+    const stands = (
+      await run((await run({ type: 'fetch', track: 'app', trigger: 'webhook' })).next[0]!)
+    ).result as SyncResult;
+    await updateTrackState(fresh, 'base', (state) => {
+      state.desiredRevision = SHA.pinned; // fetched while suspended, never applied
+    });
+    const waits = (
+      await run((await run({ type: 'fetch', track: 'pinned', trigger: 'webhook' })).next[0]!)
+    ).result as SyncResult;
+
+    // Assess
+    assert.equal(stands.result, 'applied', stands.error);
+    assert.equal(waits.result, 'failed');
+    assert.match(
+      waits.error ?? '',
+      /dependency "base" is not Ready at its current revision \(it is suspended\)/,
+    );
+  });
+
   it("records a cluster connection that cannot be made in the track's status, as the job's failure", async () => {
     // Prepare: base's sync job, and a process whose kubeconfig cannot be read
     const job = await fetched('base', SHA.base);
