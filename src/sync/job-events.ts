@@ -71,7 +71,8 @@ function drafts(done: JobResult): Draft[] {
         : [];
     }
     case 'lifecycle':
-      return done.result.result === 'suspended'
+      // A suspend that found the track suspended already changed nothing to tell.
+      return done.result.result === 'suspended' && done.result.unchanged !== true
         ? [event('suspended', 'suspended', done.result.revision, 'suspended')]
         : [];
     case 'discover':

@@ -315,6 +315,28 @@ describe('notification events', () => {
     assert.deepEqual(await tell(syncResult('failed', 'boom')), ['failed']);
   });
 
+  it('tells a suspend, but not one that found the track suspended already', () => {
+    const suspend = (unchanged: boolean): JobResult => ({
+      type: 'lifecycle',
+      job: { type: 'lifecycle', track: 'web', action: 'suspend' },
+      result: {
+        track: 'web',
+        action: 'suspend',
+        result: 'suspended',
+        revision: SHA,
+        suspended: true,
+        changeset: [],
+        ...(unchanged ? { unchanged: true as const } : {}),
+      },
+      next: [],
+    });
+    assert.deepEqual(
+      eventsOf('web', suspend(false), 'now').map((e) => e.event),
+      ['suspended'],
+    );
+    assert.deepEqual(eventsOf('web', suspend(true), 'now'), []);
+  });
+
   it('keeps a digest of the last event of each kind, not its subjects, and reads a state written before', async () => {
     // Prepare: a drift of 5,000 objects, told once.
     const subjects = Array.from({ length: 5_000 }, (_, i) => `ConfigMap/apps/settings-${i}`);
