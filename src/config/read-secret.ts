@@ -45,3 +45,19 @@ export async function readSecret(ref: SecretRef, env: Environment = process.env)
       );
   }
 }
+
+/**
+ * `read()` — a secret read for the config field `field` (`webhooks.github.secret`,
+ * `dashboard.tokens[0]`): a failure names the field first, so a missing variable or file points
+ * at the line of driftless.yaml to look at. The error keeps its type (and exit code).
+ */
+export async function readSecretFor(field: string, read: () => Promise<string>): Promise<string> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof Error && !error.message.startsWith(`${field}: `)) {
+      error.message = `${field}: ${error.message}`;
+    }
+    throw error;
+  }
+}

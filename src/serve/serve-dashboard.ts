@@ -5,7 +5,7 @@
  * config's `dashboard:` secrets, read once at start.
  */
 import type { Environment } from '../config/env.ts';
-import { readSecret } from '../config/read-secret.ts';
+import { readSecret, readSecretFor } from '../config/read-secret.ts';
 import type { Track } from '../config/types.ts';
 import { identify, type DashboardCredentials } from '../dashboard/credentials.ts';
 import { ActionsUnavailableError, handleDashboard } from '../dashboard/dashboard-routes.ts';
@@ -56,15 +56,14 @@ async function credentialsOf(
   };
   const users = await Promise.all(
     dashboard.users.map(async (user, index) => {
-      const password = await resolve(user.password);
-      return password === ''
-        ? ignored(`dashboard.users[${index}].password`)
-        : { name: user.name, password };
+      const field = `dashboard.users[${index}].password`;
+      const password = await readSecretFor(field, () => resolve(user.password));
+      return password === '' ? ignored(field) : { name: user.name, password };
     }),
   );
   const tokens = await Promise.all(
     dashboard.tokens.map(async (ref, index) => {
-      const token = await resolve(ref);
+      const token = await readSecretFor(`dashboard.tokens[${index}]`, () => resolve(ref));
       return token === '' ? ignored(`dashboard.tokens[${index}]`) : token;
     }),
   );

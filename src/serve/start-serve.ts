@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readSecret } from '../config/read-secret.ts';
+import { readSecret, readSecretFor } from '../config/read-secret.ts';
 import type { Environment } from '../config/env.ts';
 import { isWebhookHost, type WebhookHost } from '../config/types.ts';
 import { InterruptedError, messageOf } from '../errors.ts';
@@ -87,7 +87,14 @@ async function webhookSecrets(
   const resolve = ctx.readSecret ?? ((ref) => readSecret(ref, env));
   const secrets: Partial<Record<WebhookHost, readonly string[]>> = {};
   for (const [host, config] of Object.entries(ctx.config.webhooks)) {
-    if (config) secrets[host as WebhookHost] = await Promise.all(config.secrets.map(resolve));
+    if (!config) continue;
+    const field = (index: number) =>
+      config.secrets.length === 1
+        ? `webhooks.${host}.secret`
+        : `webhooks.${host}.secrets[${index}]`;
+    secrets[host as WebhookHost] = await Promise.all(
+      config.secrets.map((ref, index) => readSecretFor(field(index), () => resolve(ref))),
+    );
   }
   return secrets;
 }

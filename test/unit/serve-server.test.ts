@@ -504,6 +504,38 @@ tracks:
     ]);
   });
 
+  it('names the config field of a secret it cannot read at start', async () => {
+    // Prepare: the same config, DASH_TOKEN unset
+    const ctx: LocalContext = {
+      config: parseConfig(
+        `dashboard:\n  tokens: [file:${join(dir, 'tok.empty')}, env:DASH_TOKEN]\nwebhooks:\n  github: {secret: env:GH_SECRET}\ntracks:\n  - name: web\n    repository: ${REPOSITORY}\n`,
+        join(dir, 'driftless.yaml'),
+      ),
+      artifacts: store.artifacts,
+      state: store.state,
+      deliveries: store.deliveries,
+      source: () => Promise.reject(new Error('no Git in unit tests')),
+      cluster: () => Promise.reject(new Error('no cluster in unit tests')),
+      close: () => undefined,
+    };
+    const start = (env: Record<string, string>) =>
+      startServe(ctx, {
+        port: 0,
+        host: '127.0.0.1',
+        env,
+        execute: handlers.execute,
+        runAtStart: false,
+      });
+
+    // Act, Assess
+    await assert.rejects(start({ DASH_TOKEN: 'x' }), {
+      message: 'webhooks.github.secret: environment variable GH_SECRET is not set',
+    });
+    await assert.rejects(start({ GH_SECRET: 'x' }), {
+      message: 'dashboard.tokens[1]: environment variable DASH_TOKEN is not set',
+    });
+  });
+
   it('never echoes nor logs a token sent without "Bearer " or an action body it refuses', async () => {
     // Act
     const bare = await act(DASHBOARD_TOKEN);
