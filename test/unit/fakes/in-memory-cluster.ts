@@ -20,8 +20,22 @@ import type {
 } from '../../../src/cluster/kubernetes-port.ts';
 
 const DEFAULT_KINDS: readonly ApiResource[] = [
-  { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, listable: true },
-  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, listable: true },
+  {
+    group: '',
+    version: 'v1',
+    kind: 'ConfigMap',
+    plural: 'configmaps',
+    namespaced: true,
+    listable: true,
+  },
+  {
+    group: 'apps',
+    version: 'v1',
+    kind: 'Deployment',
+    plural: 'deployments',
+    namespaced: true,
+    listable: true,
+  },
 ];
 
 export class InMemoryCluster implements KubernetesPort {
