@@ -4,13 +4,14 @@
  * rendered on the spot without storing it — these commands only look.
  */
 import type { Track } from '../config/types.ts';
-import { parseBundle } from '../render/index.ts';
+import { parseBundle, type ClusterCapabilities } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { commitOf, isRevisionId } from '../object-id.ts';
 import { renderTrackRevision } from '../sync/render-track-revision.ts';
 import { resolveSecrets } from '../sync/resolve-secrets.ts';
 import { placeForTrack } from '../sync/load-stored-revision.ts';
+import { actingAs } from '../sync/track-cluster.ts';
 import { storedRender } from '../sync/fetch-track.ts';
 import { renderSpecDigest } from '../render/render-spec-digest.ts';
 
@@ -43,6 +44,18 @@ export async function targetRevision(
 }
 
 /**
+ * What the track's cluster serves, as the apply step reads it to record a chart's capabilities
+ * (apply-revision.ts): as the track's service account, the server's version and discovery.
+ */
+async function clusterCapabilities(track: Track, ctx: LocalContext): Promise<ClusterCapabilities> {
+  const cluster = actingAs(await ctx.cluster(track), track);
+  return {
+    kubeVersion: await cluster.serverVersion(),
+    apiVersions: (await cluster.discover()).apiVersions(),
+  };
+}
+
+/**
  * The bundle of `revision` placed in the track's cluster: from the stored
  * artifact, or fetched and parsed now. `secrets: 'resolve'` (what `diff`
  * compares) decrypts SOPS values and substitutes `substituteFrom` variables
@@ -71,6 +84,7 @@ export async function loadRevisionBundle(
           await renderTrackRevision(track, commitOf(revision), {
             source: await ctx.source(),
             state: ctx.state,
+            clusterCapabilities: () => clusterCapabilities(track, ctx),
           })
         ).bundle;
   const parsed =

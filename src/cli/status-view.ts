@@ -1,12 +1,18 @@
 /** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
+import { commitOf } from '../object-id.ts';
 import type { ObjectStatus } from '../sync/object-statuses.ts';
 import { describeLease, leaseIdOf, liveLease, type TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
 
-/** A commit sha shortened for people; `-` when there is none. */
+/**
+ * A revision shortened for people: 12 digits of the commit, and its render's `+digest` when it
+ * has one (two renders of one commit are two revisions); `-` when there is none.
+ */
 export function shortRevision(revision: string | null | undefined): string {
-  return revision ? revision.slice(0, 12) : '-';
+  if (!revision) return '-';
+  const commit = commitOf(revision);
+  return `${commit.slice(0, 12)}${revision.slice(commit.length)}`;
 }
 
 function colourStatus(status: string, colours: Palette): string {

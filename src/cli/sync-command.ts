@@ -15,11 +15,14 @@ import { findTrack, inDependencyOrder, suspensionOf } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
 import { statusJson } from '../sync/status-json.ts';
 
-/** DESIGN.md `sync -o json` for one track; `error` added when the sync failed. */
+/**
+ * DESIGN.md `sync -o json` for one track; `error` added when the sync failed. A pinned track's
+ * revision is its pin, as the text says: the revision fetched meanwhile was not applied.
+ */
 export function syncJson(result: SyncResult) {
   return {
     track: result.track,
-    revision: result.revision,
+    revision: result.result === 'pinned' ? result.state.pinned : result.revision,
     result: result.result,
     changeset: result.changeset satisfies ChangeSetEntry[],
     status: statusJson(result.track, result.state),
@@ -62,6 +65,39 @@ function skippedFilesNote(result: SyncResult): string | undefined {
   return about && / skipped \(/.test(parsed.message) ? parsed.message : undefined;
 }
 
+/**
+ * Why a failed sync failed, less what its changeset's lines show: the whole error when no object
+ * failed (a health wait, a refusal, a fetch), else what is left of it once each failed object's
+ * error is taken out (an interruption, objects held back), or undefined when nothing is.
+ */
+function unshownReason(result: SyncResult): string | undefined {
+  if (!result.error) return undefined;
+  // describeFailures (apply/changeset.ts) joins these with "; ", an object's subject for an error it lacks.
+  const shown = new Set(
+    result.changeset
+      .filter((entry) => entry.action === 'failed')
+      .map((entry) => entry.error ?? entry.subject),
+  );
+  if (shown.size === 0) return result.error;
+  let rest = result.error;
+  for (const error of shown) rest = withoutPart(rest, error);
+  return rest === '' ? undefined : rest;
+}
+
+/** `text`, a "; "-joined list, without its part `part` (which may hold "; " itself). */
+function withoutPart(text: string, part: string): string {
+  const separator = '; ';
+  for (let at = text.indexOf(part); at !== -1; at = text.indexOf(part, at + 1)) {
+    const end = at + part.length;
+    const starts = at === 0 || text.slice(at - separator.length, at) === separator;
+    const ends = end === text.length || text.startsWith(separator, end);
+    if (!starts || !ends) continue;
+    if (at === 0) return text.slice(Math.min(text.length, end + separator.length));
+    return text.slice(0, at - separator.length) + text.slice(end);
+  }
+  return text;
+}
+
 /** The text report of one track's sync. */
 export function formatSyncResult(result: SyncResult, output: Output): string {
   const { colours } = output;
@@ -86,12 +122,14 @@ export function formatSyncResult(result: SyncResult, output: Output): string {
         `${colours.bold(result.track)}: superseded at ${at}; a revision resolved later is desired`,
       );
       break;
-    case 'failed':
+    case 'failed': {
+      const reason = unshownReason(result);
       lines.push(
         `${colours.bold(result.track)}: ${colours.red('failed')}${result.revision ? ` at ${at}` : ''}` +
-          (result.changeset.length === 0 && result.error ? `: ${result.error}` : ''),
+          (reason === undefined ? '' : `: ${reason}`),
       );
       break;
+    }
   }
   if (result.changeset.length > 0) lines.push(formatChangeset(result.changeset, colours));
   return lines.join('\n');

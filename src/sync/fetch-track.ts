@@ -204,9 +204,14 @@ export async function fetchTrack(
     stale = state.desiredResolvedAt !== null && state.desiredResolvedAt > resolvedAt;
     if (stale) return;
     if (commit !== undefined) rememberCommit(state, commitOf(revision), commit);
-    state.desiredRevision = revision;
-    state.desiredResolvedAt = resolvedAt;
-    state.renderedWith = renderedWith;
+    // Desired is the newest revision of what the track follows, fetched also while it is pinned.
+    // A revision asked for by name while pinned is stored (a rollback can pick it) but nothing
+    // applies it, so it does not become desired.
+    if (job.revision === undefined || !state.pinned) {
+      state.desiredRevision = revision;
+      state.desiredResolvedAt = resolvedAt;
+      state.renderedWith = renderedWith;
+    }
     setCondition(state, 'FilesFetched', 'True', 'Fetched', `fetched revision ${revision}`, now());
     const previous = conditionOf(state, 'FilesParsed');
     // A revision stored before keeps the message its render wrote (with its skipped files).

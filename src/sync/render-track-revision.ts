@@ -7,11 +7,18 @@
  * may reach bases anywhere in the repository and read any file (generator
  * inputs, `.env`), a chart has `.tpl` helpers and `files/`, so those read
  * every file of the repository. A Helm chart renders
- * for the cluster capabilities the apply step recorded, and its revision id
- * carries the bundle's digest (object-id.ts).
+ * for the cluster capabilities the apply step recorded (before the first
+ * apply, those the caller reads from the cluster, if it can), and its
+ * revision id carries the bundle's digest (object-id.ts).
  */
 import type { Track } from '../config/types.ts';
-import { bundleDigest, renderRevision, rendererOf, serializeBundle } from '../render/index.ts';
+import {
+  bundleDigest,
+  renderRevision,
+  rendererOf,
+  serializeBundle,
+  type ClusterCapabilities,
+} from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import { renderedRevision } from '../object-id.ts';
 import type { GitSource } from '../source/ports.ts';
@@ -25,11 +32,23 @@ export interface RenderedTrackRevision {
   readonly bytes: Uint8Array;
 }
 
+export interface RenderTrackDeps {
+  readonly source: GitSource;
+  readonly state: StateStore;
+  readonly signal?: AbortSignal;
+  /**
+   * The cluster's capabilities, for a chart whose track has none recorded yet: the CLI's
+   * `render` and `diff` show what the first sync applies. The fetch job, without cluster
+   * credentials, leaves it out: the apply step records them and has the chart rendered again.
+   */
+  readonly clusterCapabilities?: () => Promise<ClusterCapabilities>;
+}
+
 /** Reads and renders `commit` of the track. Throws render and source errors as they are. */
 export async function renderTrackRevision(
   track: Track,
   commit: string,
-  deps: { readonly source: GitSource; readonly state: StateStore; readonly signal?: AbortSignal },
+  deps: RenderTrackDeps,
 ): Promise<RenderedTrackRevision> {
   // The job's signal cancels a fetch under way (untilInterrupted only stops waiting for it).
   const call = { signal: deps.signal };
@@ -37,7 +56,10 @@ export async function renderTrackRevision(
   const renderer = rendererOf(track, files);
   if (renderer !== 'plain') files = await deps.source.readFiles(track, commit, 'repository', call);
   const capabilities =
-    renderer === 'helm' ? (await readTrackState(deps.state, track.name)).capabilities : undefined;
+    renderer === 'helm'
+      ? ((await readTrackState(deps.state, track.name)).capabilities ??
+        (await deps.clusterCapabilities?.()))
+      : undefined;
   const bundle = await renderRevision(track, files, {
     ...(capabilities ? { capabilities } : {}),
     ...(deps.signal ? { signal: deps.signal } : {}),

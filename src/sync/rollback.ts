@@ -7,6 +7,7 @@ import { DriftlessError } from '../errors.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import { applyStoredRevision, type ApplyDeps, type SyncResult } from './apply-revision.ts';
 import type { RollbackJob } from './jobs.ts';
+import { commitOf } from '../object-id.ts';
 import { readTrackState, setCondition, updateTrackState, type TrackState } from './track-state.ts';
 
 /** The revision asked for is not stored, or there is no previous one. */
@@ -19,9 +20,35 @@ export type RollbackTarget = { readonly revision: string } | { readonly previous
 const SHOWN = 10;
 
 /**
- * The full sha to roll back to: a stored revision named in full or by a
- * unique prefix, or the newest successfully applied revision before the
- * current one. Errors list what is stored.
+ * A stored revision for people: 12 digits of the commit, and the render's digest when it has
+ * one — two renders of one commit must not read as the same revision.
+ */
+function shown(revision: string): string {
+  const commit = commitOf(revision);
+  return `${commit.slice(0, 12)}${revision.slice(commit.length)}`;
+}
+
+/**
+ * Whether stored `revision` is what `wanted` names: a prefix of its commit, and when `wanted`
+ * has a `+digest` (as the listings show it), a prefix of its render's digest too.
+ */
+function names(wanted: string, revision: string): boolean {
+  const commit = commitOf(revision);
+  const plus = wanted.indexOf('+');
+  if (plus === -1) return commit.startsWith(wanted);
+  const digest = revision.slice(commit.length + 1);
+  return (
+    digest !== '' &&
+    commit.startsWith(wanted.slice(0, plus)) &&
+    digest.startsWith(wanted.slice(plus + 1))
+  );
+}
+
+/**
+ * The revision id to roll back to: a stored revision named in full (with its `+digest`, if it
+ * has one) or by a unique prefix (`<sha prefix>+<digest prefix>` for a render of a commit stored
+ * more than once), or the newest successfully applied revision before the current one. Errors
+ * list what is stored.
  */
 export async function resolveRollbackTarget(
   track: Pick<Track, 'name'>,
@@ -34,12 +61,25 @@ export async function resolveRollbackTarget(
       ? 'no revision is stored for this track yet'
       : `stored revisions (newest first): ${stored
           .slice(0, SHOWN)
-          .map((a) => a.revision.slice(0, 12))
+          .map((a) => shown(a.revision))
           .join(', ')}${stored.length > SHOWN ? `, and ${stored.length - SHOWN} more` : ''}`;
   if ('revision' in target) {
     const wanted = target.revision.toLowerCase();
-    const matches = stored.filter((a) => a.revision.startsWith(wanted));
+    // A full id wins over the longer ids it is a prefix of: a commit stored as first rendered
+    // and again after the track's render spec changed (`<sha>` and `<sha>+<digest>`).
+    const exact = stored.find((a) => a.revision === wanted);
+    if (exact) return exact.revision;
+    const matches = stored.filter((a) => names(wanted, a.revision));
     if (matches.length === 1) return matches[0]!.revision;
+    const commits = new Set(matches.map((a) => commitOf(a.revision)));
+    if (commits.size === 1) {
+      // More digits of the sha cannot tell renders of one commit apart; their digests can.
+      throw new RollbackTargetError(
+        `track "${track.name}": revision ${target.revision} names ${matches.length} stored renders of one commit ` +
+          `(a chart, or a track whose render spec changed); give one as <sha>+<digest>: ` +
+          matches.map((a) => shown(a.revision)).join(', '),
+      );
+    }
     const why =
       matches.length === 0
         ? 'is not stored'

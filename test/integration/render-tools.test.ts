@@ -15,8 +15,12 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { loadAll } from 'js-yaml';
+import { runCli } from '../../src/cli/main.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { Track } from '../../src/config/types.ts';
 import { parseBundle } from '../../src/render/index.ts';
 import { commitOf } from '../../src/object-id.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { pushFiles } from '../harness/git-server.ts';
@@ -299,6 +303,76 @@ describe('rendering with kustomize and helm', () => {
       'ConfigMap',
       'CustomResourceDefinition',
     ]);
+  });
+
+  /** Runs the CLI on `track` over the fixture's store, Git source and cluster. */
+  async function driftless(
+    track: Track,
+    ...args: string[]
+  ): Promise<{ code: number; stdout: string; stderr: string }> {
+    const base = parseConfig(
+      'tracks: [{name: x, repository: https://git.example.com/x.git}]',
+      'driftless.yaml',
+    );
+    const context: LocalContext = {
+      config: { ...base, tracks: [track] },
+      artifacts: fixture.deps.artifacts,
+      state: fixture.deps.state,
+      source: async () => fixture.deps.source,
+      cluster: async () => fixture.deps.cluster,
+      close: () => undefined,
+    };
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(args, {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      env: {},
+      openLocalContext: async () => context,
+    });
+    return { code, stdout, stderr };
+  }
+
+  it('renders and diffs a chart never synced for the cluster, as its first sync applies it', async () => {
+    // Prepare
+    const { track, repo, ns } = await fixture.newTrack(
+      'first-chart',
+      `helm: {chart: charts/web}\n${LEAVE_CRDS}`,
+    );
+    await pushFiles(repo, CHART);
+    const kubeVersion = await fixture.deps.cluster.serverVersion();
+
+    // Act
+    const rendered = await driftless(track, 'render', '--track', track.name);
+    const diff = await driftless(track, 'diff', '--track', track.name, '-o', 'json');
+    const synced = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
+
+    // Assess
+    assert.equal(rendered.code, 0, rendered.stderr);
+    const settings = objectsOf(rendered.stdout).get(`ConfigMap/${ns}/first-chart-settings`);
+    assert.deepEqual(
+      (settings as { data: Record<string, string> } | undefined)?.data,
+      {
+        greeting: 'hello',
+        size: 'small',
+        colour: 'red',
+        kubeVersion,
+        hasBatch: 'true',
+      },
+      "the cluster's capabilities, not Helm's defaults",
+    );
+    assert.equal(diff.code, 1, diff.stderr);
+    const planned = (JSON.parse(diff.stdout) as { changes: { subject: string; diff?: string }[] })
+      .changes;
+    const created = planned.find((c) => c.subject === `ConfigMap/${ns}/first-chart-settings`);
+    assert.match(created?.diff ?? '', new RegExp(`\\+  kubeVersion: ${kubeVersion}\\n`));
+    assert.match(created?.diff ?? '', /\+ {2}hasBatch: 'true'\n/);
+    assert.equal(synced.result, 'applied', synced.error);
+    const live = await fixture.core.readNamespacedConfigMap({
+      name: 'first-chart-settings',
+      namespace: ns,
+    });
+    assert.deepEqual({ ...live.data }, (settings as { data: unknown }).data);
   });
 
   it('syncs a chart from an HTTP chart repository; a new matching chart version is a new revision', async () => {

@@ -197,6 +197,43 @@ describe('rollback', () => {
     assert.deepEqual(await setup.values(ns), { a: 'four', b: 'three', c: 'three' });
   });
 
+  it('rolls back to a commit also stored rendered again, by its sha or by <sha>+<digest>', async () => {
+    // Prepare: one commit rendered from app/, then from other/ (a subPath change): stored twice
+    const { track, ns, repo } = await setup.newTrack('respec');
+    const commit = await pushFiles(repo, {
+      'app/a.yaml': configMap('a', 'one'),
+      'other/b.yaml': configMap('b', 'one'),
+    });
+    const first = await syncTrack({ ...track, subPath: 'app' }, { trigger: 'manual' }, setup.deps);
+    const moved = { ...track, subPath: 'other' };
+    const again = await syncTrack(moved, { trigger: 'manual' }, setup.deps);
+    assert.equal(first.revision, commit, first.error);
+    const digest = (again.revision ?? '').slice(commit.length + 1);
+    assert.match(digest, /^[0-9a-f]{12}$/, again.error);
+
+    // Act
+    const byCommit = await resolveRollbackTarget(moved, { revision: commit }, setup.deps);
+    const byId = await resolveRollbackTarget(moved, { revision: again.revision! }, setup.deps);
+    const asListed = await resolveRollbackTarget(
+      moved,
+      { revision: `${commit.slice(0, 12)}+${digest}` },
+      setup.deps,
+    );
+    const result = await rollbackTrack(
+      moved,
+      { type: 'rollback', track: track.name, revision: byCommit },
+      setup.deps,
+    );
+
+    // Assess
+    assert.equal(byCommit, commit, 'the full sha names the commit stored under it');
+    assert.equal(byId, again.revision);
+    assert.equal(asListed, again.revision);
+    assert.equal(result.result, 'applied', result.error);
+    assert.deepEqual(await setup.values(ns), { a: 'one' });
+    assert.equal(result.state.pinned, commit);
+  });
+
   it('refuses a revision never stored, listing the stored ones', async () => {
     // Prepare
     const { track, ns, shas } = await setup.syncedThrice('unknown');

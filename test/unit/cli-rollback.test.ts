@@ -19,9 +19,11 @@ import { parseConfig } from '../../src/config/index.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
+import { readTrackState } from '../../src/sync/track-state.ts';
 
 const ONE = '1'.repeat(40);
 const TWO = '2'.repeat(40);
+const THREE = '3'.repeat(40);
 
 const CONFIG = `
 tracks:
@@ -41,6 +43,7 @@ const configMap = (name: string, value: string): string =>
 const REVISIONS: Readonly<Record<string, string>> = {
   [ONE]: configMap('a', 'one'),
   [TWO]: `${configMap('a', 'two')}---\n${configMap('b', 'two')}`,
+  [THREE]: configMap('a', 'three'),
 };
 
 /** A cluster in memory that stores what is applied; `refuseApply` makes every apply fail. */
@@ -207,6 +210,51 @@ describe('driftless rollback and unpin', () => {
       assert.equal(cluster.configMapValue('a'), 'two');
     });
 
+    it('takes a full sha that is also stored rendered again as the commit stored under it', async () => {
+      // Prepare: revision 1 also stored as rendered again (the track's render spec changed)
+      await syncBoth();
+      const again = `${ONE}+${'d'.repeat(12)}`;
+      await store.artifacts.put('web', again, await store.artifacts.get('web', ONE));
+
+      // Act
+      const byCommit = await driftless('rollback', '--track', 'web', '--revision', ONE);
+      const byId = await driftless('rollback', '--track', 'web', '--revision', again);
+
+      // Assess
+      assert.equal(byCommit.code, 0, byCommit.stderr);
+      assert.match(byCommit.stderr, new RegExp(`web: rolling back to ${ONE}\n`));
+      assert.equal(byId.code, 0, byId.stderr);
+      assert.match(byId.stdout, /^web: rolled back to 111111111111\+dddddddddddd and pinned/);
+      assert.equal((await readTrackState(store.state, 'web')).pinned, again);
+    });
+
+    it('refuses a sha naming several renders of one commit, listing each with its digest', async () => {
+      // Prepare: a commit stored only as two renders of it, as a chart's is
+      await syncBoth();
+      const bytes = await store.artifacts.get('web', ONE);
+      await store.artifacts.put('web', `${THREE}+${'a'.repeat(12)}`, bytes);
+      await store.artifacts.put('web', `${THREE}+${'b'.repeat(12)}`, bytes);
+
+      // Act
+      const refused = await driftless('rollback', '--track', 'web', '--revision', THREE);
+      const named = await driftless(
+        'rollback',
+        '--track',
+        'web',
+        '--revision',
+        '333333333333+bbbbbbbbbbbb',
+      );
+
+      // Assess
+      assert.equal(refused.code, 3);
+      // Newest first: the two were stored within moments, in either order.
+      assert.match(refused.stderr, /: 333333333333\+(a{12}|b{12}), 333333333333\+(a{12}|b{12})$/m);
+      assert.match(refused.stderr, /<sha>\+<digest>/);
+      assert.doesNotMatch(refused.stderr, /give more of the sha/);
+      assert.equal(named.code, 0, named.stderr);
+      assert.match(named.stderr, new RegExp(`web: rolling back to ${THREE}\\+b{12}\n`));
+    });
+
     it('refuses --previous with exit 3 when only one revision was ever applied', async () => {
       // Prepare
       assert.equal((await driftless('sync', '--track', 'web')).code, 0);
@@ -282,6 +330,42 @@ describe('driftless rollback and unpin', () => {
         ].join('\n'),
       );
       assert.equal(cluster.configMapValue('b'), 'two');
+    });
+
+    it('names the pin in sync -o json as the text does, and still fetches the newest revision', async () => {
+      // Prepare
+      await syncBoth();
+      await driftless('rollback', '--track', 'web', '--previous');
+
+      // Act
+      const json = await driftless('sync', '--track', 'web', '-o', 'json');
+      const text = await driftless('sync', '--track', 'web');
+
+      // Assess
+      assert.equal(json.code, 0, json.stderr);
+      const document = JSON.parse(json.stdout);
+      assert.equal(document.result, 'pinned');
+      assert.equal(document.revision, ONE);
+      assert.equal(document.status.desiredRevision, TWO, 'the newest revision is still desired');
+      assert.match(text.stdout, /^web: pinned at 111111111111;/);
+    });
+
+    it('applies nothing and leaves the desired revision alone on sync --revision of a pinned track', async () => {
+      // Prepare
+      await syncBoth();
+      await driftless('rollback', '--track', 'web', '--previous');
+
+      // Act
+      const result = await driftless('sync', '--track', 'web', '--revision', THREE, '-o', 'json');
+
+      // Assess
+      assert.equal(result.code, 0, result.stderr);
+      const document = JSON.parse(result.stdout);
+      assert.equal(document.result, 'pinned');
+      assert.equal(document.revision, ONE);
+      assert.equal(document.status.desiredRevision, TWO);
+      assert.equal(cluster.configMapValue('a'), 'one');
+      assert.ok(await store.artifacts.has('web', THREE), 'stored: a rollback can pick it');
     });
 
     it('exits 3 when the sync after unpinning fails, leaving the track unpinned', async () => {
