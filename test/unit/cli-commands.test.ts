@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
 import type { LocalContext } from '../../src/sync/local-context.ts';
-import { runCli } from '../../src/cli/main.ts';
+import { cliOver } from './fakes/run-cli.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 import { objectKey } from '../../src/cluster/kube-object.ts';
 import { parseConfig } from '../../src/config/index.ts';
@@ -74,12 +74,6 @@ function fakeSource(files: Readonly<Record<string, string>>): GitSource {
   };
 }
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 describe('driftless commands over fake ports', () => {
   let dir: string;
   let store: ClosableStore;
@@ -96,17 +90,7 @@ describe('driftless commands over fake ports', () => {
     close: () => undefined,
   });
 
-  const driftless = async (...args: string[]): Promise<Run> => {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCli(args, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      env: {},
-      openLocalContext: async () => context(),
-    });
-    return { code, stdout, stderr };
-  };
+  const driftless = cliOver(context);
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'driftless-cli-'));

@@ -17,7 +17,7 @@ import {
   formatDriftRun,
   type DriftRun,
 } from '../../src/cli/drift-command.ts';
-import { runCli } from '../../src/cli/main.ts';
+import { cliOver } from './fakes/run-cli.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 import { Output } from '../../src/cli/output.ts';
 import { objectKey } from '../../src/cluster/kube-object.ts';
@@ -80,17 +80,7 @@ describe('driftless drift', () => {
     close: () => undefined,
   });
 
-  const driftless = async (...args: string[]) => {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCli(args, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      env: {},
-      openLocalContext: async () => context(),
-    });
-    return { code, stdout, stderr };
-  };
+  const driftless = cliOver(context);
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'driftless-cli-drift-'));

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { LocalContext } from '../../src/sync/local-context.ts';
-import { runCli } from '../../src/cli/main.ts';
+import { cliOver } from './fakes/run-cli.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 import { objectKey } from '../../src/cluster/kube-object.ts';
 import { parseConfig } from '../../src/config/index.ts';
@@ -84,17 +84,7 @@ describe('driftless rollback and unpin', () => {
     close: () => undefined,
   });
 
-  const driftless = async (...args: string[]) => {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCli(args, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      env: {},
-      openLocalContext: async () => context(),
-    });
-    return { code, stdout, stderr };
-  };
+  const driftless = cliOver(context);
 
   /** Syncs revision 1, then revision 2: two stored revisions, 2 applied. */
   const syncBoth = async (): Promise<void> => {

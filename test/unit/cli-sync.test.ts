@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
-import { runCli } from '../../src/cli/main.ts';
+import { cliOver } from './fakes/run-cli.ts';
 import { Output } from '../../src/cli/output.ts';
 import { formatSyncResult } from '../../src/cli/sync-command.ts';
 import { parseConfig } from '../../src/config/index.ts';
@@ -65,17 +65,7 @@ describe('driftless sync, text report of a failure', () => {
     close: () => undefined,
   });
 
-  const driftless = async (...args: string[]) => {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCli(args, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      env: {},
-      openLocalContext: async () => context(),
-    });
-    return { code, stdout, stderr };
-  };
+  const driftless = cliOver(context);
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'driftless-cli-sync-'));
