@@ -7,36 +7,41 @@
  */
 import type { ApiResource } from '../cluster/discovery.ts';
 import { KubernetesApiError } from '../cluster/errors.ts';
-import {
-  objectKey,
-  refOf,
-  splitApiVersion,
-  subjectOf,
-  type KubeObject,
-} from '../cluster/kube-object.ts';
+import { refOf, splitApiVersion, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
 import { messageOf } from '../errors.ts';
-import { TRACK_LABEL } from './ownership.ts';
+import { isPruneDisabled, TRACK_LABEL } from './ownership.ts';
 
 export interface CascadeOptions {
   readonly track: string;
-  /** Keys of the objects the revision applies (inventory.ts objectKey): never deleted by a prune. */
-  readonly applied?: ReadonlySet<string>;
+  /**
+   * Subjects of the objects the revision holds — applied, or left alone by a filter or a
+   * `syncTo: ignore` rule while in Git: never deleted by a prune.
+   */
+  readonly inRevision?: ReadonlySet<string>;
 }
 
 /** How many objects a reason names before it counts the rest. */
 const NAMED = 3;
 
 /**
- * Objects the API server makes in every Namespace, or that stand for others
- * (events, metrics): they go with the Namespace without being anyone's loss.
+ * Kinds whose objects stand for others or are records (events, metrics, a
+ * Service's Endpoints, which the endpoints controller keeps without an owner
+ * reference): they go with a Namespace without being anyone's loss, and are
+ * not even listed.
  */
+function recordKind(resource: ApiResource): boolean {
+  return (
+    resource.kind === 'Event' ||
+    resource.group === 'metrics.k8s.io' ||
+    (resource.group === '' && resource.kind === 'Endpoints')
+  );
+}
+
+/** Objects the API server makes in every Namespace. */
 function madeByTheCluster(object: KubeObject): boolean {
   const { group } = splitApiVersion(object.apiVersion);
-  if (object.kind === 'Event' || group === 'metrics.k8s.io') return true;
-  // A Service's Endpoints, kept by the endpoints controller without an owner reference.
-  if (group === '' && object.kind === 'Endpoints') return true;
   const { name } = object.metadata;
   return (
     group === '' &&
@@ -47,15 +52,17 @@ function madeByTheCluster(object: KubeObject): boolean {
 
 /**
  * Whether deleting would be a loss: an object owned by another (a ReplicaSet of a
- * Deployment, a Pod of a Job) goes with its owner; one labelled for this track and
- * not applied by the revision is the track's to delete.
+ * Deployment, a Pod of a Job) goes with its owner; one labelled for this track is
+ * the track's to delete, unless the revision still holds it or it is annotated
+ * `driftless.dev/prune: disabled`.
  */
 function wouldBeLost(object: KubeObject, options: CascadeOptions): boolean {
   if (madeByTheCluster(object)) return false;
   const owners = object.metadata['ownerReferences'];
   if (Array.isArray(owners) && owners.length > 0) return false;
   if (object.metadata.labels?.[TRACK_LABEL] !== options.track) return true;
-  return options.applied?.has(objectKey(refOf(object))) ?? false;
+  if (isPruneDisabled(object)) return true;
+  return options.inRevision?.has(subjectOf(refOf(object))) ?? false;
 }
 
 /** The resources whose objects deleting `definition` deletes, or undefined when it is neither kind. */
@@ -66,7 +73,9 @@ function cascadeOf(
   const { group } = splitApiVersion(definition.apiVersion);
   if (group === '' && definition.kind === 'Namespace') {
     return {
-      resources: kinds.filter((resource) => resource.namespaced && resource.listable),
+      resources: kinds.filter(
+        (resource) => resource.namespaced && resource.listable && !recordKind(resource),
+      ),
       namespace: definition.metadata.name,
     };
   }
@@ -83,8 +92,8 @@ function cascadeOf(
 
 /**
  * Why `definition` (live) must not be deleted — the objects deleting it would
- * take that this track does not own or still applies, or a kind that could not
- * be listed to know — or undefined when nothing would be lost.
+ * take that are not this track's to delete, or a kind that could not be
+ * listed to know — or undefined when nothing would be lost.
  */
 export async function cascadeRefusal(
   cluster: KubernetesPort,
@@ -112,13 +121,17 @@ export async function cascadeRefusal(
     }
   });
   if (lost.length > 0) {
-    lost.sort();
-    const named = lost.slice(0, NAMED).join(', ');
     const more = lost.length > NAMED ? ` and ${lost.length - NAMED} more` : '';
-    return `deleting it would delete ${lost.length} object${lost.length === 1 ? '' : 's'} in it that this track does not own or still applies (${named}${more}); left in place until they are gone`;
+    return `deleting it would also delete ${lost.length} object${lost.length === 1 ? '' : 's'} that ${lost.length === 1 ? 'is' : 'are'} not this track's to delete (${named(lost)}${more}); left in place: move or delete them, or delete it by hand`;
   }
   if (unread.length > 0) {
-    return `cannot tell what deleting it would delete: ${unread.sort().join('; ')}; left in place`;
+    const more = unread.length > NAMED ? ` and ${unread.length - NAMED} more kinds` : '';
+    return `cannot tell what deleting it would delete, as these cannot be listed: ${named(unread)}${more}; left in place`;
   }
   return undefined;
+}
+
+/** The first few of `items`, sorted, for a message. */
+function named(items: string[]): string {
+  return items.sort().slice(0, NAMED).join('; ');
 }

@@ -46,6 +46,10 @@ export type PlannedChange =
       readonly error: string;
     };
 
+function isCustomResourceDefinitionObject(object: RenderedObject): boolean {
+  return object.group === 'apiextensions.k8s.io' && object.kind === 'CustomResourceDefinition';
+}
+
 /** Requests in flight at once; dry-runs are cheap but each is a round trip. */
 const CONCURRENCY = 8;
 
@@ -155,7 +159,9 @@ async function previewObject(
     const message = messageOf(error);
     // Checked against its CRD as the cluster has it, which this revision changes first (a
     // new field in the schema, say): the refusal may not hold, so it is a note, not an error.
-    if (apiError !== undefined && revisedKinds.has(`${object.group}/${object.kind}`)) {
+    // 400/422 (invalid), or 500 for a field the schema does not declare (server-side apply).
+    const schemaRefusal = [400, 422, 500].includes(apiError?.httpStatus ?? 0);
+    if (schemaRefusal && revisedKinds.has(`${object.group}/${object.kind}`)) {
       return change(subject, live ? 'update' : 'create', live, desired, {
         note: `this revision changes its CustomResourceDefinition, which is applied first; against the one the cluster has now, the API server refuses it: ${message}`,
       });
@@ -172,7 +178,7 @@ async function previewPrune(
   cluster: KubernetesPort,
   track: Track,
   entry: InventoryEntry,
-  applied: ReadonlySet<string>,
+  inRevision: ReadonlySet<string>,
 ): Promise<PlannedChange | undefined> {
   const live = await cluster.get(refOfEntry(entry));
   // Prune deletes only what is still there, labelled as ours and not protected, and no
@@ -180,7 +186,7 @@ async function previewPrune(
   if (!live || live.metadata.labels?.[TRACK_LABEL] !== track.name || isPruneDisabled(live)) {
     return undefined;
   }
-  if ((await cascadeRefusal(cluster, live, { track: track.name, applied })) !== undefined) {
+  if ((await cascadeRefusal(cluster, live, { track: track.name, inRevision })) !== undefined) {
     return undefined;
   }
   return change(subjectOf(refOfEntry(entry)), 'prune', live, undefined);
@@ -204,46 +210,33 @@ export async function previewChanges(
     selected.filter((o) => o.group === '' && o.kind === 'Namespace').map((o) => o.name),
   );
   const owned = new Set(inventory.map((entry) => objectKey(refOfEntry(entry))));
-  const updates = await mapWithLimit(selected, CONCURRENCY, (object) =>
-    previewObject(cluster, track, object, served, namespacesCreated, owned, new Set()),
+  const preview = (object: RenderedObject, revisedKinds: ReadonlySet<string>) =>
+    previewObject(cluster, track, object, served, namespacesCreated, owned, revisedKinds);
+  // CRDs first: the custom resources of one this revision changes are checked against the CRD
+  // as it is now, so their refusal is told as such (previewObject) — when the CRD's own
+  // change would go through.
+  const crds = new Map(
+    await mapWithLimit(
+      selected.filter(isCustomResourceDefinitionObject),
+      CONCURRENCY,
+      async (o) => [o, await preview(o, new Set())] as const,
+    ),
   );
-  // Custom resources whose CRD the revision changes: checked again against the CRD dry-run
-  // would apply only after it, so a refusal of theirs is told as such (previewObject).
   const revisedKinds = new Set(
-    selected.flatMap((object, index) => {
-      const planned = updates[index];
-      if (object.group !== 'apiextensions.k8s.io' || object.kind !== 'CustomResourceDefinition')
-        return [];
-      if (planned === undefined || planned.action !== 'update') return [];
+    [...crds].flatMap(([object, planned]) => {
+      if (planned === undefined || planned.action !== 'update' || 'error' in planned) return [];
       const spec = object.manifest.spec as { group?: string; names?: { kind?: string } };
       return [`${spec.group}/${spec.names?.kind}`];
     }),
   );
-  if (revisedKinds.size > 0) {
-    await mapWithLimit(selected, CONCURRENCY, async (object, index) => {
-      const planned = updates[index];
-      if (
-        planned !== undefined &&
-        'error' in planned &&
-        revisedKinds.has(`${object.group}/${object.kind}`)
-      ) {
-        updates[index] = await previewObject(
-          cluster,
-          track,
-          object,
-          served,
-          namespacesCreated,
-          owned,
-          revisedKinds,
-        );
-      }
-    });
-  }
+  const updates = await mapWithLimit(selected, CONCURRENCY, (object) =>
+    crds.has(object) ? Promise.resolve(crds.get(object)) : preview(object, revisedKinds),
+  );
   const refs = selected.map((o) => refOf(o.manifest as unknown as KubeObject));
-  const applied = new Set(refs.map(objectKey));
+  const inRevision = new Set(selected.map((object) => object.subject));
   const prunes = track.prune
     ? await mapWithLimit(staleEntries(inventory, refs), CONCURRENCY, (entry) =>
-        previewPrune(cluster, track, entry, applied),
+        previewPrune(cluster, track, entry, inRevision),
       )
     : [];
   return [...updates, ...prunes].filter((c): c is PlannedChange => c !== undefined);

@@ -18,10 +18,10 @@ export interface PruneOptions {
   readonly track: string;
   readonly dryRun?: boolean;
   /**
-   * Keys of the objects the revision applies (objectKey): a Namespace or CRD
-   * whose deletion would take one of them is left in place (cascade.ts).
+   * Subjects of the objects the revision holds (applied, or left alone while in Git): a
+   * Namespace or CRD whose deletion would take one of them is left in place (cascade.ts).
    */
-  readonly applied?: ReadonlySet<string>;
+  readonly inRevision?: ReadonlySet<string>;
   /** Aborted when the caller is asked to stop: no delete is sent after it (errors.ts). */
   readonly signal?: AbortSignal;
 }
@@ -76,7 +76,7 @@ export async function pruneObjects(
         }
         const refusal = await cascadeRefusal(cluster, live, {
           track: options.track,
-          ...(options.applied ? { applied: options.applied } : {}),
+          ...(options.inRevision ? { inRevision: options.inRevision } : {}),
         });
         if (refusal !== undefined) {
           retained.push(subject);

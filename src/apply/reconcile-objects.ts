@@ -5,7 +5,7 @@
  * Prune runs only when every object applied, health is waited for only then,
  * so a failed apply leaves everything else as it was.
  */
-import { objectKey, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
+import { subjectOf, type KubeObject, type ObjectRef } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { applyObjects } from './apply-objects.ts';
@@ -143,7 +143,7 @@ export async function reconcileObjects(
     const stale = allStale.filter((entry) => !keep.has(entry.subject));
     const pruned = await pruneObjects(cluster, stale, {
       track: track.name,
-      applied: new Set(applied.applied.map(objectKey)),
+      inRevision: new Set([...applied.applied.map(subjectOf), ...keep]),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     changeset.push(...pruned.changeset);

@@ -200,6 +200,7 @@ export async function deleteTrack(
   const { holder, state } = await takeApplyLease(deps.state, track, 'delete', now(), deps.signal);
   let changeset: ChangeSetEntry[] = [];
   let interrupted: Interrupted | undefined;
+  let retained: readonly string[] = [];
   let note: string | undefined;
   try {
     if (isSuspended(track, state)) {
@@ -212,6 +213,7 @@ export async function deleteTrack(
       });
       changeset = redactDeep(pruned.changeset);
       interrupted = pruned.interrupted;
+      retained = pruned.retained;
     } else {
       note = 'deletion policy Orphan: the objects were left in the cluster';
     }
@@ -220,12 +222,21 @@ export async function deleteTrack(
     throw error;
   }
   const failed = changeset.filter((entry) => entry.action === 'failed');
-  if (failed.length > 0) {
-    const error = describeFailures(
-      changeset,
-      interrupted && { interrupted, of: state.inventory.length, verb: 'deleted' },
-    );
-    const left = new Set(failed.map((entry) => entry.subject));
+  // A Namespace or CRD left in place for what it holds (cascade.ts) is still the track's: the
+  // state stays with it, as with an object that could not be deleted, and the delete can be run
+  // again once those objects are gone.
+  const held = changeset.filter((entry) => retained.includes(entry.subject));
+  if (failed.length > 0 || held.length > 0) {
+    const error = [
+      describeFailures(
+        changeset,
+        interrupted && { interrupted, of: state.inventory.length, verb: 'deleted' },
+      ),
+      ...held.map((entry) => `${entry.subject}: not deleted: ${entry.reason ?? ''}`),
+    ]
+      .filter((part) => part !== '')
+      .join('; ');
+    const left = new Set([...failed, ...held].map((entry) => entry.subject));
     const kept = await updateTrackState(deps.state, track.name, (s) => {
       s.inventory = s.inventory.filter((entry) => left.has(entry.subject));
       setCondition(s, 'Ready', 'False', 'DeletionFailed', error, now());

@@ -12,7 +12,7 @@ import { inventoryOf, staleEntries } from '../../src/apply/inventory.ts';
 import { pruneObjects } from '../../src/apply/prune.ts';
 import { reconcileObjects } from '../../src/apply/reconcile-objects.ts';
 import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
-import { objectKey, refOf } from '../../src/cluster/kube-object.ts';
+import { refOf, subjectOf } from '../../src/cluster/kube-object.ts';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { createTestNamespace, sharedCluster, sharedKubeConfig } from '../harness/shared-cluster.ts';
 
@@ -210,6 +210,33 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     }
   });
 
+  it('leaves a Namespace in place while it holds an object of the track annotated prune: disabled', async () => {
+    // Prepare
+    const name = `${ns}-protect`;
+    const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+    const protectedOne = configMap(name, 'kept', { k: '1' }, { 'driftless.dev/prune': 'disabled' });
+    const first = await applyObjects(cluster, [namespace, protectedOne], { track });
+
+    try {
+      // Act: both left Git
+      const pruned = await pruneObjects(cluster, staleEntries(inventoryOf(first.applied), []), {
+        track,
+      });
+
+      // Assess
+      assert.deepEqual(actions(pruned.changeset), {
+        [`Namespace/${name}`]: 'skipped',
+        [`ConfigMap/${name}/kept`]: 'skipped',
+      });
+      assert.equal(
+        (await core.readNamespacedConfigMap({ name: 'kept', namespace: name })).data?.k,
+        '1',
+      );
+    } finally {
+      await core.deleteNamespace({ name }).catch(() => undefined);
+    }
+  });
+
   it('leaves a Namespace in place while the revision still applies objects in it', async () => {
     // Prepare
     const name = `${ns}-still`;
@@ -225,7 +252,7 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
         staleEntries(inventoryOf(first.applied), second.applied),
         {
           track,
-          applied: new Set(second.applied.map(objectKey)),
+          inRevision: new Set(second.applied.map(subjectOf)),
         },
       );
 
@@ -529,7 +556,7 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     const crdOnly = staleEntries(inventoryOf(result.applied), [refOf(gadget)]);
     const held = await pruneObjects(cluster, crdOnly, {
       track,
-      applied: new Set([objectKey(refOf(gadget))]),
+      inRevision: new Set([subjectOf(refOf(gadget))]),
     });
     const pruned = await pruneObjects(cluster, staleEntries(inventoryOf(result.applied), []), {
       track,

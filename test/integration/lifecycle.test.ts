@@ -181,6 +181,47 @@ describe('track lifecycle', () => {
     }
   });
 
+  it('delete keeps the state of a Namespace left in place for what it holds, and collects it once that is gone', async () => {
+    // Prepare: a track with a Namespace of its own, and a ConfigMap someone else put in it
+    const held = await fixture.newTrack('del-held');
+    const own = `${held.ns}-own`;
+    await pushFiles(held.repo, {
+      'ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${own}}\n`,
+      'a.yaml': configMap('a', 'del-held', own),
+    });
+    const synced = await syncTrack(held.track, { trigger: 'manual' }, fixture.deps);
+    assert.equal(synced.result, 'applied', synced.error);
+    await fixture.core.createNamespacedConfigMap({
+      namespace: own,
+      body: { metadata: { name: 'theirs' } },
+    });
+    const deps = { state: fixture.deps.state, cluster: fixture.deps.cluster };
+
+    try {
+      // Act
+      const first = await deleteTrack(held.track, 'Delete', deps);
+      const state = await readTrackState(fixture.deps.state, 'del-held');
+      await fixture.core.deleteNamespacedConfigMap({ name: 'theirs', namespace: own });
+      const second = await deleteTrack(held.track, 'Delete', deps);
+
+      // Assess: the track's ConfigMap went, the Namespace stayed with the state, then went
+      assert.equal(first.result, 'failed');
+      assert.match(
+        first.error ?? '',
+        new RegExp(`Namespace/${own}: not deleted: .*ConfigMap/${own}/theirs`),
+      );
+      assert.equal(await fixture.configMapValue(own, 'a'), undefined);
+      assert.deepEqual(
+        state.inventory.map((entry) => entry.subject),
+        [`Namespace/${own}`],
+      );
+      assert.equal(second.result, 'deleted', second.error);
+      assert.ok(!(await fixture.deps.state.listTracks()).includes('del-held'));
+    } finally {
+      await fixture.core.deleteNamespace({ name: own }).catch(() => undefined);
+    }
+  });
+
   it('deleting a track with no state collects nothing, says so and records nothing; its objects stay', async () => {
     // Prepare: deleted once leaving its objects (Orphan), so it has history but no state.
     const gone = await fixture.newTrack('del-again');
