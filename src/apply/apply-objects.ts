@@ -427,12 +427,11 @@ export async function applyObjects(
     );
     return refusals.some((refusal) => refusal !== undefined) ? refusals : undefined;
   };
-  /** Fails `writes` unsent: each refusal named, the others held back for the refused ones' sake. */
+  /** Fails `writes` unsent: each refusal named, the others held back, saying `why`. */
   const refuse = (
     writes: readonly Write[],
     refusals: readonly (string | undefined)[],
-    refusedCount: number,
-    consequence = 'so none of it was sent',
+    why: string,
   ): void => {
     writes.forEach((write, index) => {
       const { subject } = write.item;
@@ -440,38 +439,48 @@ export async function applyObjects(
       changeset[write.item.index] = {
         subject,
         action: 'failed',
-        error:
-          refusal ??
-          `${subject}: not applied: the API server refuses ${refusedCount} other object${refusedCount === 1 ? '' : 's'} of this revision, ${consequence}`,
+        error: refusal ?? `${subject}: not applied: ${why}`,
         ...(refusal === undefined ? { heldBack: true as const } : {}),
       };
       options.onProgress?.(++done, items.length);
     });
   };
-  const countRefused = (refusals: readonly (string | undefined)[]): number =>
-    refusals.filter((refusal) => refusal !== undefined).length;
+  const others = (count: number): string => `${count} other object${count === 1 ? '' : 's'}`;
+  const refusedWhy = (refusals: readonly (string | undefined)[]): string =>
+    `the API server refuses ${others(refusals.filter((r) => r !== undefined).length)} of this revision, so none of it was sent`;
   const [definitions, rest] = splitStages(items);
   // Definitions are few and may depend on each other (a Namespace before a
-  // ClusterRoleBinding naming it): apply them in order. When one of them changes
-  // a running definition, they are checked first like the rest: a refusal sends
-  // nothing of the revision, neither definitions nor the rest (a revision the
-  // cluster refuses changes nothing that runs).
+  // ClusterRoleBinding naming it): apply them in order. Those that change a running
+  // definition are checked first like the rest: a refusal sends nothing of the
+  // revision, neither definitions nor the rest (a revision the cluster refuses changes
+  // nothing that runs). New ones are not: a dry run persists nothing, so one naming
+  // another new one (a binding to a new ClusterRole) could be refused where sending
+  // them in order succeeds.
   const definitionWrites = await plan(definitions);
-  const definitionRefusals = await refusalsOf(definitionWrites, 1);
+  const definitionUpdates = definitionWrites.filter((write) => write.live !== undefined);
+  const definitionRefusals = await refusalsOf(definitionUpdates, 1);
   if (definitionRefusals !== undefined) {
-    const refusedCount = countRefused(definitionRefusals);
-    refuse(definitionWrites, definitionRefusals, refusedCount);
-    refuse(await plan(rest), [], refusedCount);
+    const why = refusedWhy(definitionRefusals);
+    refuse(definitionUpdates, definitionRefusals, why);
+    refuse(
+      definitionWrites.filter((write) => write.live === undefined),
+      [],
+      why,
+    );
+    refuse(await plan(rest), [], why);
     return { changeset, applied: appliedRefs(items, changeset), observed };
   }
   await send(definitionWrites, 1);
-  // A definition the API server refused when it was sent (one that only creates is sent
-  // without asking): the rest, which may need it, is not sent either.
+  // A definition that failed when it was sent: the rest, which may need it, is not sent.
   const failedDefinitions = definitionWrites.filter(
     (write) => changeset[write.item.index]?.action === 'failed',
   ).length;
   if (failedDefinitions > 0 && interruptionOf(options.signal) === undefined) {
-    refuse(await plan(rest), [], failedDefinitions, 'so the rest of it was not sent');
+    refuse(
+      await plan(rest),
+      [],
+      `${others(failedDefinitions)} of this revision failed (a Namespace, CRD or other cluster definition), so the rest of it was not sent`,
+    );
     return { changeset, applied: appliedRefs(items, changeset), observed };
   }
   // A definition written (a CRD changed, a Namespace created) may change what the rest
@@ -509,7 +518,7 @@ export async function applyObjects(
   const writes = await plan(rest);
   const refusals = await refusalsOf(writes, concurrency);
   if (refusals === undefined) await send(writes, concurrency);
-  else refuse(writes, refusals, countRefused(refusals));
+  else refuse(writes, refusals, refusedWhy(refusals));
   return {
     changeset,
     applied: appliedRefs(items, changeset),
