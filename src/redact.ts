@@ -108,7 +108,12 @@ function alongside(value: unknown, reference: unknown): unknown {
     return value !== undefined && holdsSecretValue(reference) ? REDACTED : value;
   }
   if (Array.isArray(value) && Array.isArray(reference)) {
-    return value.map((item, index) => alongside(item, reference[index]));
+    // Lists of named items (env, containers, ports) pair by name, as Kubernetes merges them:
+    // an item added before another moves it, and the old value must still meet its new one.
+    const named = byName(reference);
+    return value.map((item, index) =>
+      alongside(item, named === undefined ? reference[index] : named.get(nameOf(item))),
+    );
   }
   if (isRecord(value) && isRecord(reference)) {
     const copy: Record<string, unknown> = { ...value };
@@ -116,6 +121,17 @@ function alongside(value: unknown, reference: unknown): unknown {
     return copy;
   }
   return value;
+}
+
+function nameOf(item: unknown): unknown {
+  return isRecord(item) ? item['name'] : undefined;
+}
+
+/** The items of `list` by their `name`, when every one has a string name. */
+function byName(list: readonly unknown[]): Map<unknown, unknown> | undefined {
+  if (list.length === 0 || !list.every((item) => typeof nameOf(item) === 'string'))
+    return undefined;
+  return new Map(list.map((item) => [nameOf(item), item]));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -80,7 +80,9 @@ function dependencyStands(dependency: TrackState): boolean {
     dependency.suspended === true &&
     ready?.reason === 'Suspended' &&
     conditionOf(dependency, 'ChildrenUpToDate')?.status === 'True' &&
-    conditionOf(dependency, 'Healthy')?.status !== 'False'
+    conditionOf(dependency, 'ChildrenGarbageCollected')?.status !== 'False' &&
+    // Healthy is absent for a track that does not wait; Unknown is a wait cut short.
+    (conditionOf(dependency, 'Healthy')?.status ?? 'True') === 'True'
   );
 }
 

@@ -136,6 +136,30 @@ describe('secret values on the other side of a comparison', () => {
     );
   });
 
+  it('pairs named list items by name: an env var added before the secret one moves it', () => {
+    addSecretValues(['new-rotated-password']);
+    const env = (items: [string, string][]) => ({
+      env: items.map(([name, value]) => ({ name, value })),
+    });
+    assert.deepEqual(
+      redactAlongside(
+        env([
+          ['MODE', 'prod'],
+          ['DB_PASS', 'old-password-value'],
+        ]),
+        env([
+          ['ADDED', 'x'],
+          ['MODE', 'prod'],
+          ['DB_PASS', 'new-rotated-password'],
+        ]),
+      ),
+      env([
+        ['MODE', 'prod'],
+        ['DB_PASS', '***'],
+      ]),
+    );
+  });
+
   it('diff shows neither the earlier nor the current substituted value of a ConfigMap', () => {
     addSecretValues(['PLANTED_NEW_VALUE_26']);
     const shown = showChange(
