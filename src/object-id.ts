@@ -35,3 +35,13 @@ export function commitOf(revision: string): string {
 export function renderedRevision(commit: string, bundleSha256Hex: string): string {
   return `${commit}+${bundleSha256Hex.slice(0, 12)}`;
 }
+
+/**
+ * A revision shortened for people: 12 digits of the commit, and its render's `+digest` when it
+ * has one (two renders of one commit are two revisions); `-` when there is none.
+ */
+export function shortRevision(revision: string | null | undefined): string {
+  if (!revision) return '-';
+  const commit = commitOf(revision);
+  return `${commit.slice(0, 12)}${revision.slice(commit.length)}`;
+}

@@ -1,19 +1,11 @@
 /** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
-import { commitOf } from '../object-id.ts';
+import { shortRevision } from '../object-id.ts';
 import type { ObjectStatus } from '../sync/object-statuses.ts';
 import { describeLease, leaseIdOf, liveLease, type TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
 
-/**
- * A revision shortened for people: 12 digits of the commit, and its render's `+digest` when it
- * has one (two renders of one commit are two revisions); `-` when there is none.
- */
-export function shortRevision(revision: string | null | undefined): string {
-  if (!revision) return '-';
-  const commit = commitOf(revision);
-  return `${commit.slice(0, 12)}${revision.slice(commit.length)}`;
-}
+export { shortRevision } from '../object-id.ts';
 
 function colourStatus(status: string, colours: Palette): string {
   if (status === 'True') return colours.green(status);

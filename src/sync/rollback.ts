@@ -7,7 +7,7 @@ import { DriftlessError } from '../errors.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import { applyStoredRevision, type ApplyDeps, type SyncResult } from './apply-revision.ts';
 import type { RollbackJob } from './jobs.ts';
-import { commitOf } from '../object-id.ts';
+import { commitOf, shortRevision } from '../object-id.ts';
 import { readTrackState, setCondition, updateTrackState, type TrackState } from './track-state.ts';
 
 /** The revision asked for is not stored, or there is no previous one. */
@@ -18,15 +18,6 @@ export class RollbackTargetError extends DriftlessError {
 export type RollbackTarget = { readonly revision: string } | { readonly previous: true };
 
 const SHOWN = 10;
-
-/**
- * A stored revision for people: 12 digits of the commit, and the render's digest when it has
- * one — two renders of one commit must not read as the same revision.
- */
-function shown(revision: string): string {
-  const commit = commitOf(revision);
-  return `${commit.slice(0, 12)}${revision.slice(commit.length)}`;
-}
 
 /**
  * Whether stored `revision` is what `wanted` names: a prefix of its commit, and when `wanted`
@@ -61,7 +52,7 @@ export async function resolveRollbackTarget(
       ? 'no revision is stored for this track yet'
       : `stored revisions (newest first): ${stored
           .slice(0, SHOWN)
-          .map((a) => shown(a.revision))
+          .map((a) => shortRevision(a.revision))
           .join(', ')}${stored.length > SHOWN ? `, and ${stored.length - SHOWN} more` : ''}`;
   if ('revision' in target) {
     const wanted = target.revision.toLowerCase();
@@ -72,12 +63,18 @@ export async function resolveRollbackTarget(
     const matches = stored.filter((a) => names(wanted, a.revision));
     if (matches.length === 1) return matches[0]!.revision;
     const commits = new Set(matches.map((a) => commitOf(a.revision)));
+    // Renders of one commit, named without a digest: the one stored without a digest, as
+    // listings show it (`3f2a9c1e0b7d` beside `3f2a9c1e0b7d+0b7e41d2a9f3`).
+    const plain = matches.filter((a) => !a.revision.includes('+'));
+    if (commits.size === 1 && !wanted.includes('+') && plain.length === 1) {
+      return plain[0]!.revision;
+    }
     if (commits.size === 1) {
       // More digits of the sha cannot tell renders of one commit apart; their digests can.
       throw new RollbackTargetError(
         `track "${track.name}": revision ${target.revision} names ${matches.length} stored renders of one commit ` +
           `(a chart, or a track whose render spec changed); give one as <sha>+<digest>: ` +
-          matches.map((a) => shown(a.revision)).join(', '),
+          matches.map((a) => shortRevision(a.revision)).join(', '),
       );
     }
     const why =

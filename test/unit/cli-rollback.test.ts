@@ -208,11 +208,21 @@ describe('driftless rollback and unpin', () => {
 
       // Act
       const byCommit = await driftless('rollback', '--track', 'web', '--revision', ONE);
+      // As listings show it: 12 digits, no digest.
+      const byListed = await driftless(
+        'rollback',
+        '--track',
+        'web',
+        '--revision',
+        ONE.slice(0, 12),
+      );
       const byId = await driftless('rollback', '--track', 'web', '--revision', again);
 
       // Assess
       assert.equal(byCommit.code, 0, byCommit.stderr);
       assert.match(byCommit.stderr, new RegExp(`web: rolling back to ${ONE}\n`));
+      assert.equal(byListed.code, 0, byListed.stderr);
+      assert.match(byListed.stderr, new RegExp(`web: rolling back to ${ONE}\n`));
       assert.equal(byId.code, 0, byId.stderr);
       assert.match(byId.stdout, /^web: rolled back to 111111111111\+dddddddddddd and pinned/);
       assert.equal((await readTrackState(store.state, 'web')).pinned, again);
