@@ -99,6 +99,9 @@ async function webhookSecrets(
   return secrets;
 }
 
+/** How long answers in flight may take to finish once the jobs are done and serve closes. */
+const CLOSE_GRACE_MS = 2_000;
+
 /** Starts the local stack; resolves once the server listens. */
 export async function startServe(
   ctx: LocalContext,
@@ -251,9 +254,12 @@ export async function startServe(
       // refuse connections and tell a Git host or a load balancer nothing.
       const { dropped } = await queue.close();
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Keep-alive connections would hold close() open until their clients drop them.
-      server.closeAllConnections();
+      // Idle keep-alive connections would hold close() open until their clients drop them;
+      // answers being written get a moment to finish before the rest are cut.
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
       await serverClosed;
+      clearTimeout(grace);
       logger.info('stopped', { dropped });
     })();
     return closing;
