@@ -169,7 +169,8 @@ describe('two-way sync', () => {
     assert.match(file, /^# Settings the ops team changes in the cluster/);
     assert.match(file, /value: from-cluster # the value people tune/);
     assert.match(file, /team: ops # owned by ops/);
-    assert.match(file, /tuned: yes/);
+    // Quoted: kubectl (YAML 1.1) would read a plain yes as true.
+    assert.match(file, /tuned: "yes"/);
     assert.match(file, /level: info/);
     // The other document, byte for byte (its odd spacing too).
     assert.ok(
