@@ -183,7 +183,7 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
       });
       assert.match(
         held.changeset.find((e) => e.subject === `Namespace/${name}`)?.reason ?? '',
-        new RegExp(`would delete 1 object .*ConfigMap/${name}/precious`),
+        new RegExp(`would also delete 1 object .*ConfigMap/${name}/precious`),
       );
       assert.deepEqual(held.retained, [`Namespace/${name}`]);
       // Still the track's: the next prune tries again.
