@@ -64,6 +64,8 @@ export interface ApplyObjectsOptions {
    * requests in flight finish, no object is sent after it, and waits end.
    */
   readonly signal?: AbortSignal;
+  /** Where each object was written (`file:line`), by subject: named in its error after the subject. */
+  readonly sources?: ReadonlyMap<string, string>;
 }
 
 export interface ApplyObjectsResult {
@@ -366,6 +368,27 @@ async function waitForCrds(
  * of the revision; otherwise a failed object does not stop the others.
  */
 export async function applyObjects(
+  cluster: KubernetesPort,
+  objects: readonly KubeObject[],
+  options: ApplyObjectsOptions,
+): Promise<ApplyObjectsResult> {
+  const result = await applyStaged(cluster, objects, options);
+  const { sources } = options;
+  if (sources === undefined) return result;
+  // `ConfigMap/apps/web (apps/web.yaml:12): ...`: with hundreds of files, the subject alone
+  // leaves people to search for the one the API server refused.
+  const changeset = result.changeset.map((entry) => {
+    const source = sources.get(entry.subject);
+    const prefix = `${entry.subject}: `;
+    if (entry.error === undefined || source === undefined || !entry.error.startsWith(prefix)) {
+      return entry;
+    }
+    return { ...entry, error: `${entry.subject} (${source}): ${entry.error.slice(prefix.length)}` };
+  });
+  return { ...result, changeset };
+}
+
+async function applyStaged(
   cluster: KubernetesPort,
   objects: readonly KubeObject[],
   options: ApplyObjectsOptions,

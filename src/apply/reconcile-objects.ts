@@ -69,6 +69,8 @@ export interface ReconcileOptions {
    * applied or pruned, and the health wait ends as cancelled.
    */
   readonly signal?: AbortSignal;
+  /** Where each object was written, by subject, for its apply error (apply-objects.ts). */
+  readonly sources?: ReadonlyMap<string, string>;
 }
 
 type Reconciled = Pick<
@@ -111,6 +113,7 @@ export async function reconcileObjects(
     ...(options.createOnly ? { createOnly: options.createOnly } : {}),
     ...(options.prefetched ? { prefetched: options.prefetched } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.sources ? { sources: options.sources } : {}),
   });
   const changeset = [...applied.changeset];
   if (hasFailures(changeset)) {

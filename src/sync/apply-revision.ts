@@ -197,6 +197,7 @@ async function attemptSync(
     prefetched,
     ...(deps.signal ? { signal: deps.signal } : {}),
     keep: stored.ruledOut,
+    sources: stored.sources,
     createOnly: await unchangedInGit(track, stored, before.appliedRevision, deps),
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
     // A sync job stops waiting for health once a newer revision is queued (newest wins).

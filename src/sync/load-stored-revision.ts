@@ -12,6 +12,7 @@ import { DriftlessError, messageOf } from '../errors.ts';
 // The modules themselves, not render/index.ts: that would load every renderer.
 import { parseBundle } from '../render/parse-bundle.ts';
 import { placeBundle } from '../render/render-manifests.ts';
+import { describeSource } from '../render/subject.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { ArtifactStore } from '../store/ports.ts';
 import type { Refusal } from './record-sync.ts';
@@ -32,6 +33,8 @@ export interface StoredRevision {
   readonly discovered: number;
   /** The capabilities digest a chart was rendered for (RenderedBundle.capabilities). */
   readonly capabilities?: string;
+  /** Where each object to apply was written (`file:line`), by subject: for apply errors. */
+  readonly sources: ReadonlyMap<string, string>;
 }
 
 interface LoadDeps extends SecretDeps {
@@ -111,6 +114,7 @@ export async function loadStoredRevision(
     ruledOut,
     toGit,
     discovered: bundle.objects.length,
+    sources: new Map(selected.map((object) => [object.subject, describeSource(object.source)])),
     ...(bundle.capabilities === undefined ? {} : { capabilities: bundle.capabilities }),
   };
 }

@@ -156,7 +156,7 @@ describe('syncTrack', () => {
     // A typo in Git. Server-side apply refuses fields its schema lacks (a client that went
     // through typed models, as client-node's does, would drop them silently instead).
     await pushFiles(repo, {
-      'a.yaml': configMap('a', 'two').replace('metadata:', 'metadata:\n  name: a\nmetadta:'),
+      'a.yaml': `# the app's settings\n${configMap('a', 'two').replace('metadata:', 'metadata:\n  name: a\nmetadta:')}`,
       'b.yaml': null,
     });
 
@@ -169,7 +169,8 @@ describe('syncTrack', () => {
     assert.equal(failed?.action, 'failed');
     assert.match(
       failed?.error ?? '',
-      new RegExp(`^ConfigMap/${ns}/a: .*\\.metadta: field not declared in schema`),
+      // The file and line it was written at, after the subject.
+      new RegExp(`^ConfigMap/${ns}/a \\(a\\.yaml:2\\): .*\\.metadta: field not declared in schema`),
     );
     assert.equal(await configMapValue(ns, 'a'), 'one');
     assert.equal(await configMapValue(ns, 'b'), 'one', 'nothing is pruned after a failed apply');

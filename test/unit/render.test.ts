@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { describeSource } from '../../src/render/subject.ts';
 import {
   DuplicateObjectError,
   InvalidManifestError,
@@ -586,5 +587,17 @@ describe('renderManifests scalars', () => {
     // Assess
     assert.throws(actInfinite, /a\.yaml:1: ConfigMap\/x: \/data\/n: Infinity is not a JSON number/);
     assert.throws(actHuge, /a\.yaml:1: ConfigMap\/x: \/spec\/n: integer .* is too large/);
+  });
+});
+
+describe('describeSource', () => {
+  it('names the line in a manifest, and only the file where the line is not the file’s', () => {
+    assert.equal(describeSource({ file: 'apps/web.yaml', line: 12 }), 'apps/web.yaml:12');
+    assert.equal(describeSource({ file: 'apps/web.yaml', line: 1 }), 'apps/web.yaml');
+    // kustomize's build output is placed at the kustomization, at its own line numbers.
+    assert.equal(
+      describeSource({ file: 'overlays/prod/kustomization.yaml', line: 847 }),
+      'overlays/prod/kustomization.yaml',
+    );
   });
 });
