@@ -377,12 +377,15 @@ export async function applyObjects(
   if (sources === undefined) return result;
   // `ConfigMap/apps/web (apps/web.yaml:12): ...`: with hundreds of files, the subject alone
   // leaves people to search for the one the API server refused.
+  // Not for an object failed for others' sake or not sent at all: the file tells nothing there.
+  const unsent = new Set(result.interrupted?.notSent);
   const changeset = result.changeset.map((entry) => {
     const source = sources.get(entry.subject);
     const prefix = `${entry.subject}: `;
     if (entry.error === undefined || source === undefined || !entry.error.startsWith(prefix)) {
       return entry;
     }
+    if (entry.heldBack === true || unsent.has(entry.subject)) return entry;
     return { ...entry, error: `${entry.subject} (${source}): ${entry.error.slice(prefix.length)}` };
   });
   return { ...result, changeset };

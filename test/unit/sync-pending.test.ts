@@ -168,7 +168,7 @@ describe('an apply job that dies mid-apply', () => {
 
     // Assess
     assert.equal(result.result, 'failed');
-    assert.match(result.error ?? '', /theirs: ownership conflict/);
+    assert.match(result.error ?? '', /theirs \(theirs\.yaml\): ownership conflict/);
     const theirs = [...cluster.objects.values()].find((o) => o.metadata.name === 'theirs');
     assert.equal((theirs as { data?: { value?: string } }).data?.value, 'theirs');
   });
