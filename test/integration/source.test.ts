@@ -389,6 +389,31 @@ describe('the Git source over HTTP', () => {
     ]);
   });
 
+  it('reads a commit another track fetched into the shared cache only with credentials that reach the server', async () => {
+    // Prepare: one track with the right credentials fetches a commit into the cache
+    const repository = await newRepository();
+    const sha = await pushFiles(repository, { 'a.yaml': 'a: private\n' });
+    const { source, cacheDir } = sourceFor(basicSecret(repository));
+    const pinned = trackOf(repository, { reference: sha });
+    await source.readFiles(pinned, (await source.resolve(pinned)).revision);
+    const wrongPassword = `wrong-${randomBytes(8).toString('hex')}`;
+    const anonymous = sourceFor(undefined, { cacheDir }).source;
+    const wrong = sourceFor(`${repository.username}:${wrongPassword}`, { cacheDir }).source;
+
+    // Act: tracks of the same URL (one cache) naming that commit
+    const withoutAuth = anonymous.resolve(trackOf(repository, { reference: sha, auth: undefined }));
+    const withWrongAuth = wrong.resolve(pinned);
+    const readWrong = wrong.readFiles(pinned, sha);
+
+    // Assess
+    await Promise.all([
+      assert.rejects(withoutAuth, GitAuthError),
+      assert.rejects(withWrongAuth, wrongPasswordError(repository.url, wrongPassword)),
+      assert.rejects(readWrong, wrongPasswordError(repository.url, wrongPassword)),
+    ]);
+    assert.deepEqual(contents(await source.readFiles(pinned, sha)), { 'a.yaml': 'a: private\n' });
+  });
+
   it('follows a branch force-pushed to an unrelated commit', async () => {
     // Prepare
     const repository = await newRepository();

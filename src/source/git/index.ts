@@ -119,7 +119,12 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       const credentials = cachedOnly
         ? undefined
         : await credentialsFor(track.auth, options.readSecret, context);
-      return new RemoteRepository({ ...remote, credentials, track: track.name });
+      return new RemoteRepository({
+        ...remote,
+        credentials,
+        track: track.name,
+        checkAccess: !cachedOnly,
+      });
     }
     if (track.auth?.type !== 'ssh') {
       throw new GitAuthError('an SSH repository needs auth: {type: ssh, ...}', context);
@@ -141,6 +146,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     return new RemoteRepository({
       ...remote,
       credentials: undefined,
+      checkAccess: !cachedOnly,
       ssh: new SshTransport(location.ssh, credentials, context, sshSessions, {
         idleTimeoutMs: options.idleTimeoutMs ?? GIT_HTTP_IDLE_TIMEOUT_MS,
         signal,

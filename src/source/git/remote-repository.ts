@@ -91,22 +91,35 @@ export interface RemoteRepositoryOptions {
   readonly context: GitErrorContext;
   /** The track name, for its per-track `have` ref. */
   readonly track: string;
+  /**
+   * Whether a commit found in the cache is read only once this track has reached the server
+   * (its credentials shown to read the repository). The cache is shared by every track of the
+   * URL: without this, a track with no or wrong credentials — a GitTrack naming a full sha —
+   * would read a private commit another track fetched. Off for reads right after a fetch of
+   * the same call (`cachedOnly`), which has just reached it.
+   */
+  readonly checkAccess?: boolean;
 }
 
 /** One track's view of a remote repository and its cache; cheap, made per call. */
 export class RemoteRepository {
   private readonly gitdir: string;
+  /** Set once the server answered this track (a ref advertisement or a fetch). */
+  private reachedServer = false;
 
   constructor(private readonly options: RemoteRepositoryOptions) {
     this.gitdir = join(options.cacheDir, options.location.cacheKey);
   }
 
-  /** Resolves `request` against the server's refs; a commit sha is verified by fetching it. */
   /** The SSH transport of an SSH repository (write-back pushes through it), else undefined. */
   sshTransport(): SshTransport | undefined {
     return this.options.ssh;
   }
 
+  /**
+   * Resolves `request` against the server's refs; a commit sha is verified by fetching it, or
+   * when the cache has it, by reaching the server with the track's credentials.
+   */
   async resolve(request: RefRequest): Promise<ResolvedRevision> {
     if (request.kind === 'commit') {
       await this.ensureCommit(request.sha);
@@ -182,6 +195,7 @@ export class RemoteRepository {
   private async fetchCommit(objects: ObjectReader, sha: string): Promise<{ tree: string }> {
     let found = await this.readCache(() => objects.peel(sha));
     if (found.kind === 'missing') found = await this.fetchSha(objects, sha);
+    else if (this.options.checkAccess === true && !this.reachedServer) await this.listRefs();
     if (found.kind === 'missing') {
       throw new GitRefNotFoundError(
         `commit ${sha} not found in ${this.options.location.display}`,
@@ -243,6 +257,7 @@ export class RemoteRepository {
     } finally {
       await warming;
     }
+    this.reachedServer = true;
     try {
       if (result.pack.length > 0) await storePack(gitdir, result.pack, objects.read);
       // As git does: the server's new boundaries in, the commits it completed out.
@@ -296,6 +311,7 @@ export class RemoteRepository {
         ? await this.options.ssh.advertise()
         : await readAdvertisement(this.options.http, url, this.options.credentials);
       this.options.capabilities.set(url, advertisement.capabilities);
+      this.reachedServer = true;
       return advertisement.refs;
     } catch (error) {
       throw translateGitError(error, this.options.context, this.authenticated);
