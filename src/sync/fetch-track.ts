@@ -7,6 +7,7 @@
  * "Newer" means resolved later: a fetch that resolved its revision before the
  * track's current desired revision was resolved changes nothing.
  */
+import { redactSecrets } from '../redact.ts';
 import type { Track } from '../config/types.ts';
 import { DriftlessError, InterruptedError, messageOf, untilInterrupted } from '../errors.ts';
 import type { CommitInfo, GitSource } from '../source/ports.ts';
@@ -93,7 +94,8 @@ export async function fetchTrack(
   ): Promise<{ result: FetchResult }> => {
     // Stopped, not failed: nothing is wrong with the revision.
     if (error instanceof InterruptedError) throw error;
-    const message = messageOf(error);
+    // A Git server may quote a token back, a renderer a value (src/redact.ts): not into status.
+    const message = redactSecrets(messageOf(error));
     const reason = reasonOf(error, condition === 'FilesFetched' ? 'FetchFailed' : 'RenderFailed');
     // Nothing is applied: the last good revision stays, the reason goes into status.
     await updateTrackState(deps.state, track.name, (state) => {

@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, it } from 'node:test';
+import type { HttpClient } from 'isomorphic-git';
+import { parseConfig } from '../../src/config/parse-config.ts';
+import { forgetSecretValuesForTests } from '../../src/redact.ts';
+import { createGitSource } from '../../src/source/git/index.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { fetchTrack } from '../../src/sync/fetch-track.ts';
+import { readTrackState } from '../../src/sync/track-state.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { credentialsFor, TOKEN_USERNAME } from '../../src/source/git/credentials.ts';
 import { GitAuthError } from '../../src/source/git/errors.ts';
@@ -524,5 +534,56 @@ describe('the upload-pack exchange', () => {
       return true;
     });
     assert.throws(broken, UploadPackError);
+  });
+});
+
+describe('a Git server that quotes the token back', () => {
+  afterEach(() => forgetSecretValuesForTests());
+
+  it('never lets it into the fetch result or the status', async () => {
+    // Prepare: a server whose ref advertisement is an ERR line holding the token
+    const token = `planted-git-token-${Date.now()}`;
+    const line = `ERR access denied for x-access-token:${token}\n`;
+    const pkt = `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
+    const http: HttpClient = {
+      request: async ({ url, method }) => ({
+        url,
+        method: method ?? 'GET',
+        statusCode: 200,
+        statusMessage: 'OK',
+        headers: { 'content-type': 'application/x-git-upload-pack-advertisement' },
+        body: (async function* () {
+          yield new TextEncoder().encode(pkt);
+        })(),
+      }),
+    };
+    const dir = await mkdtemp(join(tmpdir(), 'driftless-git-err-'));
+    const store = new FsStore({ path: join(dir, 'store') });
+    const source = createGitSource({
+      cacheDir: join(dir, 'cache'),
+      readSecret: async () => token,
+      http,
+    });
+    const [track] = parseConfig(
+      'tracks: [{name: web, repository: https://git.example.com/org/app.git, auth: {type: token, secret: env:TOKEN}}]',
+      'driftless.yaml',
+    ).tracks;
+
+    try {
+      // Act
+      const fetched = await fetchTrack(
+        track!,
+        { type: 'fetch', track: 'web', trigger: 'manual' },
+        { source, artifacts: store, state: store },
+      );
+
+      // Assess: it failed, saying what the server said, without the token
+      const state = JSON.stringify(await readTrackState(store, 'web'));
+      assert.equal(fetched.result.outcome, 'failed');
+      assert.match(fetched.result.error ?? '', /access denied for x-access-token:\*\*\*/);
+      assert.ok(!state.includes(token), state);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

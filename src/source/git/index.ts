@@ -41,6 +41,7 @@ import { KeyQueue } from './key-queue.ts';
 import type { SshSessionPool } from './ssh-transport.ts';
 import { LocalRepository } from './local-repository.ts';
 import type { PushRemote } from './push-commit.ts';
+import { addSecretValues } from '../../redact.ts';
 import type { CapabilityCache, RemoteRepository } from './remote-repository.ts';
 import { GIT_HTTP_IDLE_TIMEOUT_MS, withIdleTimeout, withSignal } from './http-idle-timeout.ts';
 import { displayUrl, locateRepository, type RepositoryLocation } from './repository-location.ts';
@@ -60,7 +61,17 @@ export interface GitSourceOptions {
   readonly cwd?: string;
 }
 
+/**
+ * `credentials`, their password (a token, an App's installation token) added to the values no
+ * output may hold: a Git server may quote it back (`ERR access denied for x-access-token:...`).
+ */
+function hidden<T extends { readonly password: string } | undefined>(credentials: T): T {
+  if (credentials !== undefined) addSecretValues([credentials.password]);
+  return credentials;
+}
+
 /** Creates the Git source; see the module comment for what it does with each kind of repository. */
+
 export function createGitSource(options: GitSourceOptions): GitSource {
   // The HTTP client, isomorphic-git and the remote-repository code load on the
   // first remote repository: a sync of a local repository whose revision is
@@ -118,7 +129,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     if (location.ssh === undefined) {
       const credentials = cachedOnly
         ? undefined
-        : await credentialsFor(track.auth, options.readSecret, context);
+        : hidden(await credentialsFor(track.auth, options.readSecret, context));
       return new RemoteRepository({
         ...remote,
         credentials,
@@ -135,6 +146,8 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       options.readSecret(auth.knownHosts),
       auth.passphrase === undefined ? undefined : options.readSecret(auth.passphrase),
     ]);
+    // A server or SSH library quoting one back in an error must not print it (src/redact.ts).
+    addSecretValues([privateKey, ...(passphrase === undefined ? [] : [passphrase])]);
     // Loaded on first use: only SSH tracks pay for ssh2.
     const { SshTransport, SshSessionPool } = await import('./ssh-transport.ts');
     sshSessions ??= new SshSessionPool();
@@ -169,7 +182,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
     }
     if (location.ssh === undefined) {
       const { credentialsFor } = await import('./credentials.ts');
-      const credentials = await credentialsFor(track.auth, options.readSecret, context);
+      const credentials = hidden(await credentialsFor(track.auth, options.readSecret, context));
       return {
         url: location.url,
         http: withSignal(await http(), call.signal),
