@@ -65,8 +65,12 @@ export interface Kubeconfig {
   /** Where it came from, for messages: a path, or the secret it was read from. */
   readonly source: string;
   readonly currentContext?: string;
-  readonly clusters: ReadonlyMap<string, KubeClusterInfo>;
-  readonly users: ReadonlyMap<string, KubeUser>;
+  /**
+   * Clusters and users, each read when a context is resolved to it: an entry no chosen context
+   * uses (an OIDC user, a proxy-url cluster) fails nothing, as kubectl reads the same file.
+   */
+  readonly clusters: ReadonlyMap<string, () => KubeClusterInfo>;
+  readonly users: ReadonlyMap<string, () => KubeUser>;
   readonly contexts: ReadonlyMap<string, { readonly cluster: string; readonly user?: string }>;
 }
 
@@ -287,6 +291,22 @@ function parseUser(r: Reader, raw: Json, where: string, baseDir: string): KubeUs
   };
 }
 
+/** `read`, called once: later calls give its value (or throw its error) again. */
+function once<T>(read: () => T): () => T {
+  let result: { value: T } | { error: unknown } | undefined;
+  return () => {
+    result ??= (() => {
+      try {
+        return { value: read() };
+      } catch (error) {
+        return { error };
+      }
+    })();
+    if ('error' in result) throw result.error;
+    return result.value;
+  };
+}
+
 /** Reads `name: ..., <key>: {...}` entries; the first entry of a name wins, as in kubectl. */
 function namedEntries<T>(
   r: Reader,
@@ -329,10 +349,10 @@ export function parseKubeconfig(text: string, source: string, baseDir: string): 
       ? {}
       : { currentContext: root['current-context'] as string }),
     clusters: namedEntries(r, root.clusters, 'clusters', 'cluster', (value, where) =>
-      parseCluster(r, value, where, baseDir),
+      once(() => parseCluster(r, value, where, baseDir)),
     ),
     users: namedEntries(r, root.users, 'users', 'user', (value, where) =>
-      parseUser(r, value, where, baseDir),
+      once(() => parseUser(r, value, where, baseDir)),
     ),
     contexts: namedEntries(r, root.contexts, 'contexts', 'context', (value, where) => {
       const user = r.string(value.user, `${where}.user`);
@@ -416,13 +436,13 @@ export function resolveContext(config: Kubeconfig, name?: string): KubeContext {
       `kubeconfig ${config.source}: no context "${contextName}" (contexts: ${available})`,
     );
   }
-  const cluster = config.clusters.get(context.cluster);
+  const cluster = config.clusters.get(context.cluster)?.();
   if (!cluster) {
     throw new KubeconfigError(
       `kubeconfig ${config.source}: context "${contextName}" names cluster "${context.cluster}", which is not defined`,
     );
   }
-  const user = context.user === undefined ? {} : config.users.get(context.user);
+  const user = context.user === undefined ? {} : config.users.get(context.user)?.();
   if (!user) {
     throw new KubeconfigError(
       `kubeconfig ${config.source}: context "${contextName}" names user "${context.user}", which is not defined`,

@@ -53,6 +53,13 @@ async function headersOf(text: string): Promise<Record<string, unknown>> {
   return { ...(await endpointFromContext(context).credentials.current()).headers };
 }
 
+/** `text` parsed, every cluster and user read: what resolving a context to each would read. */
+function readWhole(text: string, source: string, baseDir: string): unknown {
+  const config = parseKubeconfig(text, source, baseDir);
+  for (const read of [...config.clusters.values(), ...config.users.values()]) read();
+  return config;
+}
+
 describe('kubeconfig reader', () => {
   let dir: string;
   before(async () => {
@@ -114,25 +121,47 @@ describe('kubeconfig reader', () => {
     assert.equal(credentials.clientCertificate?.key.toString(), PEM_KEY);
   });
 
+  it('reads only the cluster and user of the context it resolves, as kubectl does', () => {
+    // Prepare: a ~/.kube/config holding an OIDC user and a proxied cluster no chosen context uses
+    const text = [
+      'clusters:',
+      '  - {name: good, cluster: {server: "https://k"}}',
+      '  - {name: proxied, cluster: {server: "https://x", proxy-url: "http://proxy:3128"}}',
+      'users:',
+      '  - {name: me, user: {token: t}}',
+      '  - {name: oidc, user: {auth-provider: {name: oidc}}}',
+      'contexts:',
+      '  - {name: good, context: {cluster: good, user: me}}',
+      '  - {name: sso, context: {cluster: good, user: oidc}}',
+    ].join('\n');
+    const config = parseKubeconfig(text, 'kc.yaml', '/');
+
+    // Act, Assess
+    assert.equal(resolveContext(config, 'good').cluster.server, 'https://k');
+    assertKubeconfigError(
+      () => resolveContext(config, 'sso'),
+      'users[1] ("oidc").user.auth-provider: "oidc" is not supported',
+    );
+  });
+
   it('names the file and field of what is wrong', () => {
     assertKubeconfigError(
-      () => parseKubeconfig('clusters: [{name: c, cluster: {}}]', 'kc.yaml', '/'),
+      () => readWhole('clusters: [{name: c, cluster: {}}]', 'kc.yaml', '/'),
       'kubeconfig kc.yaml',
       'clusters[0] ("c").cluster.server: is missing',
     );
     assertKubeconfigError(
-      () => parseKubeconfig('clusters: [{name: c, cluster: {server: "ftp://x"}}]', 'kc.yaml', '/'),
+      () => readWhole('clusters: [{name: c, cluster: {server: "ftp://x"}}]', 'kc.yaml', '/'),
       '"ftp://x" is not an http(s) URL',
     );
     assertKubeconfigError(
-      () =>
-        parseKubeconfig('users: [{name: u, user: {auth-provider: {name: oidc}}}]', 'kc.yaml', '/'),
+      () => readWhole('users: [{name: u, user: {auth-provider: {name: oidc}}}]', 'kc.yaml', '/'),
       'users[0] ("u").user.auth-provider: "oidc" is not supported',
       'exec credential plugin',
     );
     assertKubeconfigError(
       () =>
-        parseKubeconfig(
+        readWhole(
           'clusters: [{name: c, cluster: {server: "https://x", proxy-url: "http://proxy:3128"}}]',
           'kc.yaml',
           '/',
@@ -141,7 +170,7 @@ describe('kubeconfig reader', () => {
     );
     assertKubeconfigError(
       () =>
-        parseKubeconfig(
+        readWhole(
           `clusters: [{name: c, cluster: {server: "https://x", insecure-skip-tls-verify: true, certificate-authority-data: ${b64(PEM_CA)}}}]`,
           'kc.yaml',
           '/',
@@ -149,17 +178,12 @@ describe('kubeconfig reader', () => {
       'insecure-skip-tls-verify cannot be combined with a certificate authority',
     );
     assertKubeconfigError(
-      () =>
-        parseKubeconfig(
-          'users: [{name: u, user: {token: t, username: a, password: b}}]',
-          'kc',
-          '/',
-        ),
+      () => readWhole('users: [{name: u, user: {token: t, username: a, password: b}}]', 'kc', '/'),
       'both a token and a username/password',
     );
     assertKubeconfigError(
       () =>
-        parseKubeconfig(
+        readWhole(
           `users: [{name: u, user: {client-certificate-data: ${b64(PEM_CERT)}}}]`,
           'kc',
           '/',
@@ -168,7 +192,7 @@ describe('kubeconfig reader', () => {
     );
     assertKubeconfigError(
       () =>
-        parseKubeconfig(
+        readWhole(
           'users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}}]',
           'kc',
           '/',
@@ -176,14 +200,8 @@ describe('kubeconfig reader', () => {
       'users[0] ("u").user.exec.apiVersion',
       'v1alpha1',
     );
-    assertKubeconfigError(
-      () => parseKubeconfig('clusters: {}', 'kc', '/'),
-      'clusters: must be a list',
-    );
-    assertKubeconfigError(
-      () => parseKubeconfig('a: [', 'kc', '/'),
-      'kubeconfig kc: invalid YAML (line',
-    );
+    assertKubeconfigError(() => readWhole('clusters: {}', 'kc', '/'), 'clusters: must be a list');
+    assertKubeconfigError(() => readWhole('a: [', 'kc', '/'), 'kubeconfig kc: invalid YAML (line');
   });
 
   it('never quotes the file in a YAML error, since kubeconfigs hold secrets', () => {
