@@ -88,6 +88,13 @@ function cancelHealthOf(
   return async () => interruptionOf(signal)?.message ?? (await cancelHealth?.());
 }
 
+/** How a health wait ended badly: an object failed (the wait ends at once), or time ran out. */
+function unhealthyHow(health: WaitForHealthResult, timeoutMs: number): string {
+  return health.results.some((result) => result.state === 'Failed')
+    ? 'not healthy: an object failed'
+    : `not healthy within ${timeoutMs} ms`;
+}
+
 function changedAnything(changeset: readonly ChangeSetEntry[]): boolean {
   return changeset.some((e) => e.action !== 'unchanged' && e.action !== 'skipped');
 }
@@ -186,7 +193,7 @@ export async function reconcileObjects(
   const unhealthy = health !== undefined && !health.healthy && health.cancelled === undefined;
   const error =
     describeFailures(changeset, pruneInterrupted) ||
-    (unhealthy ? `not healthy within ${track.timeout} ms: ${describeUnhealthy(health)}` : '');
+    (unhealthy ? `${unhealthyHow(health, track.timeout)}: ${describeUnhealthy(health)}` : '');
   return {
     outcome:
       pruneFailed || unhealthy ? 'failed' : changedAnything(changeset) ? 'applied' : 'unchanged',

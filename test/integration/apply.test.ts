@@ -573,6 +573,44 @@ describe('applyObjects, pruneObjects and waitForHealth', () => {
     );
   });
 
+  it('says an object failed, not that time ran out, when a failure ends the health wait early', async () => {
+    // Prepare: a Job past its deadline at once (the Job controller fails it; no kubelet needed)
+    const job: KubeObject = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'past-deadline', namespace: ns },
+      spec: {
+        activeDeadlineSeconds: 1,
+        template: {
+          spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox:1' }] },
+        },
+      },
+    };
+
+    // Act
+    const result = await reconcileObjects(
+      cluster,
+      {
+        name: track,
+        prune: false,
+        wait: true,
+        healthChecks: [],
+        timeout: 60_000,
+        adopt: false,
+        force: false,
+      },
+      [job],
+      [],
+    );
+
+    // Assess
+    assert.equal(result.outcome, 'failed');
+    assert.match(
+      result.error ?? '',
+      new RegExp(`^not healthy: an object failed: Job/${ns}/past-deadline: `),
+    );
+  });
+
   it('reports a health timeout naming the object that is not ready', async () => {
     // Prepare: no kubelet runs in the test cluster, so pods never become available.
     const deployment: KubeObject = {
