@@ -100,11 +100,20 @@ export async function loadStoredRevision(
     await deps.cluster.discover(),
   );
   if (selected.length === 0 && !track.allowEmpty) {
+    // Left out by the track's filters, not absent: say which and why, not "renders no objects".
+    const left = Object.entries(ignored);
+    const why =
+      left.length === 0
+        ? 'renders no objects to apply'
+        : `has ${left.length} object${left.length === 1 ? '' : 's'}, and the track's filters leave out every one (${left
+            .slice(0, 3)
+            .map(([subject, reason]) => `${subject}: ${reason}`)
+            .join('; ')}${left.length > 3 ? `; and ${left.length - 3} more` : ''})`;
     return {
       type: 'refused',
       condition: 'FilesParsed',
       reason: 'EmptyRevision',
-      message: `revision ${revision} renders no objects to apply; set allowEmpty: true on track "${track.name}" to accept that (it prunes everything)`,
+      message: `revision ${revision} ${why}; set allowEmpty: true on track "${track.name}" to accept that (it prunes everything)`,
     };
   }
   return {

@@ -222,6 +222,18 @@ describe('syncTrack', () => {
     assert.equal(result.state.objectsIgnored, 2);
     assert.match(result.state.ignoredObjects[`Secret/${ns}/s`] ?? '', /secrets\/v1 is ignored/);
     assert.match(result.state.ignoredObjects['ConfigMap/kube-public/elsewhere'] ?? '', /outside/);
+
+    // Act: a revision of which the filters leave nothing
+    await pushFiles(repo, { 'a.yaml': null });
+    const refused = await syncTrack(track, { trigger: 'manual' }, deps);
+
+    // Assess: refused naming what was left out and why, not as a revision of no objects
+    assert.equal(refused.result, 'failed');
+    assert.match(
+      refused.error ?? '',
+      /has 2 objects, and the track's filters leave out every one \(ConfigMap\/kube-public\/elsewhere: .*outside.*allowEmpty/,
+    );
+    assert.equal(await configMapValue(ns, 'a'), 'one', 'nothing is pruned');
   });
 
   it('leaves alone, and does not prune, what a filter turned on later leaves out', async () => {
