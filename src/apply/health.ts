@@ -205,8 +205,9 @@ export async function waitForHealth(
           return {
             subject,
             state: api?.httpStatus === 400 ? 'Failed' : 'InProgress',
-            // The API error names the subject already; the result names it once.
-            message: api?.status.message ?? messageOf(error),
+            // Errors start with the subject (UnknownResourceError, KubernetesApiError): the
+            // result names it once.
+            message: api?.status.message ?? withoutSubject(messageOf(error), subject),
           };
         }
       }),
@@ -226,4 +227,9 @@ export function describeUnhealthy(health: WaitForHealthResult): string {
     .filter((r) => r.state !== 'Current')
     .map((r) => `${r.subject}: ${r.message}`)
     .join('; ');
+}
+
+/** `message` without a leading `subject: `. */
+function withoutSubject(message: string, subject: string): string {
+  return message.startsWith(`${subject}: `) ? message.slice(subject.length + 2) : message;
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyObjects } from '../../src/apply/apply-objects.ts';
 import { describeUnhealthy, waitForHealth } from '../../src/apply/health.ts';
-import { KubernetesApiError } from '../../src/cluster/errors.ts';
+import { KubernetesApiError, UnknownResourceError } from '../../src/cluster/errors.ts';
 import {
   objectKey,
   refOf,
@@ -146,6 +146,27 @@ describe('waitForHealth with observed copies', () => {
     assert.equal(
       describeUnhealthy(health),
       'ConfigMap/base: ConfigMap is namespaced but no namespace was given',
+    );
+  });
+});
+
+describe('waitForHealth of a kind the cluster does not serve', () => {
+  it('names the object once in its message', async () => {
+    // Prepare: the cluster fails the read as the real one does, the error naming the subject
+    const cluster = new (class extends InMemoryCluster {
+      override async get(ref: ObjectRef): Promise<KubeObject | undefined> {
+        throw new UnknownResourceError(ref.apiVersion, ref.kind, 'Gizmo/apps/g');
+      }
+    })();
+    const gizmo = { apiVersion: 'example.com/v1', kind: 'Gizmo', namespace: 'apps', name: 'g' };
+
+    // Act
+    const health = await waitForHealth(cluster, [gizmo], 30, 10);
+
+    // Assess
+    assert.equal(
+      describeUnhealthy(health),
+      'Gizmo/apps/g: no API resource serves example.com/v1 Gizmo; is its CRD installed?',
     );
   });
 });
