@@ -35,8 +35,12 @@ export function selectManifestFiles(
   const prefix = root === '' ? '' : `${root}/`;
   const underRoot = files.filter((file) => file.path.startsWith(prefix));
   if (root !== '' && underRoot.length === 0) {
-    // Git has no empty directories: nothing under it means the path does not exist.
-    throw new RenderInputError(`subPath "${root}" does not exist in the revision`);
+    // `files` are what the ignore rules left (render-revision.ts), and the Git source has
+    // already refused a subPath missing at the revision: here, ignore rules that leave out
+    // all of it are the likelier cause. A bucket source checks no subPath, hence both.
+    throw new RenderInputError(
+      `subPath "${root}" has no files left to render: the track's sourceIgnore or a .sourceignore file leaves out all of it, or it does not exist in the revision`,
+    );
   }
   const selected = underRoot
     .filter((file) => MANIFEST_EXTENSION.test(file.path))

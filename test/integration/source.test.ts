@@ -923,6 +923,98 @@ describe('the Git source on local repositories', () => {
     });
   });
 
+  it('says a SHA-256 repository, or a 64-hex commit id, is not supported yet', async () => {
+    // Prepare
+    const dir = scratchDir('sha256');
+    await runGit(['init', '--quiet', '--initial-branch=main', '--object-format=sha256', dir]);
+    await mkdir(join(dir, 'deploy'));
+    await writeFile(join(dir, 'deploy', 'web.yaml'), 'version: 1\n');
+    await runGit(['add', '--all'], { cwd: dir });
+    await runGit(['commit', '--quiet', '--message', 'One'], { cwd: dir });
+    const sha = (await runGit(['rev-parse', 'HEAD'], { cwd: dir })).trim();
+    const { dir: sha1Dir } = await localRepository();
+    const { source } = sourceFor(undefined);
+
+    // Act
+    const attempts = await Promise.allSettled([
+      source.resolve(trackOf(dir, { auth: undefined })),
+      source.resolve(trackOf(dir, { auth: undefined, reference: sha })),
+      source.readFiles(trackOf(dir, { auth: undefined }), sha),
+      source.readFiles(trackOf(sha1Dir, { auth: undefined }), sha),
+    ]);
+
+    // Assess
+    assert.equal(sha.length, 64);
+    const errors = attempts.map((attempt) =>
+      attempt.status === 'rejected' ? (attempt.reason as Error) : undefined,
+    );
+    for (const error of errors.slice(0, 3)) {
+      assert.ok(error instanceof GitRepositoryError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": ${dir} is a SHA-256 repository (extensions.objectformat = sha256); SHA-256 repositories are not supported yet`,
+      );
+    }
+    assert.ok(errors[3] instanceof GitRefNotFoundError, String(errors[3]));
+    assert.equal(
+      errors[3].message,
+      `track "webapp": commit ${sha} not found in ${sha1Dir}: a 64-hex id names a SHA-256 commit, and SHA-256 repositories are not supported yet`,
+    );
+  });
+
+  it('reads objects a repository borrows through objects/info/alternates (git clone --shared)', async () => {
+    // Prepare: the shared clone holds none of the first two commits' objects, only the third's.
+    const { dir, first } = await localRepository();
+    const shared = scratchDir('shared');
+    await runGit(['clone', '--quiet', '--shared', dir, shared]);
+    await writeFile(join(shared, 'deploy', 'web.yaml'), 'version: 3\n');
+    await runGit(['commit', '--quiet', '--all', '--message', 'Three'], { cwd: shared });
+    const third = (await runGit(['rev-parse', 'HEAD'], { cwd: shared })).trim();
+    const alternates = join(shared, '.git', 'objects', 'info', 'alternates');
+    assert.ok(existsSync(alternates), 'git clone --shared should write alternates');
+    const chained = scratchDir('chained');
+    await runGit(['clone', '--quiet', '--shared', '--bare', shared, chained]);
+    const { source } = sourceFor(undefined);
+    const track = trackOf(shared, { auth: undefined, subPath: 'deploy' });
+
+    // Act
+    const resolved = await source.resolve(track);
+    const latest = await source.readFiles(track, third);
+    const older = await source.readFiles(track, first);
+    const throughTwo = await source.readFiles(trackOf(chained, { auth: undefined }), first);
+
+    // Assess
+    assert.deepEqual(resolved, { revision: third, ref: 'refs/heads/main' });
+    assert.deepEqual(contents(latest), { 'deploy/web.yaml': 'version: 3\n' });
+    assert.deepEqual(contents(older), { 'deploy/web.yaml': 'version: 1\n' });
+    assert.deepEqual(contents(throughTwo), { 'deploy/web.yaml': 'version: 1\n' });
+  });
+
+  it('refuses two tags of the version a semver range picks on different commits, naming both', async () => {
+    // Prepare: v1.0.0 (annotated) is on the first commit; 1.0.0 goes on the second.
+    const { dir, second } = await localRepository();
+    await runGit(['tag', '1.0.0', second], { cwd: dir });
+    await runGit(['tag', '--annotate', '--message', 'same', 'v0.9.0', second], { cwd: dir });
+    await runGit(['tag', '0.9.0', second], { cwd: dir });
+    const { source } = sourceFor(undefined);
+    const track = trackOf(dir, { auth: undefined, reference: undefined });
+
+    // Act
+    const sameCommit = await source.resolve({ ...track, semver: '<1' });
+    const ambiguous = source.resolve({ ...track, semver: '^1' });
+
+    // Assess
+    await assert.rejects(ambiguous, (error: unknown) => {
+      assert.ok(error instanceof GitRefAmbiguousError, String(error));
+      assert.equal(
+        error.message,
+        `track "webapp": version 1.0.0 (the newest in semver range "^1") is tagged 1.0.0 and v1.0.0 in ${dir}, on different commits; delete one of the tags, or follow one with reference: refs/tags/<tag> instead of semver`,
+      );
+      return true;
+    });
+    assert.equal(sameCommit.revision, second);
+  });
+
   it('reads a bare repository, and refuses a directory that is not a repository', async () => {
     // Prepare
     const { dir, second } = await localRepository();

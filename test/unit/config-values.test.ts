@@ -184,6 +184,55 @@ describe('classifyRepository', () => {
     assert.match(refused.error, /unsupported scheme git:\/\//);
   });
 
+  it('refuses credentials in a URL of any scheme before any other check, never quoting them', () => {
+    // Prepare: each would fail another check first (scheme, port, leading space) or be accepted.
+    const inputs = [
+      'git://deploy:SECRET@host/app.git',
+      'https://deploy:SECRET@127.0.0.1:99999/app.git',
+      'file://deploy:SECRET@localhost/srv/app',
+      'file://SECRET@localhost/srv/app',
+      ' https://deploy:SECRET@host/app.git',
+      '\thttps://SECRET@host/app.git',
+      'HTTPS://SECRET@host/app.git',
+      'https:///deploy:SECRET@host:99999/app.git',
+      'ftp://SECRET@host/app.git',
+      'ssh://deploy:SECRET@host/app.git',
+      'deploy:SECRET@host:app.git',
+    ];
+
+    // Act
+    const results = inputs.map((text) => classifyRepository(text));
+
+    // Assess
+    assert.deepEqual(
+      results,
+      inputs.map(() => ({
+        error:
+          'must not contain credentials (they would appear in logs and status); use auth instead',
+      })),
+    );
+  });
+
+  it('keeps an SSH user, and refuses a URL with spaces around it rather than take it for a path', () => {
+    // Act
+    const results = [
+      'ssh://deploy@host/app.git',
+      'deploy@host:app.git',
+      'file:///srv/a@b/app',
+      ' https://host/app.git',
+      'https://host/app.git\n',
+    ].map((text) => classifyRepository(text));
+
+    // Assess
+    assert.deepEqual(results, [
+      { kind: 'ssh' },
+      { kind: 'ssh' },
+      { kind: 'file' },
+      { error: '" https://host/app.git" has white space or control characters around it' },
+      { error: '"https://host/app.git\\n" has white space or control characters around it' },
+    ]);
+  });
+
   it('reads the parts of SSH locations as git does', () => {
     // Act
     const parts = [

@@ -137,6 +137,27 @@ describe('renderRevision with ignore rules', () => {
     assert.deepEqual(withPattern.objects, []);
   });
 
+  it('says a subPath the ignore rules leave out entirely is left out, not that it is missing', async () => {
+    // Prepare
+    const files = [file('deploy/app.yaml', configMap('app')), file('other/x.yaml', configMap('x'))];
+    const spec = {
+      name: 'web',
+      kustomize: 'auto' as const,
+      kustomizeRemoteResources: false,
+      subPath: 'deploy',
+    };
+
+    // Act
+    const byPattern = renderRevision({ ...spec, sourceIgnore: ['deploy/'] }, files);
+    const byFile = renderRevision(spec, [...files, file('.sourceignore', 'deploy/\n')]);
+
+    // Assess
+    const message =
+      'RenderInputError: subPath "deploy" has no files left to render: the track\'s sourceIgnore or a .sourceignore file leaves out all of it, or it does not exist in the revision';
+    await assert.rejects(byPattern, (error: unknown) => String(error) === message);
+    await assert.rejects(byFile, (error: unknown) => String(error) === message);
+  });
+
   it('refuses invalid patterns in config, naming the track and field', () => {
     const text = (pattern: string) =>
       `tracks:\n  - name: web\n    repository: https://git.example.com/m.git\n    sourceIgnore: [${pattern}]\n`;

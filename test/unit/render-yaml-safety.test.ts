@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { loadAll } from 'js-yaml';
 import {
   ManifestParseError,
   ManifestTooLargeError,
@@ -7,6 +8,7 @@ import {
   type RevisionFile,
   type ScopeResolver,
 } from '../../src/render/index.ts';
+import { formatManifests } from '../../src/render/manifests-yaml.ts';
 
 const encoder = new TextEncoder();
 
@@ -265,5 +267,64 @@ describe('renderManifests YAML safety', () => {
 
     // Assess
     assert.equal(bundle.objects.length, 1);
+  });
+});
+
+describe('formatManifests source comments', () => {
+  const configMap = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n';
+
+  it('quotes a path with a line break, so it cannot add documents to the output', () => {
+    // Prepare: a path committed to smuggle a Namespace into `render | kubectl apply -f -`.
+    const path = 'deploy/z\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n---\n#.yaml';
+    const bundle = renderManifests([file(path, configMap)], options);
+
+    // Act
+    const text = formatManifests(bundle);
+
+    // Assess
+    const documents = loadAll(text);
+    assert.deepEqual(
+      documents.map((d) => (d as { kind?: string } | null)?.kind),
+      ['ConfigMap'],
+    );
+    assert.equal(text.split('\n')[1], `# Source: ${JSON.stringify(path)}:1`);
+  });
+
+  it('escapes what YAML 1.1 or a terminal takes as a line break or control, and keeps ordinary paths', () => {
+    // Prepare: NEL, LS and PS end a line in YAML 1.1 (kubectl's parser); CR ends one anywhere.
+    const paths = [
+      'a\rb.yaml',
+      'a\u0085b.yaml',
+      'a\u2028b.yaml',
+      'a\u2029b.yaml',
+      'a\u001b[2Jb.yaml',
+      'a\u202eb.yaml',
+      '"quoted".yaml',
+      'deploy/café web.yaml',
+    ];
+    const bundle = renderManifests(
+      paths.map((path, i) => file(path, configMap.replace('web', `web${i}`))),
+      options,
+    );
+
+    // Act
+    const text = formatManifests(bundle);
+
+    // Assess
+    const comments = text.split('\n').filter((line) => line.startsWith('# Source: '));
+    assert.deepEqual(comments.sort(), [
+      '# Source: "\\"quoted\\".yaml":1',
+      '# Source: "a\\rb.yaml":1',
+      '# Source: "a\\u001b[2Jb.yaml":1',
+      '# Source: "a\\u0085b.yaml":1',
+      '# Source: "a\\u2028b.yaml":1',
+      '# Source: "a\\u2029b.yaml":1',
+      '# Source: "a\\u202eb.yaml":1',
+      '# Source: deploy/café web.yaml:1',
+    ]);
+    for (const char of ['\r', '\u0085', '\u2028', '\u2029', '\u001b', '\u202e']) {
+      assert.ok(!text.includes(char), JSON.stringify(char));
+    }
+    assert.equal(loadAll(text).length, paths.length);
   });
 });

@@ -148,7 +148,7 @@ describe('ref selection', () => {
     { ref: 'refs/tags/both', oid: SHA('3') },
     { ref: 'refs/tags/v1.2.0', oid: SHA('4'), peeled: SHA('5') },
     { ref: 'refs/tags/1.4.0', oid: SHA('6') },
-    { ref: 'refs/tags/v1.4.0', oid: SHA('7') },
+    { ref: 'refs/tags/v1.4.0', oid: SHA('6') },
     { ref: 'refs/tags/v1.5.0-rc.1', oid: SHA('8') },
     { ref: 'refs/tags/v2.0.0', oid: SHA('9') },
     { ref: 'refs/tags/release-3', oid: SHA('a') },
@@ -212,7 +212,7 @@ describe('ref selection', () => {
     // Act
     const selection = await selectRef(refs, { kind: 'semver', range: '>=1.0.0 <2' }, repo);
 
-    // Assess: 1.4.0 and v1.4.0 tie; the name decides, so the choice is stable.
+    // Assess: 1.4.0 and v1.4.0 tag one commit; the name decides, so the choice is stable.
     assert.deepEqual(selection, { entry: refs[5] });
   });
 

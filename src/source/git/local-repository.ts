@@ -33,6 +33,14 @@ export class LocalRepository {
   /** Finds the repository at `location`: a work tree with a `.git` directory, or a bare repository. */
   static async open(location: LocalLocation, context: GitErrorContext): Promise<LocalRepository> {
     const gitdir = await findGitdir(location.path, location.display, context);
+    if (await usesSha256(gitdir)) {
+      // Its object ids are 64 hex digits and its trees hold 32-byte ids: read as SHA-1,
+      // every commit would be "not found", which hides the cause.
+      throw new GitRepositoryError(
+        `${location.display} is a SHA-256 repository (extensions.objectformat = sha256); SHA-256 repositories are not supported yet`,
+        context,
+      );
+    }
     return new LocalRepository(gitdir, location, context);
   }
 
@@ -43,7 +51,15 @@ export class LocalRepository {
     }
     // Names only: resolving every ref of a repository with many tags would be wasted work.
     const refs = await this.listRefNames();
-    const entry = await selectRefOrThrow(refs, request, this.location.display, this.context);
+    const entry = await selectRefOrThrow(
+      refs,
+      request,
+      this.location.display,
+      this.context,
+      // Only for tags of one version under two names: the listing has no commits.
+      async (tag) =>
+        (await this.commit(await this.guard(() => resolveRef(this.gitdir, tag.ref)), tag.ref)).oid,
+    );
     const oid = await this.guard(() => resolveRef(this.gitdir, entry.ref));
     const commit = await this.commit(oid, entry.ref);
     return { revision: commit.oid, ref: entry.target ?? entry.ref };
@@ -87,6 +103,13 @@ export class LocalRepository {
     name = oid,
     objects = new ObjectReader(this.gitdir),
   ): Promise<{ oid: string; tree: string }> {
+    if (oid.length === 64) {
+      // The config accepts SHA-256 ids, but a SHA-1 repository (the only kind read) has none.
+      throw new GitRefNotFoundError(
+        `commit ${oid} not found in ${this.location.display}: a 64-hex id names a SHA-256 commit, and SHA-256 repositories are not supported yet`,
+        this.context,
+      );
+    }
     const found = await this.guard(() => objects.peel(oid));
     if (found.kind === 'commit') return found;
     throw new GitRefNotFoundError(
@@ -120,6 +143,23 @@ export class LocalRepository {
       });
     }
   }
+}
+
+/**
+ * Whether the repository's config sets `extensions.objectformat = sha256`
+ * (`git init --object-format=sha256`). Read loosely, as a line in the
+ * `[extensions]` section: enough for what git writes there.
+ */
+async function usesSha256(gitdir: string): Promise<boolean> {
+  const config = await readFile(join(gitdir, 'config'), 'utf8').catch(() => '');
+  let section = '';
+  for (const raw of config.split('\n')) {
+    const line = raw.replace(/[#;].*$/, '').trim();
+    const header = /^\[\s*([A-Za-z0-9.-]+)/.exec(line);
+    if (header) section = header[1]!.toLowerCase();
+    else if (section === 'extensions' && /^objectformat\s*=\s*"?sha256"?$/i.test(line)) return true;
+  }
+  return false;
 }
 
 /** The git directory of the repository at `path`, or a {@link GitRepositoryError}. */

@@ -18,7 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { messageOf } from '../../errors.ts';
 import { PackReader, type PackedObject } from './pack-reader.ts';
@@ -43,15 +44,22 @@ export class ObjectReadError extends Error {
   override readonly name = 'ObjectReadError';
 }
 
+/** An object directory: the repository's own, or one it borrows from (alternates). */
+interface ObjectStore {
+  /** The `objects` directory. */
+  readonly dir: string;
+  readonly packs: PackReader;
+}
+
 /** The objects of one repository (by its git directory), for one operation. */
 export class ObjectReader implements TreeReader {
-  private packs: Promise<PackReader> | undefined;
+  private stores: Promise<ObjectStore[]> | undefined;
 
   constructor(private readonly gitdir: string) {}
 
   /** Lists the packs stored since the packs were first listed (the packs read so far are kept). */
   async refresh(): Promise<void> {
-    if (this.packs) await (await this.packs).refresh();
+    if (this.stores) await Promise.all((await this.stores).map((store) => store.packs.refresh()));
   }
 
   /**
@@ -93,53 +101,127 @@ export class ObjectReader implements TreeReader {
     return found.object;
   }
 
-  /** Packs first (where nearly everything is), then the loose object. */
+  /**
+   * Packs first (where nearly everything is), then the loose object; the
+   * repository's own objects, then those of its alternates, as git looks.
+   */
   private async readAny(oid: string, hops: number): Promise<PackedObject | undefined> {
     if (hops > MAX_EXTERNAL_HOPS) {
       throw new ObjectReadError(`git object ${oid}: delta bases chain across too many packs`);
     }
-    const packs = await this.packReader();
-    const packed = await packs.read(oid, (base) => this.readAny(base, hops + 1));
-    return packed ?? this.readLoose(oid);
+    for (const store of await this.objectStores()) {
+      const packed = await store.packs.read(oid, (base) => this.readAny(base, hops + 1));
+      const found = packed ?? readLoose(store.dir, oid);
+      if (found) return found;
+    }
+    return undefined;
   }
 
-  private packReader(): Promise<PackReader> {
-    this.packs ??= PackReader.open(this.gitdir);
-    return this.packs;
+  private objectStores(): Promise<ObjectStore[]> {
+    this.stores ??= openStores(join(this.gitdir, 'objects'));
+    return this.stores;
   }
+}
 
-  /**
-   * The loose object `oid` (`objects/xx/yyyy…`: zlib of `<type> <size>\0<content>`),
-   * checked against its oid as git and isomorphic-git check it; undefined when there is none.
-   */
-  private readLoose(oid: string): PackedObject | undefined {
-    if (!/^[0-9a-f]{40}$/.test(oid)) return undefined;
-    const path = join(this.gitdir, 'objects', oid.slice(0, 2), oid.slice(2));
-    let compressed: Buffer;
-    try {
-      // Synchronously: a loose object is a few hundred bytes, read in ~20 µs, where the
-      // promise API's four thread-pool round trips made reading 500 of them 10× slower.
-      compressed = readFileSync(path);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-      throw new ObjectReadError(`loose git object ${oid} cannot be read: ${messageOf(error)}`);
+/** Alternates of alternates are followed this deep, as git does (its limit is 5). */
+const MAX_ALTERNATE_DEPTH = 5;
+
+/**
+ * The object directory `objects` and those it borrows from: each line of its
+ * `info/alternates` names another (`git clone --shared` or `--reference`
+ * writes one), absolute or relative to `objects`, and those can have
+ * alternates of their own. Each directory is read once, however often named.
+ */
+async function openStores(objects: string): Promise<ObjectStore[]> {
+  const dirs: string[] = [];
+  const visit = async (dir: string, depth: number): Promise<void> => {
+    if (dirs.includes(dir)) return;
+    dirs.push(dir);
+    for (const alternate of await alternatesOf(dir)) {
+      if (depth >= MAX_ALTERNATE_DEPTH) {
+        throw new ObjectReadError(
+          `${join(dir, 'info', 'alternates')}: alternates nest more than ${MAX_ALTERNATE_DEPTH} deep`,
+        );
+      }
+      await visit(alternate, depth + 1);
     }
-    let raw: Buffer;
-    try {
-      raw = inflateSync(compressed, { chunkSize: looseChunkSize(compressed.length) });
-    } catch (error) {
-      throw new ObjectReadError(`loose git object ${oid} does not inflate: ${messageOf(error)}`);
-    }
-    const nul = raw.indexOf(0);
-    const [type, size] = raw.toString('latin1', 0, Math.max(nul, 0)).split(' ');
-    const object = raw.subarray(nul + 1);
-    const hash = createHash('sha1').update(raw).digest('hex');
-    if (nul < 0 || !OBJECT_TYPES.has(type!) || Number(size) !== object.length || hash !== oid) {
-      throw new ObjectReadError(`loose git object ${oid} is corrupt`);
-    }
-    return { type: type as PackedObject['type'], object };
+  };
+  await visit(resolve(objects), 0);
+  return Promise.all(
+    dirs.map(async (dir) => {
+      // PackReader reads `<gitdir>/objects/pack`: an object directory is found by its parent.
+      if (basename(dir) !== 'objects') {
+        throw new ObjectReadError(
+          `alternate object directory ${dir} is not named "objects"; only alternates that are another repository's objects directory are supported`,
+        );
+      }
+      return { dir, packs: await PackReader.open(dirname(dir)) };
+    }),
+  );
+}
+
+/** The object directories `objects/info/alternates` names, resolved; none without the file. */
+async function alternatesOf(objects: string): Promise<string[]> {
+  const file = join(objects, 'info', 'alternates');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw new ObjectReadError(`${file} cannot be read: ${messageOf(error)}`);
   }
+  const lines = text.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
+  return Promise.all(
+    lines.map(async (line) => {
+      if (line.startsWith('"')) {
+        // git C-quotes a path with unusual characters; not worth reading for how rare it is.
+        throw new ObjectReadError(`${file} names a quoted path (${line}), which is not supported`);
+      }
+      const dir = resolve(objects, line);
+      const exists = await stat(dir).then(
+        (found) => found.isDirectory(),
+        () => false,
+      );
+      // git only warns and reads on; here every "not found" after it would hide the cause.
+      if (!exists) throw new ObjectReadError(`${file} names ${dir}, which is not a directory`);
+      return dir;
+    }),
+  );
+}
+
+/**
+ * The loose object `oid` in the object directory `objects` (`xx/yyyy…`: zlib of
+ * `<type> <size>\0<content>`), checked against its oid as git and isomorphic-git
+ * check it; undefined when there is none.
+ */
+function readLoose(objects: string, oid: string): PackedObject | undefined {
+  if (!/^[0-9a-f]{40}$/.test(oid)) return undefined;
+  const path = join(objects, oid.slice(0, 2), oid.slice(2));
+  let compressed: Buffer;
+  try {
+    // Synchronously: a loose object is a few hundred bytes, read in ~20 µs, where the
+    // promise API's four thread-pool round trips made reading 500 of them 10× slower.
+    compressed = readFileSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new ObjectReadError(`loose git object ${oid} cannot be read: ${messageOf(error)}`);
+  }
+  let raw: Buffer;
+  try {
+    raw = inflateSync(compressed, { chunkSize: looseChunkSize(compressed.length) });
+  } catch (error) {
+    throw new ObjectReadError(`loose git object ${oid} does not inflate: ${messageOf(error)}`);
+  }
+  const nul = raw.indexOf(0);
+  const [type, size] = raw.toString('latin1', 0, Math.max(nul, 0)).split(' ');
+  const object = raw.subarray(nul + 1);
+  const hash = createHash('sha1').update(raw).digest('hex');
+  if (nul < 0 || !OBJECT_TYPES.has(type!) || Number(size) !== object.length || hash !== oid) {
+    throw new ObjectReadError(`loose git object ${oid} is corrupt`);
+  }
+  return { type: type as PackedObject['type'], object };
 }
 
 /**

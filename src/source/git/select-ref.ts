@@ -53,17 +53,28 @@ export type RefSelection =
   | { readonly error: 'not-found' | 'ambiguous'; readonly message: string };
 
 /**
+ * The commit a ref points to, annotated tags peeled. By default what the ref
+ * list says; a local repository lists names only and reads the commits.
+ */
+export type CommitOfRef = (entry: RefEntry) => Promise<string>;
+
+const listedCommit: CommitOfRef = async (entry) => entry.peeled ?? entry.oid;
+
+/**
  * Picks the ref `request` names from `refs`. A short name is a branch or a
  * tag; when it is both, the choice is refused rather than guessed, because a
  * tag created later must not silently change what a branch track deploys.
  * A semver range picks the highest version among tags named `1.2.3` or
  * `v1.2.3` (others are ignored); prereleases only match a range that names
- * one (node-semver's rule). `commit` requests are not handled here.
+ * one (node-semver's rule). When that version is tagged under both names on
+ * different commits, the choice is refused for the same reason; `commitOf`
+ * tells the commits apart. `commit` requests are not handled here.
  */
 export async function selectRef(
   refs: readonly RefEntry[],
   request: Exclude<RefRequest, { kind: 'commit' }>,
   repository: string,
+  commitOf: CommitOfRef = listedCommit,
 ): Promise<RefSelection> {
   switch (request.kind) {
     case 'full': {
@@ -91,7 +102,7 @@ export async function selectRef(
       );
     }
     case 'semver':
-      return selectSemver(refs, request.range, repository);
+      return selectSemver(refs, request.range, repository, commitOf);
   }
 }
 
@@ -101,8 +112,9 @@ export async function selectRefOrThrow(
   request: Exclude<RefRequest, { kind: 'commit' }>,
   repository: string,
   context: GitErrorContext,
+  commitOf?: CommitOfRef,
 ): Promise<RefEntry> {
-  const selection = await selectRef(refs, request, repository);
+  const selection = await selectRef(refs, request, repository, commitOf);
   if (!('error' in selection)) return selection.entry;
   throw selection.error === 'ambiguous'
     ? new GitRefAmbiguousError(selection.message, context)
@@ -113,11 +125,32 @@ async function selectSemver(
   refs: readonly RefEntry[],
   range: string,
   repository: string,
+  commitOf: CommitOfRef,
 ): Promise<RefSelection> {
   // Loaded for semver tracks only (see select-semver.ts).
-  const { chooseSemverTag } = await import('./select-semver.ts');
+  const { chooseSemverTag, semverTags } = await import('./select-semver.ts');
   const choice = chooseSemverTag(refs, range);
-  if ('entry' in choice) return { entry: choice.entry };
+  if ('entry' in choice) {
+    const tags = semverTags(refs);
+    const { version } = tags.find((tag) => tag.entry === choice.entry)!;
+    // Build metadata counts: chooseSemverTag orders 1.2.3+a and 1.2.3+b, as it always has.
+    const same = tags.filter(
+      (tag) =>
+        tag.version.version === version.version &&
+        tag.version.build.join('.') === version.build.join('.'),
+    );
+    if (same.length > 1) {
+      const commits = await Promise.all(same.map((tag) => commitOf(tag.entry)));
+      if (new Set(commits).size > 1) {
+        const names = same.map((tag) => tag.name).sort();
+        return {
+          error: 'ambiguous',
+          message: `version ${version.version} (the newest in semver range "${range}") is tagged ${names.join(' and ')} in ${repository}, on different commits; delete one of the tags, or follow one with reference: refs/tags/<tag> instead of semver`,
+        };
+      }
+    }
+    return { entry: choice.entry };
+  }
   if ('invalidRange' in choice) return notFound(`semver range "${range}" is not valid`);
   return notFound(
     `no tag matching semver range "${range}" in ${repository} (${
