@@ -4,7 +4,7 @@
  * Kubernetes 1.30), falling back to one request per group version on older
  * servers, and kept as an immutable snapshot; refresh after CRDs change.
  */
-import { ClusterUnreachableError } from './errors.ts';
+import { ClusterAuthError, ClusterUnreachableError } from './errors.ts';
 import type { KubeTransport } from './kube-http.ts';
 
 export interface ApiResource {
@@ -113,6 +113,14 @@ interface LegacyResourceList {
 
 async function getJson(transport: KubeTransport, path: string, accept?: string): Promise<unknown> {
   const response = await transport({ method: 'GET', path, ...(accept ? { accept } : {}) });
+  if (response.status === 401 || response.status === 403) {
+    // Reached, and refused: the credentials, not the network, are what to look at.
+    const said = (response.body as { message?: unknown } | undefined)?.message;
+    const detail = typeof said === 'string' && said !== '' ? `: ${said}` : '';
+    throw new ClusterAuthError(
+      `discovery: GET ${path} answered HTTP ${response.status} (${response.status === 401 ? 'the credentials were refused' : 'the credentials may not read the API'})${detail}`,
+    );
+  }
   if (response.status !== 200) {
     throw new ClusterUnreachableError(`discovery: GET ${path} answered HTTP ${response.status}`);
   }

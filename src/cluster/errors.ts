@@ -50,6 +50,11 @@ export class KubernetesApiError extends DriftlessError {
 const IMMUTABLE_FIELD_MESSAGES =
   /\bis immutable\b|may not be changed|cannot be changed|may not change once set|updates to \S+ spec for fields other than .* are forbidden/i;
 
+/** The API server answered, refusing the credentials (401) or what they may do (403). */
+export class ClusterAuthError extends DriftlessError {
+  readonly code = 'CLUSTER_AUTH_FAILED';
+}
+
 /** The cluster could not be reached at all (connection refused, TLS, timeout). */
 export class ClusterUnreachableError extends DriftlessError {
   readonly code = 'CLUSTER_UNREACHABLE';

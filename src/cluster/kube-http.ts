@@ -126,8 +126,9 @@ export function createKubeTransport(
         body,
       });
     } catch (error) {
+      // Named by its context and kubeconfig: a TLS or key error says nothing of which one.
       throw new ClusterUnreachableError(
-        `${request.method} ${server.origin}${pathname}: ${messageOf(error)}`,
+        `${endpoint.label}: ${request.method} ${server.origin}${pathname}: ${messageOf(error)}`,
         { cause: error },
       );
     }
