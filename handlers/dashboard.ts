@@ -9,7 +9,8 @@
 import { dashboardRequestOf, dashboardResultOf } from '../src/aws/dashboard-http.ts';
 import { dashboardDeps } from '../src/aws/function-deps.ts';
 import { functionLogger } from '../src/aws/function-logger.ts';
-import type { HttpApiEvent, HttpApiResult } from '../src/aws/lambda-events.ts';
+import { invocationOrigin, withJobOrigin } from '../src/aws/job-origin.ts';
+import type { HttpApiEvent, HttpApiResult, LambdaContext } from '../src/aws/lambda-events.ts';
 import { handleDashboard, type DashboardDeps } from '../src/dashboard/dashboard-routes.ts';
 import type { Logger } from '../src/logger.ts';
 
@@ -30,12 +31,16 @@ export function createDashboardHandler(
   deps: () => Promise<DashboardDeps> = () => dashboardDeps(),
   log: Logger = functionLogger('dashboard'),
 ) {
-  return async (event: HttpApiEvent): Promise<HttpApiResult> => {
+  return async (event: HttpApiEvent, context?: LambdaContext): Promise<HttpApiResult> => {
     const request = dashboardRequestOf(event);
     const { method, path, identity } = request;
     const by = identity.kind === 'user' ? identity.name : undefined;
     try {
-      const response = await handleDashboard(request, await deps());
+      const ports = await deps();
+      // Each request is an action of its own: suspend, resume, suspend all reach apply (job-origin.ts).
+      const response = await withJobOrigin(invocationOrigin(context), () =>
+        handleDashboard(request, ports),
+      );
       // Actions and refusals are worth a line; the page's polls are not.
       if (method === 'POST' || response.status >= 400) {
         log[response.status >= 400 ? 'warn' : 'info']('dashboard request', {

@@ -9,6 +9,8 @@
  * invocation with a message saying why.
  */
 import { functionLogger } from '../src/aws/function-logger.ts';
+import { invocationOrigin, withJobOrigin } from '../src/aws/job-origin.ts';
+import type { LambdaContext } from '../src/aws/lambda-events.ts';
 import {
   parseRollbackRequest,
   requestRollback,
@@ -22,9 +24,15 @@ export function createRollbackHandler(
   deps: () => Promise<TriggerDeps> = () => triggerDeps({ fetchQueue: true }),
   log: Logger = functionLogger('rollback'),
 ) {
-  return async (event: unknown): Promise<RollbackAnswer> => {
+  return async (event: unknown, context?: LambdaContext): Promise<RollbackAnswer> => {
     try {
-      const queued = await requestRollback(parseRollbackRequest(event), await deps());
+      const request = parseRollbackRequest(event);
+      const ports = await deps();
+      // Each invocation is a request of its own: a second suspend minutes after the first is
+      // queued again, not dropped as its duplicate (job-origin.ts).
+      const queued = await withJobOrigin(invocationOrigin(context), () =>
+        requestRollback(request, ports),
+      );
       log.info('rollback queued', queued);
       return queued;
     } catch (error) {

@@ -3,8 +3,8 @@
  * invocations reuse the config, the store's S3 client, the queue client,
  * the Git cache and cluster connections. Each function gets only the ports
  * its role allows: the webhook its signing secrets and the fetch queue; fetch
- * the Git source (the only Git credentials) and the apply queue; apply the
- * cluster connections (the only cluster credentials) and the apply queue;
+ * the Git source (the only Git credentials) and both queues; apply the
+ * cluster connections (the only cluster credentials) and both queues;
  * drift and rollback the store and the queues, no credentials at all; the
  * dashboard the same, plus the built UI shipped in its package.
  *
@@ -198,9 +198,10 @@ export interface TriggerDeps {
 }
 
 /**
- * The drift and rollback functions. `fetchQueue`: whether the function polls
- * refs (drift) and so needs the fetch queue; rollback only ever sends to the
- * apply queue, and its role allows nothing else.
+ * The drift and rollback functions. `fetchQueue`: whether the function sends
+ * fetch jobs — drift polls refs, rollback's sync action queues a fetch; both
+ * send to the apply queue too (drift checks; rollbacks and lifecycle
+ * actions), and their roles allow those two queues and no others.
  */
 export async function triggerDeps(
   options: { readonly fetchQueue: boolean },

@@ -5,12 +5,19 @@
  * use-cases (`execute`), and summarised in one log line and in the metrics
  * serve's job runner reports (function-metrics.ts). A job that could not
  * run at all throws; the batch reports it failed, so SQS retries it and
- * finally dead-letters it.
+ * finally dead-letters it — unless no retry can run it either
+ * ({@link isUnrunnable}): that message is logged as an error and deleted,
+ * since on the FIFO apply queue it would hold its track's later jobs back
+ * for every receive (visibility timeout × maxReceiveCount) before the DLQ.
+ * Each job runs with its message as the origin of the jobs it sends
+ * (job-origin.ts).
  */
 import { InterruptedError, messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { JobBodyNotFoundError } from '../store/errors.ts';
 import { runsInFetch, type Job } from '../sync/jobs.ts';
 import {
+  JobNotRunnableError,
   runJob,
   summarizeJob,
   type DiscoverSource,
@@ -18,11 +25,14 @@ import {
   type JobDeps,
   type JobResult,
 } from '../sync/run-job.ts';
+import { UnknownTrackError } from '../sync/track-named.ts';
 import { readTrackState, type TrackState } from '../sync/track-state.ts';
 import type { FunctionMetrics } from './function-metrics.ts';
-import type { LambdaContext, SqsBatchResponse, SqsEvent } from './lambda-events.ts';
+import { messageOrigin, withJobOrigin } from './job-origin.ts';
+import type { LambdaContext, SqsBatchResponse, SqsEvent, SqsRecord } from './lambda-events.ts';
+import { InvalidJobError } from './parse-job.ts';
 import { processSqsBatch } from './sqs-batch.ts';
-import { readQueuedJob } from './sqs-job-queue.ts';
+import { JobTooLargeError, readQueuedJob } from './sqs-job-queue.ts';
 import type { JobBodyStore } from '../store/ports.ts';
 import { webhookArrivalOf, withWebhookArrival } from './webhook-arrival.ts';
 
@@ -85,6 +95,40 @@ function stateOf(done: JobResult, deps: JobDeps, track: string): Promise<TrackSt
     : readTrackState(deps.state, track);
 }
 
+/**
+ * Whether `error` says the message can never run, however often it comes
+ * back: not a job this version reads, or one for the other queue
+ * (InvalidJobError); a track or cluster no longer configured, as when a
+ * deployment removed it while its jobs waited (UnknownTrackError; one
+ * added by a deployment that reached this function last is polled by the
+ * schedule at once); a job this function has no port for
+ * (JobNotRunnableError); a stored job this function cannot read, or that is
+ * gone (JobTooLargeError, JobBodyNotFoundError). Everything else — the
+ * store or a cluster unreachable, the track's lease taken, the function's
+ * time running out — may pass, and is retried.
+ */
+export function isUnrunnable(error: unknown): boolean {
+  return (
+    error instanceof InvalidJobError ||
+    error instanceof UnknownTrackError ||
+    error instanceof JobNotRunnableError ||
+    error instanceof JobTooLargeError ||
+    error instanceof JobBodyNotFoundError
+  );
+}
+
+/**
+ * The type and track of a message, from the job when it was read, else from
+ * the message attributes the queue sets (sqs-job-queue.ts): never from its
+ * body, which a job that did not parse may hold anything in.
+ */
+function labelsOf(record: SqsRecord, job: Job | undefined): { type?: string; track?: string } {
+  return {
+    type: job?.type ?? record.messageAttributes?.type?.stringValue,
+    track: job?.track ?? record.messageAttributes?.track?.stringValue,
+  };
+}
+
 /** A handler of SQS batches of jobs. */
 export function sqsJobHandler<J extends Job>(
   parse: (body: string) => J,
@@ -98,19 +142,40 @@ export function sqsJobHandler<J extends Job>(
     processSqsBatch(
       event,
       async (record) => {
-        const job = parse(await readQueuedJob(record.body, options.jobBodies));
-        // Jobs this one queues carry the same arrival (webhook-arrival.ts).
+        /** Deleted rather than retried, with what tells which job it was, never its content. */
+        const drop = (error: unknown, job?: J): void =>
+          log.error('job dropped: no retry can run it', {
+            messageId: record.messageId,
+            ...labelsOf(record, job),
+            receiveCount: record.attributes?.ApproximateReceiveCount,
+            error,
+          });
+        let job: J;
+        try {
+          job = parse(await readQueuedJob(record.body, options.jobBodies));
+        } catch (error) {
+          if (!isUnrunnable(error)) throw error;
+          drop(error);
+          return;
+        }
+        // Jobs this one queues carry the same arrival (webhook-arrival.ts) and, as their
+        // origin, this message (job-origin.ts).
         const arrival = webhookArrivalOf(record);
         let ports: JobDeps;
         let done: JobResult;
         try {
           ports = { ...(await deps()), signal };
-          done = await withWebhookArrival(arrival, () => runJob(job, ports, execute, discover));
+          done = await withJobOrigin(messageOrigin(record.messageId), () =>
+            withWebhookArrival(arrival, () => runJob(job, ports, execute, discover)),
+          );
         } catch (error) {
-          // Could not run (no config, store or cluster, the track's lease taken): retried by SQS.
+          // Could not run (no config, store or cluster, the track's lease taken): retried by SQS,
+          // unless no retry could run it either.
           metrics.countError(job.track, job.type);
           metrics.countJob(job.track, job.type, 'error');
-          throw error;
+          if (!isUnrunnable(error)) throw error;
+          drop(error, job);
+          return;
         }
         const summary = summarizeJob(done);
         log[summary.result === 'failed' ? 'warn' : 'info'](`${job.type} finished`, {

@@ -16,10 +16,12 @@ export interface SqsRecord {
   readonly eventSourceARN?: string;
 }
 
-/** The one field of Lambda's context object the handlers read. */
+/** The fields of Lambda's context object the handlers read. */
 export interface LambdaContext {
   /** Milliseconds left before Lambda stops the invocation (its configured timeout). */
   getRemainingTimeInMillis(): number;
+  /** The invocation's id, the same in each retry of an asynchronous invocation (job-origin.ts). */
+  readonly awsRequestId?: string;
 }
 
 /** What SQS hands a function (event source mapping). */

@@ -6,10 +6,13 @@
  *   one message group per track: SQS hands out at most one message of a
  *   group at a time, so at most one apply job per track is in flight while
  *   different tracks run in parallel (DESIGN.md safety rules);
- * - on a FIFO queue the deduplication id is the sha256 of the job's content,
- *   so a job sent twice within SQS' five-minute window (a redelivered
- *   webhook, a retried send) runs once; scheduled jobs carry their tick, so
- *   the next tick's check of the same track is not mistaken for a repeat;
+ * - on a FIFO queue the deduplication id is the sha256 of the job's content
+ *   and of its origin (job-origin.ts), so a job sent twice within SQS'
+ *   five-minute window for one request (a redelivered webhook, a retried
+ *   send or message) runs once, while an equal job of another request (a
+ *   person's second suspend, a resumed sync) runs too; scheduled jobs carry
+ *   their tick, so the next tick's check of the same track is not mistaken
+ *   for a repeat;
  * - a job sent while a webhook's work runs carries the webhook's arrival as
  *   a message attribute (webhook-arrival.ts), for time-to-deploy;
  * - a job too large for a message (a write-back of a large ConfigMap) waits
@@ -22,6 +25,7 @@ import { DriftlessError } from '../errors.ts';
 import type { JobBodyStore } from '../store/ports.ts';
 import { canonicalJson } from '../render/canonical-json.ts';
 import { runsInFetch, type Job, type JobQueue } from '../sync/jobs.ts';
+import { currentJobOrigin } from './job-origin.ts';
 import { currentWebhookArrival, WEBHOOK_ARRIVAL_ATTRIBUTE } from './webhook-arrival.ts';
 
 /** A job too large for a queue message, where no store was given to hold it. */
@@ -68,10 +72,14 @@ export function isFifoQueueUrl(url: string): boolean {
 /**
  * The FIFO deduplication id of a job: sha256 hex of its canonical JSON (64 of
  * the 128 characters allowed), so equal jobs give equal ids whatever order
- * their fields were set in.
+ * their fields were set in; with `origin` (job-origin.ts), of the origin too,
+ * so equal jobs of two requests give two ids.
  */
-export function deduplicationIdOf(job: Job): string {
-  return createHash('sha256').update(canonicalJson(job), 'utf8').digest('hex');
+export function deduplicationIdOf(job: Job, origin?: string): string {
+  const hash = createHash('sha256').update(canonicalJson(job), 'utf8');
+  // Canonical JSON holds no raw newline, so the origin cannot run into the job.
+  if (origin !== undefined) hash.update(`\n${origin}`, 'utf8');
+  return hash.digest('hex');
 }
 
 /** Sends jobs to the fetch and apply queues; see the module comment. */
@@ -118,7 +126,10 @@ export class SqsJobQueue implements JobQueue {
               }),
         },
         ...(fifo
-          ? { MessageGroupId: job.track, MessageDeduplicationId: deduplicationIdOf(job) }
+          ? {
+              MessageGroupId: job.track,
+              MessageDeduplicationId: deduplicationIdOf(job, currentJobOrigin()),
+            }
           : {}),
       }),
     );

@@ -37,6 +37,7 @@ import {
   type SecretsManagerClientConfig,
 } from '@aws-sdk/client-secrets-manager';
 import {
+  CreateQueueCommand,
   ReceiveMessageCommand,
   SetQueueAttributesCommand,
   SQSClient,
@@ -44,10 +45,12 @@ import {
 } from '@aws-sdk/client-sqs';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { createAwsSecretReader } from '../../src/aws/secrets.ts';
 import { SqsJobQueue } from '../../src/aws/sqs-job-queue.ts';
 import { SecretUnavailableError } from '../../src/config/read-secret.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
+import { stateKey } from '../../src/store/keys.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { readTrackState, updateTrackState } from '../../src/sync/track-state.ts';
 import {
@@ -73,7 +76,8 @@ import {
   type ServerlessOffline,
 } from '../harness/serverless-offline.ts';
 import type { SqsEvent } from '../../src/aws/lambda-events.ts';
-import { jsonLogger } from '../../src/logger.ts';
+import { jsonLogger, silentLogger } from '../../src/logger.ts';
+import { parseConfig } from '../../src/config/parse-config.ts';
 import {
   createTestNamespace,
   sharedKubeConfig,
@@ -96,8 +100,13 @@ const VIA_SERVERLESS_OFFLINE = process.env.DRIFTLESS_E2E_SQS_RUNTIME === 'server
 const PREFIX = 'driftless/';
 const ALPHA = 'alpha';
 const BETA = 'beta';
-/** Not a track of the config: its fetch job cannot run, every time. */
+/**
+ * A track whose state document is not JSON: its fetch job cannot run, every time, and is retried
+ * (a person may repair the document; job-handler.ts).
+ */
 const GHOST = 'ghost';
+/** Not a track of the config (removed while its job was queued): no retry can run its job. */
+const GONE = 'gone';
 const ALPHA_SECRET = 'driftless/git/alpha';
 const BETA_PARAMETER = '/driftless/git/beta';
 /** Seconds a received fetch job stays invisible (serverless.yml: six times the fetch timeout). */
@@ -240,6 +249,13 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
         state.driftCheckedAt = new Date().toISOString();
       });
     }
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: `${PREFIX}${stateKey(GHOST)}`,
+        Body: '{"appliedRevision": ',
+      }),
+    );
     dir = await mkdtemp(join(tmpdir(), 'driftless-sqs-e2e-'));
     const configFile = join(dir, 'driftless.yaml');
     await writeFile(
@@ -262,6 +278,11 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
         '    wait: true',
         '    timeout: 2m',
         `    auth: {type: basic, secret: "aws-ssm:${BETA_PARAMETER}"}`,
+        `  - name: ${GHOST}`,
+        `    repository: ${alphaRepo.url}`,
+        `    namespace: ${ns}`,
+        '    interval: 1h',
+        `    auth: {type: basic, secret: "aws-secretsmanager:${ALPHA_SECRET}"}`,
         '',
       ].join('\n'),
     );
@@ -385,6 +406,49 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
     );
   });
 
+  it("delivers each of a person's equal requests once: SQS drops only a retried invocation's", async () => {
+    // Prepare: a FIFO queue as the apply queue is declared, which no function polls.
+    const fifo = { ...queue('ApplyQueue').attributes };
+    delete fifo.RedrivePolicy;
+    const { QueueUrl: url } = await sqs.send(
+      new CreateQueueCommand({ QueueName: 'driftless-local-requests.fifo', Attributes: fifo }),
+    );
+    const { createRollbackHandler } = await import('../../handlers/rollback.ts');
+    const tracks = parseConfig(
+      `tracks: [{name: ${ALPHA}, repository: ${alphaRepo.url}, namespace: ${ns}}]`,
+      'driftless.yaml',
+    ).tracks;
+    const requests = new SqsJobQueue({ client: sqs, applyQueueUrl: url! });
+    const rollback = createRollbackHandler(
+      async () => ({ tracks, artifacts: store.artifacts, state: store.state, queue: requests }),
+      silentLogger,
+    );
+    const retried = { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'request-1' };
+
+    // Act: suspend, resume, suspend; then one invocation of unpin that Lambda retries.
+    await rollback({ track: ALPHA, action: 'suspend' });
+    await rollback({ track: ALPHA, action: 'resume' });
+    await rollback({ track: ALPHA, action: 'suspend' });
+    await rollback({ track: ALPHA, action: 'unpin' }, retried);
+    await rollback({ track: ALPHA, action: 'unpin' }, retried);
+    const received: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 60,
+        }),
+      );
+      received.push(
+        ...Messages.map((m) => (JSON.parse(m.Body ?? '{}') as { action: string }).action),
+      );
+    }
+
+    // Assess
+    assert.deepEqual(received, ['suspend', 'resume', 'suspend', 'unpin']);
+  });
+
   it('reads Secrets Manager and SSM values with the production secret reader', async () => {
     // Prepare
     const read = createAwsSecretReader({ env: {} });
@@ -406,14 +470,16 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
   });
 
   it('fetches from the fetch queue with credentials from Secrets Manager and SSM; of a batch, only the failed message comes back', async () => {
-    // Prepare: five fetch jobs, one for a track the config does not have; sent before the
-    // event sources poll, so they can come as one batch (batchSize 5).
+    // Prepare: six fetch jobs, one of a track whose state cannot be read, one of a track the
+    // config does not have; sent before the event sources poll, so they can come as one batch
+    // (batchSize 5) and one more.
     const sent: Job[] = [
       { type: 'fetch', track: ALPHA, trigger: 'manual', revision: revisions.c1 },
       { type: 'fetch', track: ALPHA, trigger: 'manual', revision: revisions.c2 },
       { type: 'fetch', track: ALPHA, trigger: 'manual', revision: revisions.c3 },
       { type: 'fetch', track: BETA, trigger: 'manual' },
       { type: 'fetch', track: GHOST, trigger: 'manual' },
+      { type: 'fetch', track: GONE, trigger: 'manual' },
     ];
     for (const job of sent) await jobs.enqueue(job);
 
@@ -426,7 +492,7 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
       const others = fetchSource.deliveries().filter((d) => jobOf(d).track !== GHOST);
       return (
         ghostDeliveries().length >= 2 &&
-        others.length === 4 &&
+        others.length === 5 &&
         others.every((d) => d.deleted === true) &&
         // The syncs those fetches queued have run.
         (await messagesIn('ApplyQueue')) === 0 &&
@@ -454,7 +520,19 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
     const others = fetchSource.deliveries().filter((d) => jobOf(d).track !== GHOST);
     assert.deepEqual(
       others.map((d) => d.receiveCount),
-      [1, 1, 1, 1],
+      [1, 1, 1, 1, 1],
+    );
+    // The job of the removed track was deleted at its first receive, not retried until the DLQ.
+    const gone = others.find((d) => jobOf(d).track === GONE);
+    assert.equal(gone?.verdict, 'succeeded', explain());
+    assert.ok(
+      functionLogs().some(
+        (line) =>
+          line.msg === 'job dropped: no retry can run it' &&
+          line.messageId === gone?.messageId &&
+          line.track === GONE,
+      ),
+      explain(),
     );
     // Both tracks were fetched: the credentials came from Secrets Manager (alpha) and SSM (beta).
     for (const revision of [revisions.c1, revisions.c2, revisions.c3]) {

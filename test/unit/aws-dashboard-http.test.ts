@@ -20,6 +20,8 @@ import {
   principalName,
 } from '../../src/aws/dashboard-http.ts';
 import type { HttpApiEvent } from '../../src/aws/lambda-events.ts';
+import { SqsJobQueue } from '../../src/aws/sqs-job-queue.ts';
+import type { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { parseConfig } from '../../src/config/parse-config.ts';
 import type { DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
 import { storedObjects } from '../../src/dashboard/read-model.ts';
@@ -362,6 +364,50 @@ tracks:
       by: 'Ops/alice',
     });
     assert.deepEqual(jobs, [{ type: 'fetch', track: 'web', trigger: 'manual', by: 'Ops/alice' }]);
+  });
+
+  it('sends each action request under its own deduplication id: suspend, resume, suspend all reach apply', async () => {
+    // Prepare: the production queue over a client that keeps what it is asked to send.
+    const sent: SendMessageCommand['input'][] = [];
+    const client = {
+      send: async (command: SendMessageCommand) => void sent.push(command.input),
+    } as unknown as ConstructorParameters<typeof SqsJobQueue>[0]['client'];
+    const queue = new SqsJobQueue({
+      client,
+      applyQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/driftless-dev-apply.fifo',
+    });
+    const handler = createDashboardHandler(deps({ queue }), silentLogger);
+    const action = (name: string, requestId: string) =>
+      handler(
+        event({
+          method: 'POST',
+          rawPath: `/api/tracks/web/${name}`,
+          headers: {
+            host: 'dash.example.com',
+            'content-type': 'application/json',
+            origin: 'https://dash.example.com',
+          },
+          body: '',
+          requestContext: { authorizer: IAM_ALICE },
+        }),
+        { getRemainingTimeInMillis: () => 10_000, awsRequestId: requestId },
+      );
+
+    // Act
+    const answers = [
+      await action('suspend', 'r1'),
+      await action('resume', 'r2'),
+      await action('suspend', 'r3'),
+    ];
+
+    // Assess: SQS drops a message whose id it saw in the last 5 minutes.
+    assert.deepEqual(
+      answers.map((answer) => answer.statusCode),
+      [202, 202, 202],
+    );
+    assert.equal(sent.length, 3);
+    assert.equal(sent[0]?.MessageBody, sent[2]?.MessageBody);
+    assert.notEqual(sent[0]?.MessageDeduplicationId, sent[2]?.MessageDeduplicationId);
   });
 
   it('refuses an action without an authorizer’s identity, whatever the headers say', async () => {

@@ -11,6 +11,7 @@ import {
   parseFetchJob,
   parseJob,
 } from '../../src/aws/parse-job.ts';
+import { withJobOrigin } from '../../src/aws/job-origin.ts';
 import { processSqsBatch } from '../../src/aws/sqs-batch.ts';
 import {
   deduplicationIdOf,
@@ -115,6 +116,26 @@ describe('SqsJobQueue', () => {
     // Assess
     assert.notEqual(deduplicationIdOf(first), deduplicationIdOf(next));
     assert.equal(deduplicationIdOf(first), deduplicationIdOf({ ...first }));
+  });
+
+  it('tells equal jobs of two origins apart, and not those of one origin or of none', async () => {
+    // Prepare
+    const { client, sent } = recordingClient();
+    const queue = new SqsJobQueue({ client, applyQueueUrl: APPLY_URL });
+    const suspend: Job = { type: 'lifecycle', track: 'web', action: 'suspend' };
+
+    // Act
+    await withJobOrigin('invocation:a', () => queue.enqueue(suspend));
+    await withJobOrigin('invocation:a', () => queue.enqueue(suspend));
+    await withJobOrigin('invocation:b', () => queue.enqueue(suspend));
+    await queue.enqueue(suspend);
+
+    // Assess
+    const ids = sent.map((input) => input.MessageDeduplicationId);
+    assert.equal(ids[0], ids[1]);
+    assert.notEqual(ids[0], ids[2]);
+    assert.equal(ids[3], deduplicationIdOf(suspend));
+    assert.equal(new Set(ids).size, 3);
   });
 
   it('groups fetch jobs by track too when the fetch queue is FIFO', async () => {

@@ -11,14 +11,17 @@ import { createFetchHandler } from '../../handlers/fetch.ts';
 import { createRollbackHandler } from '../../handlers/rollback.ts';
 import { createWebhookHandler } from '../../handlers/webhook.ts';
 import { silentMetrics } from '../../src/aws/function-metrics.ts';
-import type { HttpApiEvent, SqsEvent } from '../../src/aws/lambda-events.ts';
+import type { HttpApiEvent, SqsEvent, SqsRecord } from '../../src/aws/lambda-events.ts';
+import { SqsJobQueue } from '../../src/aws/sqs-job-queue.ts';
+import type { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/parse-config.ts';
 import type { Config } from '../../src/config/types.ts';
-import { silentLogger, type Logger } from '../../src/logger.ts';
+import { jsonLogger, silentLogger, type Logger } from '../../src/logger.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
+import { StoreUnavailableError } from '../../src/store/errors.ts';
 import type { AcceptWebhookDeps } from '../../src/sync/accept-webhook.ts';
 import type { Job, JobQueue } from '../../src/sync/jobs.ts';
 import type { JobDeps } from '../../src/sync/run-job.ts';
@@ -52,6 +55,33 @@ tracks:
 function recordingQueue(): JobQueue & { jobs: Job[] } {
   const jobs: Job[] = [];
   return { jobs, enqueue: async (job) => void jobs.push(job) };
+}
+
+const FETCH_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/driftless-dev-fetch';
+const APPLY_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/driftless-dev-apply.fifo';
+
+/** The production SQS queue over a client that keeps each SendMessage's parameters. */
+function recordingSqsQueue(): { queue: SqsJobQueue; sent: SendMessageCommand['input'][] } {
+  const sent: SendMessageCommand['input'][] = [];
+  const client = {
+    send: async (command: SendMessageCommand) => {
+      sent.push(command.input);
+      return {};
+    },
+  } as unknown as ConstructorParameters<typeof SqsJobQueue>[0]['client'];
+  return {
+    queue: new SqsJobQueue({ client, fetchQueueUrl: FETCH_URL, applyQueueUrl: APPLY_URL }),
+    sent,
+  };
+}
+
+/** A logger keeping the JSON lines it writes, as CloudWatch would get them. */
+function jsonLines(): { log: Logger; lines: () => Record<string, unknown>[] } {
+  const written: string[] = [];
+  return {
+    log: jsonLogger((line) => void written.push(line)),
+    lines: () => written.map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }
 
 function githubEvent(body: string, headers: Record<string, string>, secret = SECRET): HttpApiEvent {
@@ -280,19 +310,29 @@ describe('queue and trigger handlers', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** Messages of `bodies`; a job's with the type and track attributes SqsJobQueue sets. */
   function sqs(...bodies: unknown[]): SqsEvent {
     return {
       Records: bodies.map((body, index) => ({
         messageId: `m${index}`,
         body: typeof body === 'string' ? body : JSON.stringify(body),
+        ...(typeof body === 'string'
+          ? {}
+          : {
+              messageAttributes: {
+                type: { dataType: 'String', stringValue: (body as Job).type },
+                track: { dataType: 'String', stringValue: (body as Job).track },
+              },
+            }),
         eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:driftless-dev-fetch',
       })),
     };
   }
 
-  it('fetch: stores the revision and queues its sync job; a malformed message fails alone', async () => {
+  it('fetch: stores the revision and queues its sync job; a malformed message is dropped alone', async () => {
     // Prepare
     const queue = recordingQueue();
+    const { log, lines } = jsonLines();
     const source: GitSource = {
       resolve: async () => ({ revision: SHA_A, ref: 'refs/heads/main' }),
       readFiles: async () => [
@@ -312,7 +352,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue,
       }),
-      silentLogger,
+      log,
       silentMetrics,
     );
 
@@ -321,8 +361,14 @@ describe('queue and trigger handlers', () => {
       sqs({ type: 'fetch', track: 'web', trigger: 'webhook' }, 'not json'),
     );
 
-    // Assess
-    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm1' }]);
+    // Assess: no retry would parse it; it is deleted, not retried until the DLQ.
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.deepEqual(
+      lines()
+        .filter((line) => line.level === 'error')
+        .map((line) => line.messageId),
+      ['m1'],
+    );
     assert.equal(await store.artifacts.has('web', SHA_A), true);
     assert.equal(queue.jobs.length, 1);
     assert.deepEqual(
@@ -337,9 +383,10 @@ describe('queue and trigger handlers', () => {
     );
   });
 
-  it("apply: runs a drift job against the track's cluster; refuses a fetch job and an unknown track", async () => {
+  it("apply: runs a drift job against the track's cluster; drops a fetch job and an unknown track", async () => {
     // Prepare
     const connected: string[] = [];
+    const { log, lines } = jsonLines();
     const handler = createApplyHandler(
       async () => ({
         tracks: CONFIG.tracks,
@@ -351,7 +398,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue: recordingQueue(),
       }),
-      silentLogger,
+      log,
       silentMetrics,
     );
 
@@ -364,11 +411,17 @@ describe('queue and trigger handlers', () => {
       ),
     );
 
-    // Assess
-    assert.deepEqual(response.batchItemFailures, [
-      { itemIdentifier: 'm1' },
-      { itemIdentifier: 'm2' },
-    ]);
+    // Assess: neither can ever run here; both are deleted, logged with their type and track.
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.deepEqual(
+      lines()
+        .filter((line) => line.level === 'error')
+        .map((line) => [line.messageId, line.type, line.track]),
+      [
+        ['m1', 'fetch', 'web'],
+        ['m2', 'drift', 'gone'],
+      ],
+    );
     assert.deepEqual(connected, [CONFIG.clusters[0]?.name]);
   });
 
@@ -598,9 +651,10 @@ describe('queue and trigger handlers', () => {
     assert.equal(queue.jobs.length, 5);
   });
 
-  it('apply: runs a lifecycle job from the queue and refuses a malformed one', async () => {
+  it('apply: runs a lifecycle job from the queue and drops a malformed one', async () => {
     // Prepare
     const queue = recordingQueue();
+    const { log, lines } = jsonLines();
     const handler = createApplyHandler(
       async () => ({
         tracks: CONFIG.tracks,
@@ -609,7 +663,7 @@ describe('queue and trigger handlers', () => {
         state: store.state,
         queue,
       }),
-      silentLogger,
+      log,
       silentMetrics,
     );
 
@@ -622,10 +676,211 @@ describe('queue and trigger handlers', () => {
     );
 
     // Assess
-    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm1' }]);
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.deepEqual(
+      lines()
+        .filter((line) => line.level === 'error')
+        .map((line) => [line.messageId, line.type, line.track]),
+      [['m1', 'lifecycle', 'web']],
+    );
     const state = await store.state.read<{ suspended?: boolean }>('web');
     assert.equal(state?.value.suspended, true);
     assert.deepEqual(queue.jobs, []);
+  });
+
+  it('rollback: sends equal requests (suspend, resume, suspend) under their own deduplication ids, a retried invocation under one', async () => {
+    // Prepare
+    const { queue, sent } = recordingSqsQueue();
+    const handler = createRollbackHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue,
+      }),
+      silentLogger,
+    );
+    // Lambda retries an asynchronous invocation under its request id.
+    const invocation = { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'request-1' };
+
+    // Act
+    await handler({ track: 'web', action: 'suspend' });
+    await handler({ track: 'web', action: 'resume' });
+    await handler({ track: 'web', action: 'suspend' });
+    await handler({ track: 'web', action: 'unpin' }, invocation);
+    await handler({ track: 'web', action: 'unpin' }, invocation);
+
+    // Assess: SQS drops a message whose id it saw in the last 5 minutes.
+    assert.deepEqual(
+      sent.map((input) => [input.QueueUrl, JSON.parse(input.MessageBody ?? '{}').action]),
+      [
+        [APPLY_URL, 'suspend'],
+        [APPLY_URL, 'resume'],
+        [APPLY_URL, 'suspend'],
+        [APPLY_URL, 'unpin'],
+        [APPLY_URL, 'unpin'],
+      ],
+    );
+    const ids = sent.map((input) => input.MessageDeduplicationId);
+    assert.equal(sent[0]?.MessageBody, sent[2]?.MessageBody);
+    assert.notEqual(ids[0], ids[2], 'the second suspend is delivered');
+    assert.equal(ids[3], ids[4], 'a retried invocation is delivered once');
+  });
+
+  it('apply: sends the resumed sync of a dependent under another deduplication id than the refused one', async () => {
+    // Prepare: app waits for base; each job travels as SQS would carry it.
+    const tracks = parseConfig(
+      [
+        'tracks:',
+        '  - {name: base, repository: https://github.com/octo-org/base.git, namespace: infra}',
+        '  - {name: app, repository: https://github.com/octo-org/app.git, namespace: apps, dependsOn: [base]}',
+      ].join('\n'),
+      'driftless.yaml',
+    ).tracks;
+    const source: GitSource = {
+      resolve: async () => ({ revision: SHA_A, ref: 'refs/heads/main' }),
+      readFiles: async () => [
+        {
+          path: 'cm.yaml',
+          content: new TextEncoder().encode(
+            'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n',
+          ),
+        },
+      ],
+    };
+    const own = createStore({ type: 'fs', path: join(dir, 'resume') });
+    const { queue, sent } = recordingSqsQueue();
+    const shared = { tracks, artifacts: own.artifacts, state: own.state, queue };
+    const fetch = createFetchHandler(
+      async () => ({ ...shared, source: async () => source }),
+      silentLogger,
+      silentMetrics,
+    );
+    const cluster = new InMemoryCluster();
+    const apply = createApplyHandler(
+      async () => ({ ...shared, cluster: async () => cluster }),
+      silentLogger,
+      silentMetrics,
+    );
+    /** The last message sent, as the queue's trigger hands it over. */
+    const received = (messageId: string): SqsEvent => {
+      const input = sent.at(-1)!;
+      return {
+        Records: [
+          {
+            messageId,
+            body: input.MessageBody ?? '',
+            attributes: { MessageGroupId: input.MessageGroupId },
+            eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:driftless-dev-apply.fifo',
+          },
+        ],
+      };
+    };
+    await fetch(sqs({ type: 'fetch', track: 'app', trigger: 'webhook' }));
+    const refused = sent.at(-1)!;
+    await apply(received('sync-app'));
+    const refusedState = await readTrackState(own.state, 'app');
+    await fetch(sqs({ type: 'fetch', track: 'base', trigger: 'webhook' }));
+    const baseSync = received('sync-base');
+
+    // Act: base becomes Ready; then its message comes again (its delete was lost).
+    await apply(baseSync);
+    const resumed = sent.at(-1)!;
+    await apply(baseSync);
+    const resumedAgain = sent.at(-1)!;
+    own.close();
+
+    // Assess
+    assert.equal(
+      refusedState.conditions.find((c) => c.type === 'Ready')?.reason,
+      'DependencyNotReady',
+    );
+    assert.equal(resumed.MessageGroupId, 'app');
+    assert.equal(resumed.MessageBody, refused.MessageBody, 'the same job as the refused one');
+    assert.notEqual(resumed.MessageDeduplicationId, refused.MessageDeduplicationId);
+    assert.equal(resumedAgain.MessageBody, resumed.MessageBody);
+    assert.equal(resumedAgain.MessageDeduplicationId, resumed.MessageDeduplicationId);
+  });
+
+  it('apply: deletes a message no retry can run, logging its type and track, and runs the next job of its group', async () => {
+    // Prepare: one FIFO group, a poison message first.
+    const { log, lines } = jsonLines();
+    const handler = createApplyHandler(
+      async () => ({
+        tracks: CONFIG.tracks,
+        cluster: async () => ({}) as KubernetesPort,
+        artifacts: store.artifacts,
+        state: store.state,
+        queue: recordingQueue(),
+      }),
+      log,
+      silentMetrics,
+    );
+    const record = (messageId: string, body: unknown, type: string, track: string): SqsRecord => ({
+      messageId,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      attributes: { MessageGroupId: 'other', ApproximateReceiveCount: '1' },
+      messageAttributes: {
+        type: { dataType: 'String', stringValue: type },
+        track: { dataType: 'String', stringValue: track },
+      },
+      eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:driftless-dev-apply.fifo',
+    });
+
+    // Act
+    const response = await handler({
+      Records: [
+        // Not JSON; what it holds must not reach the log.
+        record('bad', '{"type": "sync", "token": "hunter2"', 'sync', 'other'),
+        record('fetch', { type: 'fetch', track: 'other', trigger: 'webhook' }, 'fetch', 'other'),
+        record('gone', { type: 'drift', track: 'gone' }, 'drift', 'gone'),
+        // A stored write-back, which only fetch can read.
+        record(
+          'stored',
+          { type: 'writeBack', track: 'other', storedJob: 'a'.repeat(64) },
+          'writeBack',
+          'other',
+        ),
+        record('next', { type: 'drift', track: 'other' }, 'drift', 'other'),
+      ],
+    });
+
+    // Assess
+    assert.deepEqual(response.batchItemFailures, []);
+    const dropped = lines().filter((line) => line.level === 'error');
+    assert.deepEqual(
+      dropped.map((line) => [line.msg, line.messageId, line.type, line.track]),
+      [
+        ['job dropped: no retry can run it', 'bad', 'sync', 'other'],
+        ['job dropped: no retry can run it', 'fetch', 'fetch', 'other'],
+        ['job dropped: no retry can run it', 'gone', 'drift', 'gone'],
+        ['job dropped: no retry can run it', 'stored', 'writeBack', 'other'],
+      ],
+    );
+    assert.match(String(dropped[0]?.error), /not JSON/);
+    assert.match(String(dropped[2]?.error), /"gone" is not configured/);
+    assert.ok(!JSON.stringify(lines()).includes('hunter2'));
+    assert.ok(
+      lines().some((line) => line.msg === 'drift finished' && line.track === 'other'),
+      JSON.stringify(lines()),
+    );
+  });
+
+  it('apply: still reports failed a job that could not run for a reason that may pass', async () => {
+    // Prepare: the store cannot be reached.
+    const handler = createApplyHandler(
+      async () => {
+        throw new StoreUnavailableError('s3://bucket/state/other.json: connect ECONNREFUSED');
+      },
+      silentLogger,
+      silentMetrics,
+    );
+
+    // Act
+    const response = await handler(sqs({ type: 'drift', track: 'other' }));
+
+    // Assess
+    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm0' }]);
   });
 });
 

@@ -38,7 +38,13 @@ const JWT_AUDIENCE = ['driftless-dashboard', 'driftless-cli'];
 // CloudFormation JSON, read field by field; the assertions are its type check.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
-type Resource = { Type: string; Properties: Record<string, Json>; DependsOn?: unknown };
+type Resource = {
+  Type: string;
+  Properties: Record<string, Json>;
+  DependsOn?: unknown;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
 type Template = {
   Resources: Record<string, Resource>;
   Outputs?: Record<string, unknown>;
@@ -502,6 +508,28 @@ describe('serverless package', () => {
         fn,
       );
     }
+  });
+
+  it('keeps the key of the artifact bucket wherever it keeps the bucket: removed stack, replacement', () => {
+    // Assess: a retained bucket whose key is scheduled for deletion holds objects nobody can read.
+    const bucket = resource('ArtifactBucket');
+    assert.equal(bucket.DeletionPolicy, 'Retain');
+    assert.equal(bucket.UpdateReplacePolicy, 'Retain');
+    assert.equal(resource('ArtifactKey').DeletionPolicy, 'Retain');
+    assert.equal(resource('ArtifactKey').UpdateReplacePolicy, 'Retain');
+    // Not its alias: a name kept past the stack would fail the stage's next deploy.
+    assert.equal(resource('ArtifactKeyAlias').DeletionPolicy, undefined);
+  });
+
+  it('caps parallel fetches and lets each queue deliver a job five times before dead-lettering it', () => {
+    // Assess: a throttled receive counts as one (AWS advises maxReceiveCount >= 5 for Lambda).
+    for (const id of ['FetchQueue', 'ApplyQueue']) {
+      assert.ok(resource(id).Properties.RedrivePolicy.maxReceiveCount >= 5, id);
+    }
+    const fetchMapping = ofType('AWS::Lambda::EventSourceMapping')
+      .map(([, r]) => r.Properties)
+      .find((props) => text(props.EventSourceArn) === queueArn('FetchQueue'));
+    assert.equal(fetchMapping?.ScalingConfig?.MaximumConcurrency, 10);
   });
 
   it('feeds fetch from a standard queue and apply from a FIFO queue, both with dead-letter queues', () => {
