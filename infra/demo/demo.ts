@@ -583,6 +583,47 @@ step('A sync on a machine that died holds the track until it lapses, or until dr
   driftless('history', '-c', 'interrupt.yaml', '--track', 'demo-slow');
 }
 
+step('A Namespace that leaves Git while it holds what others put there: left in place, named');
+// Deleting a Namespace deletes everything in it: prune keeps it until only the track's is left.
+mkdirSync(join(REPO, 'team'), { recursive: true });
+const teamIndex =
+  'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: team-index, namespace: demo}\ndata: {teams: web}\n';
+writeFileSync(
+  join(REPO, 'team/namespace.yaml'),
+  'apiVersion: v1\nkind: Namespace\nmetadata: {name: demo-team}\n',
+);
+writeFileSync(
+  join(REPO, 'team/settings.yaml'),
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: team-settings, namespace: demo-team}\ndata: {owner: web}\n---\n${teamIndex}`,
+);
+git('add', '--all');
+git('commit', '--quiet', '-m', 'A namespace for the web team');
+writeFileSync(
+  join(DEMO_DIR, 'team.yaml'),
+  [
+    'store: {type: fs, path: store-team}',
+    'clusters:',
+    `  - {name: local, kubeconfig: ${KUBECONFIG}}`,
+    'tracks:',
+    '  - name: demo-team',
+    `    repository: ${REPO}`,
+    '    subPath: team',
+    '',
+  ].join('\n'),
+);
+failed = driftless('sync', '-c', 'team.yaml') !== 0 || failed;
+console.log('Someone else keeps a ConfigMap of theirs in the namespace:');
+kubectl('create', 'configmap', 'their-data', '-n', 'demo-team', '--from-literal=keep=me');
+rmSync(join(REPO, 'team/namespace.yaml'));
+writeFileSync(join(REPO, 'team/settings.yaml'), teamIndex);
+git('add', '--all');
+git('commit', '--quiet', '-m', 'The web team leaves');
+failed = driftless('sync', '-c', 'team.yaml') !== 0 || failed;
+kubectl('get', 'configmaps', '-n', 'demo-team');
+console.log('Once their ConfigMap is gone, the next sync prunes the namespace:');
+kubectl('delete', 'configmap', 'their-data', '-n', 'demo-team');
+failed = driftless('sync', '-c', 'team.yaml') !== 0 || failed;
+
 step('Done');
 console.log(
   'The cluster keeps running: kubectl --kubeconfig .driftless/testcluster/kubeconfig get all -n demo',
