@@ -84,3 +84,12 @@ export function untilInterrupted<T>(work: Promise<T>, signal: AbortSignal | unde
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * `error`'s message about `subject` (`Kind/namespace/name`), naming it once: the API server's
+ * errors (KubernetesApiError) start with it already, others do not.
+ */
+export function messageAbout(subject: string, error: unknown): string {
+  const message = messageOf(error);
+  return message.startsWith(subject) ? message : `${subject}: ${message}`;
+}

@@ -16,7 +16,7 @@ import {
 } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { readLive, type PrefetchedLists } from './read-live.ts';
-import { InterruptedError, interruptionOf, messageOf } from '../errors.ts';
+import { InterruptedError, interruptionOf, messageAbout, messageOf } from '../errors.ts';
 import { applyReason } from './apply-reason.ts';
 import type { ChangeSetEntry, Interrupted } from './changeset.ts';
 import {
@@ -326,8 +326,7 @@ function refusalMessage(subject: string, error: unknown): string {
     error instanceof KubernetesApiError && error.isImmutableFieldChange
       ? ' (set force: true on the track, or annotate the object with driftless.dev/update-strategy: recreate, to replace it)'
       : '';
-  const message = messageOf(error);
-  return `${message.startsWith(subject) ? message : `${subject}: ${message}`}${hint}`;
+  return `${messageAbout(subject, error)}${hint}`;
 }
 
 /** Waits until every CRD among `items` reports Established, then re-reads discovery. */

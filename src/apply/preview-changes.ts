@@ -10,7 +10,7 @@ import { KubernetesApiError } from '../cluster/errors.ts';
 import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
-import { messageOf } from '../errors.ts';
+import { messageAbout, messageOf } from '../errors.ts';
 import { canonicalJson } from '../render/canonical-json.ts';
 import type { RenderedObject } from '../render/types.ts';
 import { ownershipConflict, withOwnershipLabel } from './apply-objects.ts';
@@ -169,7 +169,7 @@ async function previewObject(
     return {
       subject,
       action: live ? 'update' : 'create',
-      error: message.startsWith(subject) ? message : `${subject}: ${message}`,
+      error: messageAbout(subject, error),
     };
   }
 }

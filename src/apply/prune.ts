@@ -12,7 +12,7 @@ import type { ChangeSetEntry, Interrupted } from './changeset.ts';
 import { refOfEntry, type InventoryEntry } from './inventory.ts';
 import { TRACK_LABEL, isPruneDisabled } from './ownership.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
-import { interruptionOf, messageOf } from '../errors.ts';
+import { interruptionOf, messageAbout } from '../errors.ts';
 
 export interface PruneOptions {
   readonly track: string;
@@ -91,12 +91,7 @@ export async function pruneObjects(
         });
         return result === 'deleted' ? { subject, action: 'deleted' } : undefined;
       } catch (error) {
-        const message = messageOf(error);
-        return {
-          subject,
-          action: 'failed',
-          error: message.startsWith(subject) ? message : `${subject}: ${message}`,
-        };
+        return { subject, action: 'failed', error: messageAbout(subject, error) };
       }
     },
   );

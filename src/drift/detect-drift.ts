@@ -41,7 +41,7 @@ import { suspectReason } from '../apply/manifest-fields.ts';
 import { planApply } from './plan-apply.ts';
 import { readLive, type LiveObjects } from '../apply/read-live.ts';
 import { fieldSetAsStored, manifestAsStored } from '../apply/secret-string-data.ts';
-import { messageOf } from '../errors.ts';
+import { messageAbout } from '../errors.ts';
 
 /** One object whose fields drifted. */
 export interface DriftedObject {
@@ -106,11 +106,6 @@ export function plannedApply(drifted: DriftedObject): KubeObject | undefined {
   return plans.get(drifted);
 }
 
-function withSubject(subject: string, error: unknown): string {
-  const message = messageOf(error);
-  return message.startsWith(subject) ? message : `${subject}: ${message}`;
-}
-
 /** True for objects drift leaves alone: reconcile disabled, or created once and never updated. */
 function isExempt(object: KubeObject): boolean {
   return isReconcileDisabled(object) || updateStrategyOf(object) === 'never';
@@ -146,7 +141,7 @@ export async function detectDrift(
     const subject = subjectOf(refOf(object));
     const readError = live.errors.get(key);
     if (readError !== undefined) {
-      errors.push({ subject, error: withSubject(subject, readError) });
+      errors.push({ subject, error: messageAbout(subject, readError) });
       continue;
     }
     const current = live.found.get(key);
@@ -188,7 +183,7 @@ export async function detectDrift(
       options.onSuspect?.(subject, reason);
       suspects.push({ object, live: current, ignored });
     } catch (error) {
-      errors.push({ subject, error: withSubject(subject, error) });
+      errors.push({ subject, error: messageAbout(subject, error) });
     }
   }
 
@@ -211,7 +206,7 @@ export async function detectDrift(
       if (hand) handEdits.set(drifted, managers);
       return drifted;
     } catch (error) {
-      errors.push({ subject, error: withSubject(subject, error) });
+      errors.push({ subject, error: messageAbout(subject, error) });
       return undefined;
     }
   });

@@ -15,12 +15,12 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { loadAll } from 'js-yaml';
-import { runCli } from '../../src/cli/main.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
 import { parseBundle } from '../../src/render/index.ts';
 import { commitOf } from '../../src/object-id.ts';
 import type { LocalContext } from '../../src/sync/local-context.ts';
+import { cliOver, type CliRun } from '../harness/run-cli.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { pushFiles } from '../harness/git-server.ts';
@@ -306,10 +306,7 @@ describe('rendering with kustomize and helm', () => {
   });
 
   /** Runs the CLI on `track` over the fixture's store, Git source and cluster. */
-  async function driftless(
-    track: Track,
-    ...args: string[]
-  ): Promise<{ code: number; stdout: string; stderr: string }> {
+  async function driftless(track: Track, ...args: string[]): Promise<CliRun> {
     const base = parseConfig(
       'tracks: [{name: x, repository: https://git.example.com/x.git}]',
       'driftless.yaml',
@@ -322,15 +319,7 @@ describe('rendering with kustomize and helm', () => {
       cluster: async () => fixture.deps.cluster,
       close: () => undefined,
     };
-    let stdout = '';
-    let stderr = '';
-    const code = await runCli(args, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      env: {},
-      openLocalContext: async () => context,
-    });
-    return { code, stdout, stderr };
+    return cliOver(() => context)(...args);
   }
 
   it('renders and diffs a chart never synced for the cluster, as its first sync applies it', async () => {

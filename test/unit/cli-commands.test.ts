@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
 import type { LocalContext } from '../../src/sync/local-context.ts';
-import { cliOver } from './fakes/run-cli.ts';
+import { cliOver } from '../harness/run-cli.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 import { objectKey } from '../../src/cluster/kube-object.ts';
 import { parseConfig } from '../../src/config/index.ts';

@@ -17,7 +17,7 @@ import {
   formatDriftRun,
   type DriftRun,
 } from '../../src/cli/drift-command.ts';
-import { cliOver } from './fakes/run-cli.ts';
+import { cliOver } from '../harness/run-cli.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 import { Output } from '../../src/cli/output.ts';
 import { objectKey } from '../../src/cluster/kube-object.ts';

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
-import { cliOver } from './fakes/run-cli.ts';
+import { cliOver } from '../harness/run-cli.ts';
 import { Output } from '../../src/cli/output.ts';
 import { formatSyncResult } from '../../src/cli/sync-command.ts';
 import { parseConfig } from '../../src/config/index.ts';

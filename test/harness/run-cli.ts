@@ -1,9 +1,9 @@
 /**
  * The `driftless` command run in this process over a context of the test's
- * own (store, fakes), its output captured: what the CLI unit tests call.
+ * own (store, fakes or the test cluster), its output captured.
  */
-import { runCli } from '../../../src/cli/main.ts';
-import type { LocalContext } from '../../../src/sync/local-context.ts';
+import { runCli } from '../../src/cli/main.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
 
 export interface CliRun {
   readonly code: number;
