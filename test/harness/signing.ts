@@ -5,7 +5,7 @@
  * is what `git commit` needs to sign with it (see pushFiles' options).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +21,13 @@ export interface SigningKey {
   readonly commitEnv: Readonly<Record<string, string>>;
   /** How the verifier names the signer: an OpenPGP key id suffix, or the SSH fingerprint. */
   readonly signer: string;
+  /**
+   * Stops what the key started and removes its directory. gpg starts a
+   * `gpg-agent` per GNUPGHOME that outlives the test process; killing it
+   * first matters, since an agent whose socket is deleted under it keeps
+   * running.
+   */
+  dispose(): Promise<void>;
 }
 
 /** A fresh OpenPGP key (Ed25519, no passphrase) in its own GNUPGHOME. */
@@ -55,6 +62,10 @@ export async function gpgSigningKey(name = 'Driftless Test'): Promise<SigningKey
     commitConfig: ['commit.gpgsign=true', `user.signingkey=${fingerprint}`, 'gpg.program=gpg'],
     commitEnv: { GNUPGHOME: home },
     signer: fingerprint.slice(-16),
+    dispose: async () => {
+      await run('gpgconf', ['--kill', 'gpg-agent'], { env });
+      await rm(home, { recursive: true, force: true });
+    },
   };
 }
 
@@ -73,5 +84,6 @@ export async function sshSigningKey(
     commitConfig: ['commit.gpgsign=true', 'gpg.format=ssh', `user.signingkey=${key}`],
     commitEnv: {},
     signer,
+    dispose: () => rm(dir, { recursive: true, force: true }),
   };
 }

@@ -36,6 +36,7 @@ describe('signed commits', () => {
   let stranger: SigningKey;
   let strangerSsh: SigningKey;
   let readSecret: (ref: SecretRef) => Promise<string>;
+  let workDir: string;
 
   before(async () => {
     [gpg, stranger] = await Promise.all([gpgSigningKey('Trusted Dev'), gpgSigningKey('Stranger')]);
@@ -60,12 +61,19 @@ describe('signed commits', () => {
       }
       throw new Error(`unexpected reference ${JSON.stringify(ref)}`);
     };
-    const workDir = await mkdtemp(join(tmpdir(), 'driftless-verify-git-'));
-    after(() => rm(workDir, { recursive: true, force: true }));
+    workDir = await mkdtemp(join(tmpdir(), 'driftless-verify-git-'));
     deps = { ...fixture.deps, source: createGitSource({ cacheDir: workDir, readSecret }) };
   });
 
-  after(() => fixture.stop());
+  // At the suite's end: an after() called inside before() would run as soon as before() ends.
+  after(async () => {
+    await fixture.stop();
+    const keys = [gpg, stranger, ssh.ed25519, ssh.ecdsa, ssh.rsa, strangerSsh];
+    await Promise.all([
+      ...keys.map((key) => key.dispose()),
+      rm(workDir, { recursive: true, force: true }),
+    ]);
+  });
 
   it('syncs commits signed by a trusted OpenPGP, Ed25519, ECDSA or RSA SSH key', async () => {
     const { track, repo, ns } = await fixture.newTrack(
