@@ -158,7 +158,7 @@ describe('reading a tree', () => {
     assert.deepEqual(files, { 'deploy/labels.yaml': 'common' });
   });
 
-  it('skips a symlink to a directory inside the repository', async () => {
+  it('follows a symlink to a directory inside the repository, under the link path', async () => {
     // Prepare
     const root = { base: { 'a.yaml': 'a' }, deploy: { 'b.yaml': 'b', base: { link: '../base' } } };
 
@@ -166,7 +166,7 @@ describe('reading a tree', () => {
     const files = await read(root, 'deploy');
 
     // Assess
-    assert.deepEqual(files, { 'deploy/b.yaml': 'b' });
+    assert.deepEqual(files, { 'deploy/b.yaml': 'b', 'deploy/base/a.yaml': 'a' });
   });
 
   it('follows a subPath through a symlinked directory inside the repository', async () => {

@@ -6,7 +6,8 @@
  */
 import git from 'isomorphic-git';
 import { DriftlessError, messageOf } from '../../errors.ts';
-import { GitAuthError, GitFetchError, type GitErrorContext } from './errors.ts';
+import { GitAuthError, GitFetchError, GitRepositoryError, type GitErrorContext } from './errors.ts';
+import { UnsupportedObjectFormatError } from './upload-pack.ts';
 
 /** Node's codes for a host that cannot be reached at all. */
 const NETWORK_CODES = new Set([
@@ -33,6 +34,14 @@ export function translateGitError(
   if (error instanceof DriftlessError) return error;
   const url = context.repository;
   const withCause = { ...context, cause: error };
+  if (error instanceof UnsupportedObjectFormatError) {
+    // Worded as for a local SHA-256 repository (local-repository.ts).
+    const kind = error.format === 'sha256' ? 'SHA-256' : `"${error.format}"`;
+    return new GitRepositoryError(
+      `${url} is a ${kind} repository (its server advertises object-format=${error.format}); ${kind} repositories are not supported yet`,
+      withCause,
+    );
+  }
   if (error instanceof git.Errors.HttpError) {
     const status = error.data.statusCode;
     if (status === 401) {

@@ -9,12 +9,17 @@
  *   followed (`deploy/current -> prod`);
  * - under the subPath, a symlink to a file inside the repository is read as
  *   that file, under the link's own path and judged by the link's name (what
- *   `kubectl apply -f dir` and Argo CD do); a symlink to a directory is
- *   skipped, which keeps the walk free of cycles and files from being read twice;
+ *   `kubectl apply -f dir` and Argo CD do); a symlink to a directory inside
+ *   the repository is walked as if that directory were there, under the
+ *   link's path (`apps/prod/base -> ../base` gives `apps/prod/base/...`), as
+ *   a checkout and kustomize see it. Skipping it would drop its manifests
+ *   without a word;
  * - a symlink anywhere under the subPath that points outside the repository
  *   (absolute, or `..` past the root) refuses the whole revision, as does a
- *   symlink loop or a manifest-named link to nothing: skipping them would make
- *   objects look deleted from Git, and prune would remove them.
+ *   symlink loop (a file link chain, or a directory link to a directory that
+ *   contains it), directory links nested or repeated past a limit, or a
+ *   manifest-named link to nothing: skipping them would make objects look
+ *   deleted from Git, and prune would remove them.
  * Submodules (mode 160000) are not fetched and are skipped.
  */
 import { posix } from 'node:path';
@@ -35,6 +40,19 @@ export function isManifestScoped(name: string): boolean {
 
 /** Symlinks followed while resolving one path; Linux's limit (ELOOP). */
 const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * Directory symlinks followed one inside another (a link in a linked directory...). Real
+ * layouts nest one or two; a chain no loop check catches (each link to a new directory) stops here.
+ */
+export const MAX_NESTED_DIRECTORY_LINKS = 8;
+
+/**
+ * Directory symlinks followed in one read. Without a cap, a few directories of many links to
+ * each other's parents (no loop) would read the same files millions of times: a commit anyone
+ * with push access makes could exhaust the fetch's memory.
+ */
+export const MAX_DIRECTORY_LINKS = 256;
 
 /** One entry of a Git tree, as isomorphic-git's readTree returns it. */
 export interface TreeEntry {
@@ -127,29 +145,50 @@ export async function readTreeFiles(
   }
 
   const files: RevisionFile[] = [];
-  const walk = async (tree: string, logical: string[], real: string[]): Promise<void> => {
+  let directoryLinks = 0;
+  /**
+   * Walks `tree`, shown under `logical`, which is at `real` in the repository (they differ
+   * below a followed symlink). `walked`: where the walk jumped so far, the base then each
+   * followed link's target (see directoryLinkRefusal).
+   */
+  const walk = async (
+    tree: string,
+    logical: string[],
+    real: string[],
+    walked: readonly (readonly string[])[],
+  ): Promise<void> => {
     for (const entry of await objects.readTree(tree)) {
       const path = [...logical, entry.path].join('/');
       if (entry.type === 'tree') {
-        await walk(entry.oid, [...logical, entry.path], [...real, entry.path]);
+        await walk(entry.oid, [...logical, entry.path], [...real, entry.path], walked);
       } else if (entry.mode === SYMLINK_MODE) {
-        const file = await readSymlink(
-          objects,
-          rootTree,
-          [...real, entry.path],
-          path,
-          revision,
-          context,
-          wanted,
-        );
-        if (file) files.push(file);
+        const link: Link = { path, realPath: [...real, entry.path], oid: entry.oid };
+        const resolved = await resolveSymlink(objects, rootTree, link, revision, context);
+        if (resolved.kind === 'blob') {
+          if (wanted(path)) files.push({ path, content: await objects.readBlob(resolved.oid) });
+          continue;
+        }
+        if (resolved.kind !== 'tree') continue;
+        directoryLinks += 1;
+        const why = directoryLinkRefusal(resolved.realPath, real, walked, directoryLinks);
+        if (why !== undefined) {
+          const target = new TextDecoder().decode(await objects.readBlob(link.oid));
+          throw new SubPathError(
+            `symlink ${linkName(link)} points to "${target}" at revision ${revision}: ${why}`,
+            context,
+          );
+        }
+        await walk(resolved.oid, [...logical, entry.path], resolved.realPath, [
+          ...walked,
+          resolved.realPath,
+        ]);
       } else if (entry.type === 'blob' && wanted(entry.path)) {
         files.push({ path, content: await objects.readBlob(entry.oid) });
       }
       // Submodules (type commit) are skipped: their content is another repository's.
     }
   };
-  await walk(base.oid, segments, base.realPath);
+  await walk(base.oid, segments, base.realPath, [base.realPath]);
   if (scope === 'manifests')
     files.push(...(await ancestorIgnoreFiles(objects, rootTree, segments)));
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -184,35 +223,82 @@ async function ancestorIgnoreFiles(
   return found;
 }
 
-/** The file a symlink under the subPath stands for, undefined when it is skipped; throws when it escapes. */
-async function readSymlink(
+/** A symlink met under the subPath. */
+interface Link {
+  /** Its path as read (through the subPath and followed links as written). */
+  readonly path: string;
+  /** Where it is in the repository. */
+  readonly realPath: readonly string[];
+  /** Its blob: the target. */
+  readonly oid: string;
+}
+
+/** The link's name for messages: its path as read, and where it is when that differs. */
+function linkName(link: Link): string {
+  const real = link.realPath.join('/');
+  return real === link.path ? `"${link.path}"` : `"${link.path}" (at "${real}")`;
+}
+
+/**
+ * Why a symlink in directory `here` to directory `target` is not followed, or undefined.
+ * `walked` holds where the walk jumped so far (the base, then each followed link's target);
+ * `followed` counts the directory links of this read, this one included.
+ */
+function directoryLinkRefusal(
+  target: readonly string[],
+  here: readonly string[],
+  walked: readonly (readonly string[])[],
+  followed: number,
+): string | undefined {
+  // Walking a directory the walk is in again would meet this link again, endlessly.
+  if ([...walked, here].some((directory) => isWithin(directory, target))) {
+    return 'a directory the link is in or is reached through, so following it would never end (a symlink loop)';
+  }
+  if (walked.length > MAX_NESTED_DIRECTORY_LINKS) {
+    return `more than ${MAX_NESTED_DIRECTORY_LINKS} directory symlinks inside one another`;
+  }
+  if (followed > MAX_DIRECTORY_LINKS) {
+    return `more than ${MAX_DIRECTORY_LINKS} directory symlinks followed in one read`;
+  }
+  return undefined;
+}
+
+/**
+ * What a symlink under the subPath leads to: a file or directory inside the repository, or
+ * `skip` for one that leads to nothing read (a submodule, or a non-manifest name to nothing).
+ * Throws when it escapes the repository, is part of a loop, or is a manifest name to nothing.
+ */
+async function resolveSymlink(
   objects: TreeReader,
   rootTree: string,
-  realPath: string[],
-  path: string,
+  link: Link,
   revision: string,
   context: GitErrorContext,
-  wanted: (name: string) => boolean,
-): Promise<RevisionFile | undefined> {
-  const resolved = await resolvePath(objects, rootTree, realPath, { left: MAX_SYMLINK_HOPS });
-  const isManifest = MANIFEST_EXTENSION.test(path);
+): Promise<Extract<Resolution, { kind: 'tree' | 'blob' }> | { kind: 'skip' }> {
+  const resolved = await resolvePath(objects, rootTree, link.realPath, { left: MAX_SYMLINK_HOPS });
   switch (resolved.kind) {
     case 'blob':
-      return wanted(path) ? { path, content: await objects.readBlob(resolved.oid) } : undefined;
     case 'tree':
+      return resolved;
     case 'submodule':
-      return undefined;
+      return { kind: 'skip' };
     case 'missing':
-      if (!isManifest) return undefined;
+      if (!MANIFEST_EXTENSION.test(link.path)) return { kind: 'skip' };
       throw new SubPathError(
-        `symlink "${path}" points to a file that does not exist at revision ${revision}`,
+        `symlink ${linkName(link)} points to a file that does not exist at revision ${revision}`,
         context,
       );
-    case 'escape':
+    case 'escape': {
+      // The link that escapes may be another one this link leads through.
+      const escaping =
+        resolved.link === link.realPath.join('/')
+          ? linkName(link)
+          : `"${resolved.link}" (reached from ${linkName(link)})`;
       throw new SubPathError(
-        `symlink "${resolved.link}" points outside the repository ("${resolved.target}") at revision ${revision}; the revision is refused`,
+        `symlink ${escaping} points outside the repository ("${resolved.target}") at revision ${revision}; the revision is refused`,
         context,
       );
+    }
     case 'loop':
       throw new SubPathError(
         `symlink "${resolved.link}" is part of a loop at revision ${revision}`,
@@ -264,6 +350,11 @@ async function resolvePath(
     }
   }
   return { kind: 'tree', oid: tree, realPath: realDir };
+}
+
+/** Whether `path` is `directory` itself or inside it. */
+function isWithin(path: readonly string[], directory: readonly string[]): boolean {
+  return directory.length <= path.length && directory.every((name, i) => path[i] === name);
 }
 
 /** The segments `target` leads to from directory `dir`, or undefined when it leaves the repository. */

@@ -93,6 +93,18 @@ export class UnknownWantError extends UploadPackError {
   override readonly name = 'UnknownWantError';
 }
 
+/**
+ * The repository's objects are not named by SHA-1 (`object-format=sha256` in the
+ * advertisement): its refs' 64-hex ids would otherwise be dropped as malformed, and every
+ * ref reported as not found.
+ */
+export class UnsupportedObjectFormatError extends UploadPackError {
+  override readonly name = 'UnsupportedObjectFormatError';
+  constructor(readonly format: string) {
+    super(`the repository uses object format ${format}; only sha1 is supported`);
+  }
+}
+
 /** Fetches the pack of `request.want`; see the module comment for the exchange. */
 export async function fetchPack(request: UploadPackRequest): Promise<UploadPackResult> {
   const base = request.url.replace(/\/+$/, '');
@@ -163,7 +175,8 @@ export async function readAdvertisement(
  * flush, then `<oid> <ref>` lines; the first carries the capabilities after
  * a NUL (an empty repository advertises `capabilities^{}` with a zero oid),
  * `<ref>^{}` lines give what an annotated tag points to, and the
- * `symref=HEAD:<ref>` capability names HEAD's target.
+ * `symref=HEAD:<ref>` capability names HEAD's target. A repository whose
+ * `object-format` is not sha1 is refused ({@link UnsupportedObjectFormatError}).
  */
 export function parseAdvertisement(advertisement: Buffer): Advertisement {
   const reader = new PktReader(advertisement);
@@ -189,6 +202,10 @@ export function parseAdvertisement(advertisement: Buffer): Advertisement {
       .split(' ')
       .filter(Boolean),
   );
+  // Absent means sha1, by the protocol's rule (servers from before SHA-256 never send it).
+  const prefix = 'object-format=';
+  const format = [...capabilities].find((c) => c.startsWith(prefix))?.slice(prefix.length);
+  if (format !== undefined && format !== 'sha1') throw new UnsupportedObjectFormatError(format);
   const symrefs = new Map<string, string>();
   for (const capability of capabilities) {
     const match = /^symref=([^:]+):(.+)$/.exec(capability);
