@@ -1,8 +1,10 @@
 /**
  * The dashboard (docs/dashboard.md) behind API Gateway: `GET /`,
  * `GET /assets/{file}`, `GET|POST /api/{proxy+}`. API Gateway authenticates
- * (IAM or JWT, `dashboard.authorizer`) before this runs; the caller it
- * established is the request's identity (src/aws/dashboard-http.ts). Reads
+ * (IAM or JWT, `dashboard.authorizer`) before this runs, on every route but
+ * the page and its assets under JWT and the reads under `readAccess: open`;
+ * the caller it established is the request's identity, none on a route
+ * without an authorizer (src/aws/dashboard-http.ts). Reads
  * come from the store, actions are queued as jobs (sync to fetch, the others
  * to apply) with the user recorded as `by`. No cluster, Git or secrets here.
  */

@@ -35,8 +35,23 @@ function setSession(session: SessionJson | null): void {
   for (const listener of listeners) listener();
 }
 
+/**
+ * The session when a gateway in front refused `api/session` (401): in AWS a JWT authorizer
+ * guards the API but not this page, so the only way in is the token form.
+ */
+const GATEWAY_SIGN_IN: SessionJson = {
+  user: null,
+  readAccess: 'authenticated',
+  canAct: false,
+  signIn: ['gateway'],
+};
+
 export async function loadSession(): Promise<SessionJson> {
-  const session = await getJson<SessionJson>('api/session');
+  const session = await getJson<SessionJson>('api/session').catch((error: unknown) => {
+    // The dashboard itself answers its session to anyone: a 401 is the gateway's.
+    if (error instanceof ApiError && error.status === 401) return GATEWAY_SIGN_IN;
+    throw error;
+  });
   // A stored header the server no longer accepts (password changed, server restarted): drop it.
   if (session.user === null && storedAuthorization() !== null) storeAuthorization(null);
   setSession(session);

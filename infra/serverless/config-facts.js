@@ -16,6 +16,7 @@
  *   ${file(infra/serverless/config-facts.js):dashboardRoutes} the dashboard function's httpApi
  *                                                             events, each with the authorizer
  *                                                             dashboard.authorizer/readAccess ask
+ *                                                             (the page and assets none under jwt)
  *   ${file(infra/serverless/config-facts.js):httpApiAuthorizers}  provider.httpApi.authorizers:
  *                                                             the dashboard's JWT authorizer, if any
  *
@@ -218,32 +219,38 @@ async function dashboardAuthorizer(context) {
 }
 
 /**
- * The dashboard function's routes. Every route has the configured authorizer
- * (AWS_IAM, or the JWT authorizer below), except the GET routes when
- * dashboard.readAccess is `open`: reading needs no sign-in then, actions
- * (POST) always do.
+ * The dashboard function's routes. The API routes have the configured
+ * authorizer (AWS_IAM, or the JWT authorizer below), except the GET route
+ * when dashboard.readAccess is `open`: reading needs no sign-in then,
+ * actions (POST) always do.
+ *
+ * The page and its assets (`GET /`, `GET /assets/{file}`) are the same
+ * static files for everyone and hold no data (`driftless serve` serves them
+ * without sign-in too). Under a JWT authorizer they have none: a browser's
+ * navigation carries no `Authorization` header, so API Gateway would refuse
+ * the page whose token form is how one signs in. Under IAM they keep
+ * AWS_IAM: the browser goes through a signing proxy (aws-sigv4-proxy) that
+ * signs the page's requests as it signs the API's, and an open page would
+ * only let anyone invoke the function for a page whose every API request
+ * is refused without a signature.
  */
 export async function dashboardRoutes(context) {
-  const authorizer =
-    (await dashboardAuthorizer(context)).type === 'jwt'
-      ? { name: DASHBOARD_JWT }
-      : { type: 'aws_iam' };
+  const type = (await dashboardAuthorizer(context)).type;
+  const authorizer = type === 'jwt' ? { name: DASHBOARD_JWT } : { type: 'aws_iam' };
   const readAccess = (await dashboard(context)).readAccess ?? 'authenticated';
   if (readAccess !== 'open' && readAccess !== 'authenticated') {
     throw new Error(`dashboard.readAccess must be open or authenticated, not ${readAccess}`);
   }
-  const route = (method, path) => ({
-    httpApi: {
-      method,
-      path,
-      ...(method === 'GET' && readAccess === 'open' ? {} : { authorizer }),
-    },
+  const route = (method, path, open) => ({
+    httpApi: { method, path, ...(open ? {} : { authorizer }) },
   });
+  const readsOpen = readAccess === 'open';
+  const pageOpen = readsOpen || type === 'jwt';
   return [
-    route('GET', '/'),
-    route('GET', '/assets/{file}'),
-    route('GET', '/api/{proxy+}'),
-    route('POST', '/api/{proxy+}'),
+    route('GET', '/', pageOpen),
+    route('GET', '/assets/{file}', pageOpen),
+    route('GET', '/api/{proxy+}', readsOpen),
+    route('POST', '/api/{proxy+}', false),
   ];
 }
 

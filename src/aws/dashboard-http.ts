@@ -8,8 +8,9 @@
  * API Gateway checked the SigV4 signature (IAM) or the token (JWT) before
  * the function ran and put the caller into `requestContext.authorizer`,
  * which a client cannot set. A route without an authorizer (GET routes
- * under `readAccess: open`) is anonymous, whatever headers it carries; the
- * `Authorization` header is not even passed on.
+ * under `readAccess: open`; the page and its assets under a JWT authorizer)
+ * is anonymous, whatever headers it carries; the `Authorization` header is
+ * not even passed on.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -27,7 +27,7 @@ import type { JobDeps } from '../sync/run-job.ts';
 import { knownTracks } from '../sync/published-tracks.ts';
 import { clusterOf } from '../sync/track-named.ts';
 import type { GitSource } from '../source/ports.ts';
-import type { ArtifactStore, JobBodyStore, StateStore } from '../store/ports.ts';
+import type { ArtifactStore, JobBodyStore, StateStore, Store } from '../store/ports.ts';
 import { createClusterConnector, type ClusterConnector } from './cluster-connector.ts';
 import { packagedWebDir } from './dashboard-http.ts';
 import { logUndelivered, notifier, type NotifierOptions } from '../notify/deliver.ts';
@@ -96,9 +96,24 @@ export async function webhookDeps(
   env?: Environment,
 ): Promise<AcceptWebhookDeps> {
   const { config, store, queue } = await common({ fetch: true }, queues, env);
-  const readSecret = secretReader(env);
+  return webhookPorts(config, store, queue, secretReader(env));
+}
+
+/**
+ * The webhook's ports over its store. The published tracks are read when a
+ * push is matched, after its signature was verified (src/sync/accept-webhook.ts),
+ * not when the ports are made: the endpoint is public, and a request that is
+ * unsigned, forged or for a host not configured costs the reads of the
+ * signing secrets and no S3 request at all.
+ */
+export function webhookPorts(
+  config: Pick<Config, 'tracks' | 'tracksFrom' | 'webhooks'>,
+  store: Pick<Store, 'published' | 'deliveries'>,
+  queue: JobQueue,
+  readSecret: SecretReader,
+): AcceptWebhookDeps {
   return {
-    tracks: await knownTracks(config, store.published),
+    tracks: () => knownTracks(config, store.published),
     secretsOf: async (host) => {
       const webhook = config.webhooks[host];
       return webhook && Promise.all(webhook.secrets.map((ref) => readSecret(ref)));

@@ -48,7 +48,11 @@ export interface WebhookAnswer {
 }
 
 export interface AcceptWebhookDeps {
-  readonly tracks: readonly Track[];
+  /**
+   * The tracks pushes are matched with, or how to read them (the webhook function reads the
+   * published ones from its store): read only for a verified push not delivered before.
+   */
+  readonly tracks: readonly Track[] | (() => Promise<readonly Track[]>);
   /** The signing secrets of a configured host; undefined when the host is not configured. */
   readonly secretsOf: (host: WebhookHost) => Promise<readonly string[] | undefined>;
   readonly deliveries: DeliveryLog;
@@ -87,9 +91,10 @@ export async function acceptWebhook(
   }
 
   // One job per track, the first matching ref's sha as its hint: the fetch resolves the ref anyway.
+  const tracks = typeof deps.tracks === 'function' ? await deps.tracks() : deps.tracks;
   const jobs = new Map<string, FetchJob>();
   for (const event of outcome.events ?? []) {
-    for (const track of matchTracks(event, deps.tracks)) {
+    for (const track of matchTracks(event, tracks)) {
       if (!jobs.has(track)) {
         jobs.set(track, {
           type: 'fetch',
