@@ -5,59 +5,122 @@
  * `inProgress`, then `failed`, then `current` are evaluated; the first true
  * one decides, and when none is true the object is still in progress.
  * A field missing from the object makes the expression not true yet (a
- * status not written so far), rather than failing the sync.
+ * status not written so far), rather than failing the sync. An expression
+ * that cannot give true or false fails the object at once: waiting for it
+ * would only end at the track's timeout.
  */
+import type { Environment, ParseResult } from '@marcbachmann/cel-js';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { ConfigError, type ConfigIssue } from '../config/config-error.ts';
 import type { HealthCheckExpr } from '../config/types.ts';
 import { messageOf } from '../errors.ts';
 import type { CustomHealth, HealthState } from './health.ts';
 
-type Compiled = (variables: Record<string, unknown>) => unknown;
+const FIELDS = ['inProgress', 'failed', 'current'] as const;
+type Field = (typeof FIELDS)[number];
 
-const compiled = new Map<string, Compiled>();
-
-let parseCel: ((expression: string) => unknown) | undefined;
+let environment: Environment | undefined;
+const compiled = new Map<string, ParseResult>();
+const problems = new Map<string, string | undefined>();
 
 /**
  * Loads the CEL parser (about 110 KB of code) once. Only tracks that declare
  * expressions need it, so every other command and sync starts without it.
  */
 export async function loadCel(): Promise<void> {
-  parseCel ??= (await import('@marcbachmann/cel-js')).parse;
+  if (environment !== undefined) return;
+  const { Environment } = await import('@marcbachmann/cel-js');
+  // `self` is the only variable, so an expression written for Flux's top-level `status`
+  // or `metadata` is refused when the config loads instead of failing every poll.
+  // `??=`: two callers may have awaited the import at once.
+  environment ??= new Environment().registerVariable('self', 'map');
 }
 
 /** The expression parsed (once per process); throws with CEL's message, caret included. */
-export function compileCel(expression: string): Compiled {
+export function compileCel(expression: string): ParseResult {
   let program = compiled.get(expression);
   if (program === undefined) {
-    if (parseCel === undefined) throw new Error('the CEL parser is not loaded (loadCel)');
-    program = parseCel(expression) as Compiled;
+    if (environment === undefined) throw new Error('the CEL parser is not loaded (loadCel)');
+    program = environment.parse(expression);
     compiled.set(expression, program);
   }
   return program;
 }
 
-/** Why `expression` does not parse, or undefined (for config validation). */
+const firstLine = (error: unknown): string => messageOf(error).split('\n')[0] ?? '';
+
+/**
+ * Why `expression` can never judge health, or undefined: it does not parse,
+ * CEL's type check refuses it (an unknown variable or function, `1 + 'a'`),
+ * or its type is known to be other than bool. A `dyn` result (a field of
+ * `self`) is only known when evaluated: see `evaluate`.
+ */
 export function celProblem(expression: string): string | undefined {
-  try {
-    compileCel(expression);
-    return undefined;
-  } catch (error) {
-    return messageOf(error).split('\n')[0];
-  }
+  if (problems.has(expression)) return problems.get(expression);
+  const problem = staticProblem(expression);
+  problems.set(expression, problem);
+  return problem;
 }
 
-function holds(expression: string, object: KubeObject): { value: boolean; error?: string } {
+function staticProblem(expression: string): string | undefined {
+  const quoted = JSON.stringify(expression);
+  let program: ParseResult;
   try {
-    const value = compileCel(expression)({ self: object });
-    if (typeof value !== 'boolean') {
-      return { value: false, error: `${expression} gave ${String(value)}, not a bool` };
-    }
-    return { value };
+    program = compileCel(expression);
+  } catch (error) {
+    return `${quoted} is not a CEL expression: ${firstLine(error)}`;
+  }
+  const checked = program.check();
+  if (!checked.valid) {
+    const why = firstLine(checked.error);
+    const hint = why.startsWith('Unknown variable')
+      ? ' (the object is the variable self, as in self.status)'
+      : '';
+    return `${quoted} cannot be evaluated: ${why}${hint}`;
+  }
+  if (checked.type !== 'bool' && checked.type !== 'dyn') {
+    return `${quoted} has type ${checked.type}, not bool (true or false)`;
+  }
+  return undefined;
+}
+
+/** The CEL name of a value's type (cel-js gives JSON numbers as doubles), for messages. */
+function celTypeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'number') return 'double';
+  if (typeof value === 'bigint') return 'int';
+  if (typeof value !== 'object') return typeof value;
+  if (Array.isArray(value)) return 'list';
+  if (value instanceof Uint8Array) return 'bytes';
+  if (value instanceof Date) return 'timestamp';
+  if (value instanceof Map || value.constructor === Object) return 'map';
+  // cel-js's own classes: UnsignedInt, Duration, Optional, Type.
+  return (value as { constructor?: { name?: string } }).constructor?.name ?? 'object';
+}
+
+/**
+ * One expression on `object`: whether it holds, why it cannot tell yet
+ * (`waiting`), or why it never can (`broken`, naming the rule's field).
+ * The value itself is never quoted: it may be read from a Secret.
+ */
+function evaluate(
+  expression: string,
+  where: string,
+  object: KubeObject,
+): { holds: boolean; waiting?: string; broken?: string } {
+  // Checked again (once per expression): not every caller ran checkHealthExprs on its config.
+  const problem = celProblem(expression);
+  if (problem !== undefined) return { holds: false, broken: `${where}: ${problem}` };
+  try {
+    const value: unknown = compileCel(expression)({ self: object });
+    if (typeof value === 'boolean') return { holds: value };
+    return {
+      holds: false,
+      broken: `${where} ${JSON.stringify(expression)} returned type ${celTypeOf(value)}, not bool (true or false)`,
+    };
   } catch (error) {
     // `No such key`: the field is not there (yet); anything else is reported the same way.
-    return { value: false, error: `${expression}: ${messageOf(error).split('\n')[0]}` };
+    return { holds: false, waiting: `${expression}: ${firstLine(error)}` };
   }
 }
 
@@ -70,31 +133,41 @@ export async function exprHealth(
   return (object) => judgeByExprs(object, exprs);
 }
 
+const VERDICT: Record<Field, { state: Exclude<HealthState, 'NotFound'>; says: string }> = {
+  inProgress: { state: 'InProgress', says: 'in progress' },
+  failed: { state: 'Failed', says: 'failed' },
+  current: { state: 'Current', says: 'current' },
+};
+
 /** The expressions' verdict on `object`, or undefined when none is for its kind. */
 export function judgeByExprs(
   object: KubeObject,
   exprs: readonly HealthCheckExpr[],
 ): { state: Exclude<HealthState, 'NotFound'>; message: string } | undefined {
-  const rule = exprs.find((e) => e.apiVersion === object.apiVersion && e.kind === object.kind);
+  const index = exprs.findIndex(
+    (e) => e.apiVersion === object.apiVersion && e.kind === object.kind,
+  );
+  const rule = exprs[index];
   if (rule === undefined) return undefined;
-  if (rule.inProgress !== undefined && holds(rule.inProgress, object).value) {
-    return { state: 'InProgress', message: `in progress: ${rule.inProgress}` };
+  let waiting: string | undefined;
+  for (const field of FIELDS) {
+    const expression = rule[field];
+    if (expression === undefined) continue;
+    const result = evaluate(expression, `healthCheckExprs[${index}].${field}`, object);
+    if (result.broken !== undefined) return { state: 'Failed', message: result.broken };
+    if (result.holds) {
+      const { state, says } = VERDICT[field];
+      return { state, message: `${says}: ${expression}` };
+    }
+    if (field === 'current') waiting = result.waiting;
   }
-  if (rule.failed !== undefined && holds(rule.failed, object).value) {
-    return { state: 'Failed', message: `failed: ${rule.failed}` };
-  }
-  const current = holds(rule.current, object);
-  if (current.value) return { state: 'Current', message: `current: ${rule.current}` };
-  return {
-    state: 'InProgress',
-    message: current.error ?? `waiting for ${rule.current}`,
-  };
+  return { state: 'InProgress', message: waiting ?? `waiting for ${rule.current}` };
 }
 
 /**
- * Refuses (ConfigError naming each field) the config's CEL expressions
- * that do not parse. Run where health is judged (the apply function, the CLI and
- * serve) right after the config is loaded.
+ * Refuses (ConfigError naming each field) the config's CEL expressions that
+ * can never judge health (see `celProblem`). Run where health is judged (the
+ * apply function, the CLI and serve) right after the config is loaded.
  */
 export async function checkHealthExprs(
   config: {
@@ -102,7 +175,7 @@ export async function checkHealthExprs(
   },
   file: string,
 ): Promise<void> {
-  const problems: ConfigIssue[] = [];
+  const issues: ConfigIssue[] = [];
   const { tracks } = config;
   if (tracks.some((track) => (track.healthCheckExprs ?? []).length > 0)) await loadCel();
   tracks.forEach((track, t) =>
@@ -111,14 +184,14 @@ export async function checkHealthExprs(
         const expression = rule[field];
         const problem = expression === undefined ? undefined : celProblem(expression);
         if (problem !== undefined) {
-          problems.push({
+          issues.push({
             file,
             path: `tracks[${t}].healthCheckExprs[${r}].${field}`,
-            message: `${JSON.stringify(expression)} is not a CEL expression: ${problem}`,
+            message: problem,
           });
         }
       }
     }),
   );
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (issues.length > 0) throw new ConfigError(issues);
 }

@@ -344,9 +344,9 @@ const healthCheckSchema = strictObject({
 });
 
 /**
- * A CEL expression. Its syntax is checked where health is judged (apply's
- * checkHealthExprs): the CEL parser stays out of the functions that never
- * evaluate it.
+ * A CEL expression. Its syntax and type (bool) are checked where health is
+ * judged (apply's checkHealthExprs): the CEL parser stays out of the
+ * functions that never evaluate it.
  */
 const celExpression = nonEmptyString;
 
@@ -357,6 +357,36 @@ const healthCheckExprSchema = strictObject({
   inProgress: z.optional(celExpression),
   failed: z.optional(celExpression),
 });
+
+/**
+ * One entry per apiVersion and kind: a second one would never be used (the
+ * first decides), so it is refused rather than silently ignored. Checked even
+ * when other entries have errors, so all problems surface at once.
+ */
+const healthCheckExprsSchema = z.array(healthCheckExprSchema).check(
+  z.superRefine(
+    (value, ctx) => {
+      const first = new Map<string, number>();
+      mappingsOf<{ apiVersion?: unknown; kind?: unknown }>(value).forEach(([rule, index]) => {
+        const { apiVersion: version, kind } = rule;
+        if (typeof version !== 'string' || typeof kind !== 'string') return;
+        const key = `${version} ${kind}`;
+        const earlier = first.get(key);
+        if (earlier === undefined) {
+          first.set(key, index);
+          return;
+        }
+        ctx.addIssue({
+          code: 'custom',
+          path: [index],
+          message: `${version} ${kind} is already checked by healthCheckExprs[${earlier}] (one entry per apiVersion and kind)`,
+          input: rule,
+        });
+      });
+    },
+    { when: (payload) => Array.isArray(payload.value) },
+  ),
+);
 
 /** A path inside the revision, relative to the track's subPath; it may not climb out of the repository. */
 const revisionPath = field((value): Parsed<string> => {
@@ -575,7 +605,7 @@ export const trackSchema = strictObject({
   dependsOn: z._default(z.array(dnsLabel), []),
   wait: z._default(z.boolean(), false),
   healthChecks: z._default(z.array(healthCheckSchema), []),
-  healthCheckExprs: z.optional(z.array(healthCheckExprSchema)),
+  healthCheckExprs: z.optional(healthCheckExprsSchema),
   timeout: z._default(duration(1_000, '1s'), 120_000),
   suspend: z._default(z.boolean(), false),
   auth: z.optional(authSchema),
