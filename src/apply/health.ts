@@ -102,11 +102,11 @@ export type CustomHealth = (object: KubeObject) => Judgement | undefined;
 
 /** Judges one object's readiness: by `custom` when it has a verdict, else from its status. */
 export function healthOf(object: KubeObject, custom?: CustomHealth): Judgement {
-  const own = custom?.(object);
-  if (own !== undefined) return own;
   const spec = (object.spec ?? {}) as Record<string, unknown>;
   const status = (object.status ?? {}) as Status;
   const generation = object.metadata.generation;
+  // Before any verdict, a track's own included (as Flux's kstatus does): a status its
+  // controller wrote for an older spec says nothing about the one just applied.
   if (
     typeof generation === 'number' &&
     typeof status.observedGeneration === 'number' &&
@@ -116,6 +116,8 @@ export function healthOf(object: KubeObject, custom?: CustomHealth): Judgement {
       `generation ${generation} not yet observed (observed ${status.observedGeneration})`,
     );
   }
+  const own = custom?.(object);
+  if (own !== undefined) return own;
   switch (object.kind) {
     case 'Deployment':
       return deployment(spec, status);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { checkHealthExprs, judgeByExprs, loadCel } from '../../src/apply/health-exprs.ts';
+import { healthOf } from '../../src/apply/health.ts';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 
@@ -36,6 +37,25 @@ describe('healthCheckExprs', () => {
     // Assess
     assert.deepEqual(states, ['InProgress', 'Failed', 'Current', 'InProgress', 'InProgress']);
     assert.match(judgeByExprs(widget(), [RULE])?.message ?? '', /No such key: status/);
+  });
+
+  it('waits for the controller to observe the new generation before asking the expressions', () => {
+    // Prepare: a status written for generation 1 that would read as Ready
+    const stale = widget({ phase: 'Ready', observedGeneration: 1 });
+    stale.metadata.generation = 2;
+    const observed = widget({ phase: 'Ready', observedGeneration: 2 });
+    observed.metadata.generation = 2;
+    const custom = (object: KubeObject) => judgeByExprs(object, [RULE]);
+
+    // Act
+    const verdicts = [healthOf(stale, custom), healthOf(observed, custom)];
+
+    // Assess
+    assert.deepEqual(
+      verdicts.map((v) => v.state),
+      ['InProgress', 'Current'],
+    );
+    assert.match(verdicts[0]!.message, /generation 2 not yet observed \(observed 1\)/);
   });
 
   it('leaves other kinds to the built-in checks', () => {
