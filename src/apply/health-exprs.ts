@@ -99,6 +99,21 @@ function celTypeOf(value: unknown): string {
 }
 
 /**
+ * `value` with its whole numbers as CEL ints (BigInt). JSON has one number type, which
+ * cel-js reads as double; Kubernetes decodes whole numbers as int64, so Flux's CEL sees
+ * `self.status.replicas` as an int and `self.status.replicas / 2` works there. Read as
+ * doubles it failed with "no such overload: dyn<double> / int" and waited for the timeout.
+ */
+function asCelValue(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : value;
+  if (Array.isArray(value)) return value.map(asCelValue);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asCelValue(item)]));
+  }
+  return value;
+}
+
+/**
  * One expression on `object`: whether it holds, why it cannot tell yet
  * (`waiting`), or why it never can (`broken`, naming the rule's field).
  * The value itself is never quoted: it may be read from a Secret.
@@ -150,10 +165,11 @@ export function judgeByExprs(
   const rule = exprs[index];
   if (rule === undefined) return undefined;
   let waiting: string | undefined;
+  const self = asCelValue(object) as KubeObject;
   for (const field of FIELDS) {
     const expression = rule[field];
     if (expression === undefined) continue;
-    const result = evaluate(expression, `healthCheckExprs[${index}].${field}`, object);
+    const result = evaluate(expression, `healthCheckExprs[${index}].${field}`, self);
     if (result.broken !== undefined) return { state: 'Failed', message: result.broken };
     if (result.holds) {
       const { state, says } = VERDICT[field];

@@ -58,6 +58,29 @@ describe('healthCheckExprs', () => {
     assert.match(verdicts[0]!.message, /generation 2 not yet observed \(observed 1\)/);
   });
 
+  it('reads whole numbers as ints and fractions as doubles, as Kubernetes decodes them', () => {
+    // Prepare
+    const rule = (current: string) => [{ apiVersion: 'example.com/v1', kind: 'Widget', current }];
+    const object = widget({ replicas: 4, ready: 2, ratio: 0.5 });
+
+    // Act
+    const verdicts = [
+      'self.status.ready == self.status.replicas / 2',
+      'self.status.ready >= 1',
+      'self.status.ratio * 2.0 == 1.0',
+    ].map((current) => judgeByExprs(object, rule(current)));
+
+    // Assess
+    assert.deepEqual(
+      verdicts.map((v) => [v?.state, v?.message]),
+      [
+        ['Current', 'current: self.status.ready == self.status.replicas / 2'],
+        ['Current', 'current: self.status.ready >= 1'],
+        ['Current', 'current: self.status.ratio * 2.0 == 1.0'],
+      ],
+    );
+  });
+
   it('leaves other kinds to the built-in checks', () => {
     // Act
     const verdict = judgeByExprs({ ...widget(), kind: 'Gizmo' }, [RULE]);

@@ -138,7 +138,7 @@ describe('healthCheckExprs type checks', () => {
     const message = describeUnhealthy(health);
     assert.match(
       message,
-      /healthCheckExprs\[0\]\.inProgress "self\.status\.token" returned type double, not bool/,
+      /healthCheckExprs\[0\]\.inProgress "self\.status\.token" returned type int, not bool/,
     );
     assert.doesNotMatch(message, /4242/);
   });
