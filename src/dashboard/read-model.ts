@@ -88,7 +88,8 @@ export async function trackDetail(track: Track, deps: ReadModelDeps): Promise<Tr
   const [state, history, stored] = await Promise.all([
     readTrackState(deps.state, track.name),
     deps.state.listHistory(track.name, HISTORY_SHOWN),
-    deps.artifacts.list(track.name),
+    // Names and times only: the page polls this, and on S3 list() costs a HEAD per artifact.
+    deps.artifacts.listRevisions(track.name),
   ]);
   const revisions: StoredRevision[] = stored.map((artifact) => ({
     revision: artifact.revision,

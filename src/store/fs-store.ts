@@ -52,6 +52,7 @@ import {
   jobBodyDigest,
   jobBodyKey,
   misplacedArtifact,
+  newestFirst,
   assertHistoryEntry,
   deliveryKey,
   digestOf,
@@ -72,6 +73,7 @@ import type {
   Digest,
   HistoryEntry,
   JobBodyStore,
+  ListedRevision,
   PublishedTrackStore,
   PutArtifactResult,
   StateStore,
@@ -292,14 +294,16 @@ export class FsStore
         const header = await this.#readHeader(track, revision, join(dir, revision));
         infos.push({ revision, digest: header.digest, storedAt: header.storedAt });
       }
-      return infos.sort(
-        (a, b) =>
-          (a.storedAt < b.storedAt ? 1 : a.storedAt > b.storedAt ? -1 : 0) ||
-          (a.revision < b.revision ? -1 : a.revision > b.revision ? 1 : 0),
-      );
+      return infos.sort(newestFirst);
     } catch (error) {
       return unavailable(dir, error);
     }
+  }
+
+  async listRevisions(track: string): Promise<ListedRevision[]> {
+    // The time is in each artifact's header line, as for list(): on a local disk reading it
+    // costs little.
+    return (await this.list(track)).map(({ revision, storedAt }) => ({ revision, storedAt }));
   }
 
   async #readState(track: string, path: string): Promise<StateFile | undefined> {

@@ -17,7 +17,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { InvalidStoreKeyError, JobBodyNotFoundError } from './errors.ts';
-import type { Digest, HistoryEntry, HistoryTrigger } from './ports.ts';
+import type { Digest, HistoryEntry, HistoryTrigger, ListedRevision } from './ports.ts';
 import { isRevisionId } from '../object-id.ts';
 
 /**
@@ -89,6 +89,14 @@ export function artifactKey(track: string, revision: string): string {
 export function artifactDir(track: string): string {
   assertTrackName(track);
   return `artifacts/${track}/`;
+}
+
+/** The order of artifact listings: newest `storedAt` first, then by revision. */
+export function newestFirst(a: ListedRevision, b: ListedRevision): number {
+  return (
+    (a.storedAt < b.storedAt ? 1 : a.storedAt > b.storedAt ? -1 : 0) ||
+    (a.revision < b.revision ? -1 : a.revision > b.revision ? 1 : 0)
+  );
 }
 
 /** `state/<track>.json`. */

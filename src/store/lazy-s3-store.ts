@@ -9,6 +9,7 @@ import type {
   DeliveryLog,
   HistoryEntry,
   JobBodyStore,
+  ListedRevision,
   PublishedTrackStore,
   PutArtifactResult,
   StateStore,
@@ -46,6 +47,10 @@ export class LazyS3Store
 
   async list(track: string): Promise<ArtifactInfo[]> {
     return (await this.#load()).list(track);
+  }
+
+  async listRevisions(track: string): Promise<ListedRevision[]> {
+    return (await this.#load()).listRevisions(track);
   }
 
   async read<T>(track: string): Promise<VersionedValue<T> | undefined> {

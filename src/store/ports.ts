@@ -26,6 +26,16 @@ export interface ArtifactInfo {
   readonly storedAt: string;
 }
 
+/** One stored artifact by name, as {@link ArtifactStore.listRevisions} reports it. */
+export interface ListedRevision {
+  readonly revision: string;
+  /**
+   * ISO-8601 time the backend recorded the artifact as stored: the artifact's own record on
+   * the filesystem, the object's LastModified on S3 (the server's clock, whole seconds on AWS).
+   */
+  readonly storedAt: string;
+}
+
 /**
  * Rendered revisions, keyed by track and commit sha (40 hex, or 64 for
  * SHA-256 repositories), immutable once stored, verified against their
@@ -48,6 +58,14 @@ export interface ArtifactStore {
   has(track: string, revision: string): Promise<boolean>;
   /** Every artifact of the track, newest first (by store time, then revision). */
   list(track: string): Promise<ArtifactInfo[]>;
+  /**
+   * The track's stored revisions and when each was stored, newest first (by that time, then
+   * revision), without digests: for readers that show or pick revisions by name. On S3 this
+   * is one listing request per 1,000 artifacts, where {@link list} adds one request per
+   * artifact. Its `storedAt` may differ from {@link list}'s (the writer's clock) by the
+   * clocks' skew. No artifact is verified: {@link get} does that.
+   */
+  listRevisions(track: string): Promise<ListedRevision[]>;
 }
 
 /** A state document and the version to pass to {@link StateStore.write} to replace it. */

@@ -39,6 +39,7 @@ import {
   jobBodyDigest,
   jobBodyKey,
   misplacedArtifact,
+  newestFirst,
   assertHistoryEntry,
   assertRevision,
   deliveryKey,
@@ -61,6 +62,7 @@ import type {
   Digest,
   HistoryEntry,
   JobBodyStore,
+  ListedRevision,
   PublishedTrackStore,
   PutArtifactResult,
   S3Encryption,
@@ -309,19 +311,27 @@ export class S3Store
     }
   }
 
-  async list(track: string): Promise<ArtifactInfo[]> {
+  /** The track's artifacts as listed (keys that are no revision of this layout left out). */
+  async #artifactObjects(
+    track: string,
+  ): Promise<{ revision: string; key: string; lastModified: Date | undefined }[]> {
     const dir = this.#key(artifactDir(track));
-    const objects = (await this.#listKeys(dir)).filter((object) => {
+    return (await this.#listKeys(dir)).flatMap(({ key, lastModified }) => {
+      const revision = key.slice(dir.length);
       try {
-        assertRevision(object.key.slice(dir.length));
-        return true;
+        assertRevision(revision);
       } catch {
-        return false; // not an artifact of this layout
+        return []; // not an artifact of this layout
       }
+      return [{ revision, key, lastModified }];
     });
+  }
+
+  async list(track: string): Promise<ArtifactInfo[]> {
+    const objects = await this.#artifactObjects(track);
     // The listing carries no metadata: one HEAD per artifact gives the recorded digest.
     const infos = await mapWithLimit(objects, this.#concurrency, async (object) => {
-      const revision = object.key.slice(dir.length);
+      const { revision } = object;
       let metadata: Record<string, string>;
       try {
         const head = await this.#client.send(
@@ -347,11 +357,22 @@ export class S3Store
         new Date(0).toISOString();
       return { revision, digest: digest as Digest, storedAt };
     });
-    return infos.sort(
-      (a, b) =>
-        (a.storedAt < b.storedAt ? 1 : a.storedAt > b.storedAt ? -1 : 0) ||
-        (a.revision < b.revision ? -1 : a.revision > b.revision ? 1 : 0),
-    );
+    return infos.sort(newestFirst);
+  }
+
+  async listRevisions(track: string): Promise<ListedRevision[]> {
+    // No HEAD: an artifact is written once, by a create-only put (a refused one changes
+    // nothing), and never replaced, so the listing's LastModified is when it was stored.
+    return (await this.#artifactObjects(track))
+      .map(({ revision, key, lastModified }) => {
+        if (lastModified === undefined) {
+          throw new StoreUnavailableError(
+            `s3://${this.bucket}/${key}: ListObjectsV2 returned no LastModified`,
+          );
+        }
+        return { revision, storedAt: lastModified.toISOString() };
+      })
+      .sort(newestFirst);
   }
 
   async read<T>(track: string): Promise<VersionedValue<T> | undefined> {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ArtifactConflictError,
   ArtifactCorruptError,
@@ -69,6 +70,24 @@ function sha256(bytes: Uint8Array): string {
 function steppingClock(start = Date.UTC(2026, 0, 1)): () => Date {
   let tick = 0;
   return () => new Date(start + 1000 * tick++);
+}
+
+/**
+ * Waits into the next whole second: S3 records an object's LastModified in whole seconds, so
+ * only artifacts stored in different seconds have an order there.
+ */
+async function untilNextSecond(): Promise<void> {
+  await sleep(1000 - (Date.now() % 1000) + 5);
+}
+
+/** Newest `storedAt` first, then by revision: the order listings promise, computed here. */
+function inListingOrder<T extends { revision: string; storedAt: string }>(
+  items: readonly T[],
+): T[] {
+  return [...items].sort(
+    (a, b) =>
+      Date.parse(b.storedAt) - Date.parse(a.storedAt) || a.revision.localeCompare(b.revision),
+  );
 }
 
 function entry(appliedAt: Date, fields: Partial<HistoryEntry> = {}): HistoryEntry {
@@ -252,6 +271,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         });
         assert.equal(await store.artifacts.has('webapp', revision), false);
         assert.deepEqual(await store.artifacts.list('unknown-track'), []);
+        assert.deepEqual(await store.artifacts.listRevisions('unknown-track'), []);
       });
 
       it('detects bytes changed at rest and raises ArtifactCorruptError', async () => {
@@ -310,6 +330,60 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         );
         assert.ok(listed.every((info) => info.digest === sha256(Buffer.from(info.revision))));
         assert.equal(listed[0]?.storedAt, new Date(Date.UTC(2026, 0, 1) + 24_000).toISOString());
+      });
+
+      it('lists the stored revisions by name and store time, newest first, across pages', async () => {
+        // Prepare: the newest in a later second than the others.
+        const store = await makeStore({ pageSize: 10 });
+        const older = Array.from({ length: 12 }, randomRevision);
+        const started = Date.now();
+        for (const revision of older) {
+          await store.artifacts.put('webapp', revision, Buffer.from(revision));
+        }
+        await untilNextSecond();
+        const newest = randomRevision();
+        await store.artifacts.put('webapp', newest, Buffer.from(newest));
+        const ended = Date.now();
+        await store.artifacts.put('webapp-other', randomRevision(), Buffer.from('x'));
+
+        // Act
+        const listed = await store.artifacts.listRevisions('webapp');
+
+        // Assess: the revisions list() has (digests left out), and the time each was stored.
+        assert.equal(listed[0]?.revision, newest);
+        assert.deepEqual(listed, inListingOrder(listed));
+        assert.deepEqual(
+          listed.map(({ revision }) => revision).sort(),
+          (await store.artifacts.list('webapp')).map(({ revision }) => revision).sort(),
+        );
+        assert.equal(listed.length, older.length + 1);
+        for (const listing of listed) {
+          const { revision, storedAt } = listing;
+          assert.deepEqual(Object.keys(listing).sort(), ['revision', 'storedAt']);
+          const time = Date.parse(storedAt);
+          assert.ok(
+            time >= started - (started % 1000) && time <= ended,
+            `${revision} stored at ${storedAt}, not between ${new Date(started).toISOString()} and ${new Date(ended).toISOString()}`,
+          );
+        }
+      });
+
+      it('keeps the time a revision was stored when it is put again, with the same or other bytes', async () => {
+        // Prepare
+        const store = await makeStore();
+        const revision = randomRevision();
+        await store.artifacts.put('webapp', revision, Buffer.from('original'));
+        const stored = await store.artifacts.listRevisions('webapp');
+        await untilNextSecond();
+
+        // Act
+        const again = await store.artifacts.put('webapp', revision, Buffer.from('original'));
+        const other = store.artifacts.put('webapp', revision, Buffer.from('other'));
+
+        // Assess: neither write reached the stored artifact, so its time is the first put's.
+        assert.equal(again.created, false);
+        await assert.rejects(other, ArtifactConflictError);
+        assert.deepEqual(await store.artifacts.listRevisions('webapp'), stored);
       });
     });
 
@@ -767,6 +841,10 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
             run: () => store.artifacts.has(track, revision),
           },
           { call: `list(${JSON.stringify(track)})`, run: () => store.artifacts.list(track) },
+          {
+            call: `listRevisions(${JSON.stringify(track)})`,
+            run: () => store.artifacts.listRevisions(track),
+          },
           { call: `read(${JSON.stringify(track)})`, run: () => store.state.read(track) },
           {
             call: `write(${JSON.stringify(track)})`,
@@ -818,6 +896,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           calls.map(({ call }) => call),
         );
         assert.deepEqual(await store.artifacts.list('webapp'), []);
+        assert.deepEqual(await store.artifacts.listRevisions('webapp'), []);
       });
 
       it('accepts SHA-256 commit ids', async () => {

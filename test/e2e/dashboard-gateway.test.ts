@@ -1,0 +1,266 @@
+/**
+ * The dashboard page in Chromium behind a JWT-checking gateway, as in AWS
+ * under `dashboard.authorizer: {type: jwt}`: the page and its assets have no
+ * authorizer (a browser's navigation carries no token), every `/api/*`
+ * request does, and the gateway — not the dashboard — answers 401 to one
+ * without a valid token.
+ *
+ * The gateway here is a small HTTP front standing in for API Gateway's JWT
+ * check: it answers 401 to any `/api/*` request without
+ * `Authorization: Bearer <TOKEN>` and hands every other request to the real
+ * dashboard function (handlers/dashboard.ts) as an HTTP API event, with the
+ * token's claims as the authorizer's context on the API routes. This is a
+ * unit-style browser test of the page built from web/ (web/session.ts), not
+ * an AWS integration test: no API Gateway, no OIDC issuer, no signed JWT.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { createDashboardHandler } from '../../handlers/dashboard.ts';
+import { buildWeb } from '../../scripts/build-web.ts';
+import type { HttpApiEvent } from '../../src/aws/lambda-events.ts';
+import { parseConfig } from '../../src/config/parse-config.ts';
+import type { DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
+import { storedObjects } from '../../src/dashboard/read-model.ts';
+import { directoryAssets } from '../../src/dashboard/web-assets.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { launchBrowser, type LaunchedBrowser } from '../harness/browser.ts';
+
+/** The token the gateway accepts; its issuer would have signed it. */
+const TOKEN = `issuer-token-${randomBytes(12).toString('hex')}`;
+/** The claim a JWT authorizer hands on, which the dashboard shows as the user. */
+const USER = 'alice@example.com';
+/** Where the page keeps the Authorization header it sends (web/api.ts). */
+const AUTHORIZATION_KEY = 'driftless.authorization';
+
+/** What the page's functions below use of its window (this file has no DOM types). */
+interface InPage {
+  readonly sessionStorage: {
+    getItem(key: string): string | null;
+    setItem(key: string, value: string): void;
+  };
+}
+
+/** The Authorization header value the page stored for its tab. */
+function storedAuthorization(page: Page): Promise<string | null> {
+  return page.evaluate(
+    (key) => (globalThis as unknown as InPage).sessionStorage.getItem(key),
+    AUTHORIZATION_KEY,
+  );
+}
+
+const CONFIG = parseConfig(
+  `
+tracks:
+  - name: web
+    repository: https://git.example.com/web.git
+  - name: api
+    repository: https://git.example.com/api.git
+`,
+  'driftless.yaml',
+);
+
+async function bodyOf(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Lower-case names, repeated headers joined with commas, as API Gateway hands them on. */
+function headersOf(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return headers;
+}
+
+interface Gateway {
+  readonly url: string;
+  /** The token the gateway accepts from now on (its issuer's keys changed, the token expired). */
+  accept(token: string): void;
+  close(): Promise<void>;
+}
+
+async function startGateway(deps: DashboardDeps): Promise<Gateway> {
+  const handler = createDashboardHandler(async () => deps, silentLogger);
+  let accepted = TOKEN;
+  const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const url = new URL(request.url ?? '/', 'http://gateway');
+    const body = await bodyOf(request);
+    const api = url.pathname.startsWith('/api/');
+    if (api && request.headers.authorization !== `Bearer ${accepted}`) {
+      // What API Gateway's JWT authorizer answers; the function never runs.
+      response.writeHead(401, { 'Content-Type': 'application/json' });
+      response.end('{"message":"Unauthorized"}');
+      return;
+    }
+    const event: HttpApiEvent = {
+      rawPath: url.pathname,
+      rawQueryString: url.search.replace(/^\?/, ''),
+      headers: headersOf(request),
+      body,
+      isBase64Encoded: false,
+      requestContext: {
+        requestId: randomBytes(8).toString('hex'),
+        stage: '$default',
+        http: { method: request.method ?? 'GET', path: url.pathname },
+        // The page and its assets have no authorizer; the API's puts the token's claims here.
+        ...(api ? { authorizer: { jwt: { claims: { email: USER }, scopes: null } } } : {}),
+      },
+    };
+    const result = await handler(event);
+    response.writeHead(result.statusCode, result.headers);
+    response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+  };
+  const server: Server = createServer((request, response) => {
+    answer(request, response).catch((error: unknown) => {
+      response.writeHead(502).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    accept: (token) => {
+      accepted = token;
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('the dashboard page behind a gateway that checks tokens (JWT authorizer)', () => {
+  let dir: string;
+  let gateway: Gateway;
+  let browser: LaunchedBrowser;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-dashboard-gateway-'));
+    // The page as built from web/ now, not whatever dist/web holds.
+    const webDir = join(dir, 'web');
+    await buildWeb(webDir);
+    const store = new FsStore({ path: join(dir, 'store') });
+    gateway = await startGateway({
+      tracks: async () => CONFIG.tracks,
+      state: store,
+      artifacts: store,
+      queue: { enqueue: async () => assert.fail('these tests run no action') },
+      objects: async (_track, state) => storedObjects(state),
+      // As the dashboard function is configured under a JWT authorizer (aws/function-deps.ts).
+      readAccess: 'authenticated',
+      signIn: ['gateway'],
+      assets: directoryAssets(webDir),
+    });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await gateway?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A fresh tab (its own sessionStorage) on the page, once the session area has been drawn. */
+  async function openPage(): Promise<Page> {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${gateway.url}/`);
+    await settledSession(page);
+    return page;
+  }
+
+  /** The header's session area once loadSession() has answered (it is empty before). */
+  async function settledSession(page: Page): Promise<string> {
+    const area = page.locator('header .session');
+    await area.locator(':scope > *').first().waitFor();
+    return (await area.innerText()).trim();
+  }
+
+  /** Opens the header's sign-in and returns the dialog, asserting it asks for a token. */
+  async function tokenForm(page: Page) {
+    assert.equal(await settledSession(page), 'Sign in', 'the header offers to sign in');
+    await page.locator('header').getByRole('button', { name: 'Sign in' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Sign in to Driftless' });
+    await dialog.waitFor();
+    const token = dialog.getByLabel('Token');
+    assert.equal(
+      await token.count(),
+      1,
+      `the dialog has a token field:\n${await dialog.innerText()}`,
+    );
+    assert.match(await dialog.innerText(), /OIDC token of the API gateway's issuer/);
+    assert.equal(await dialog.getByLabel('Password').count(), 0);
+    return { dialog, token };
+  }
+
+  async function signIn(page: Page): Promise<void> {
+    const { dialog, token } = await tokenForm(page);
+    await token.fill(TOKEN);
+    await dialog.getByRole('button', { name: 'Sign in' }).click();
+    await dialog.waitFor({ state: 'detached' });
+  }
+
+  const trackLink = (page: Page, track: string) =>
+    page.getByRole('link', { name: track, exact: true });
+
+  /** What the page reported other than the 401s of the API, which these tests provoke. */
+  const unexpectedProblems = (page: Page) =>
+    browser
+      .problemsOf(page)
+      .filter((problem) => !(problem.kind === 'resource' && /\/api\//.test(problem.url ?? '')));
+
+  it('loads the page, shows the token form, and shows the tracks once the token is accepted', async () => {
+    // Prepare
+    const page = await openPage();
+
+    // Act
+    await signIn(page);
+
+    // Assess: the gateway's claim is the user; the tracks come from the dashboard's API.
+    assert.deepEqual((await settledSession(page)).split('\n'), [
+      `Signed in as ${USER}`,
+      'Sign out',
+    ]);
+    await trackLink(page, 'web').waitFor();
+    await trackLink(page, 'api').waitFor();
+    assert.equal(await storedAuthorization(page), `Bearer ${TOKEN}`);
+    assert.deepEqual(unexpectedProblems(page), []);
+  });
+
+  it('drops a stored token the gateway refuses later, and shows the token form again', async () => {
+    // Prepare: the token stored as an earlier sign-in in this tab left it, accepted at first;
+    // then the gateway stops accepting it (it expired).
+    const page = await openPage();
+    await page.evaluate(
+      ([key, value]) => (globalThis as unknown as InPage).sessionStorage.setItem(key!, value!),
+      [AUTHORIZATION_KEY, `Bearer ${TOKEN}`],
+    );
+    await page.reload();
+    assert.match(await settledSession(page), new RegExp(`^Signed in as ${USER}`));
+    await trackLink(page, 'web').waitFor();
+    gateway.accept(`issuer-token-${randomBytes(12).toString('hex')}`);
+
+    try {
+      // Act
+      await page.reload();
+
+      // Assess
+      await settledSession(page);
+      assert.equal(await storedAuthorization(page), null, 'the refused token is no longer stored');
+      assert.equal(await settledSession(page), 'Sign in');
+      await page.getByText('Sign in to see this dashboard').waitFor();
+      assert.equal(await trackLink(page, 'web').count(), 0);
+      await tokenForm(page);
+      assert.deepEqual(unexpectedProblems(page), []);
+    } finally {
+      gateway.accept(TOKEN);
+    }
+  });
+});
