@@ -7,7 +7,7 @@ import type { Output } from './output.ts';
 import { findReadTrack } from './select-tracks.ts';
 import { formatObjectStatuses, formatStatusDetail, formatStatusSummary } from './status-view.ts';
 import { statusJson } from '../sync/status-json.ts';
-import { objectStatuses } from '../sync/object-statuses.ts';
+import { trackObjects } from '../sync/object-statuses.ts';
 import { tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { isSuspended, readTrackState } from '../sync/track-state.ts';
 import type { StateStore } from '../store/ports.ts';
@@ -37,20 +37,21 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
   );
   const [track] = tracks;
   if (line.objects && line.track !== undefined && track && entries[0]) {
-    const objects = await objectStatuses(track, {
+    const covered = await trackObjects(track, {
       cluster: await ctx.cluster(track),
       artifacts: ctx.artifacts,
       state: ctx.state,
       ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
     });
     if (line.output === 'json') {
-      output.json({ ...statusJson(entries[0].track, entries[0].state), objects });
+      // `ignored` is added after DESIGN.md's `objects`, which stays as it was: what is applied.
+      output.json({ ...statusJson(entries[0].track, entries[0].state), ...covered });
     } else {
       output.print(
         formatStatusDetail(entries[0].track, entries[0].state, output.colours, new Date()),
       );
       output.print('');
-      output.print(formatObjectStatuses(objects, output.colours));
+      output.print(formatObjectStatuses(covered, output.colours));
     }
     return EXIT_OK;
   }

@@ -1,6 +1,6 @@
 /** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
 import { shortRevision } from '../object-id.ts';
-import type { ObjectStatus } from '../sync/object-statuses.ts';
+import type { ObjectStatus, TrackObjects } from '../sync/object-statuses.ts';
 import { describeLease, leaseIdOf, liveLease, type TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
@@ -114,9 +114,13 @@ export function formatStatusDetail(
   return lines.join('\n');
 }
 
-/** `status --objects`: one row per object, sync and health coloured. */
-export function formatObjectStatuses(objects: readonly ObjectStatus[], colours: Palette): string {
-  if (objects.length === 0) return 'no objects: the track has not fetched a revision yet';
+/**
+ * `status --objects`: one row per object, sync and health coloured; then the objects the
+ * track's filters and rules leave out, `Ignored` with why (dim: nothing applies or reads them).
+ */
+export function formatObjectStatuses({ objects, ignored }: TrackObjects, colours: Palette): string {
+  if (objects.length === 0 && ignored.length === 0)
+    return 'no objects: the track has not fetched a revision yet';
   // Green for the good state, red for the bad one, yellow for anything between.
   const tint = (value: string, good: string, bad: string) =>
     value === good
@@ -128,6 +132,9 @@ export function formatObjectStatuses(objects: readonly ObjectStatus[], colours: 
   const health = (value: ObjectStatus['health']) => tint(value, 'Healthy', 'Degraded');
   return formatTable(
     ['OBJECT', 'API VERSION', 'SYNC', 'HEALTH', 'MESSAGE'],
-    objects.map((o) => [o.subject, o.apiVersion, sync(o.sync), health(o.health), o.message]),
+    [
+      ...objects.map((o) => [o.subject, o.apiVersion, sync(o.sync), health(o.health), o.message]),
+      ...ignored.map((o) => [o.subject, o.apiVersion, colours.dim('Ignored'), '-', o.reason]),
+    ],
   );
 }

@@ -17,7 +17,7 @@ import { DriftlessError, messageOf } from '../errors.ts';
 import { configNames, publish, type DiscoverDeps, type DiscoverResult } from './discover-tracks.ts';
 import { deleteTrack } from './lifecycle.ts';
 import type { PublishedTracks } from './published-tracks.ts';
-import { readTrackState, type TrackState } from './track-state.ts';
+import { readTrackState, transitionTime, type TrackState } from './track-state.ts';
 
 /** A deleted GitTrack's objects could not be collected; its finalizer stays until they are. */
 export class GitTrackDeletionError extends DriftlessError {
@@ -225,7 +225,8 @@ export function statusOf(state: TrackState): GitTrackStatus {
 
 /**
  * The status of a GitTrack that failed. The time is kept from the status the
- * GitTrack has when it says the same: each discovery then writes nothing new.
+ * GitTrack has while its Ready is False already (a new message does not move
+ * it): each discovery that says the same then writes nothing new.
  */
 function failedStatus(
   reason: string,
@@ -234,13 +235,17 @@ function failedStatus(
   current?: KubeObject,
 ): GitTrackStatus {
   const conditions = (current?.['status'] as { conditions?: unknown } | undefined)?.conditions;
-  const same = Array.isArray(conditions)
-    ? (conditions as Record<string, unknown>[]).find(
-        (c) => c['type'] === 'Ready' && c['reason'] === reason && c['message'] === message,
-      )
+  const ready = Array.isArray(conditions)
+    ? (conditions as Record<string, unknown>[]).find((c) => c['type'] === 'Ready')
     : undefined;
-  const kept = same?.['lastTransitionTime'];
-  const time = typeof kept === 'string' ? kept : now.toISOString();
+  const [status, kept] = [ready?.['status'], ready?.['lastTransitionTime']];
+  const time = transitionTime(
+    typeof status === 'string' && typeof kept === 'string'
+      ? { status, lastTransitionTime: kept }
+      : undefined,
+    'False',
+    now,
+  );
   return {
     objectsDiscovered: 0,
     objectsApplied: 0,

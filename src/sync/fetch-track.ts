@@ -16,6 +16,8 @@ import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { FetchJob, SyncJob } from './jobs.ts';
 import {
   conditionOf,
+  failedToParse,
+  fetchedMessage,
   readTrackState,
   setCondition,
   updateTrackState,
@@ -99,15 +101,10 @@ export async function fetchTrack(
     const reason = reasonOf(error, condition === 'FilesFetched' ? 'FetchFailed' : 'RenderFailed');
     // Nothing is applied: the last good revision stays, the reason goes into status.
     await updateTrackState(deps.state, track.name, (state) => {
-      if (revision)
-        setCondition(
-          state,
-          'FilesFetched',
-          'True',
-          'Fetched',
-          `fetched revision ${revision}`,
-          now(),
-        );
+      // Fetched, then failed to parse. Not when the fetch itself failed (a signature refused):
+      // True then False in one write would move FilesFetched's time on every retry.
+      if (revision && condition !== 'FilesFetched')
+        setCondition(state, 'FilesFetched', 'True', 'Fetched', fetchedMessage(revision), now());
       setCondition(state, condition, 'False', reason, message, now());
       setCondition(state, 'Ready', 'False', reason, message, now());
     });
@@ -205,6 +202,8 @@ export async function fetchTrack(
   await updateTrackState(deps.state, track.name, (state) => {
     stale = state.desiredResolvedAt !== null && state.desiredResolvedAt > resolvedAt;
     if (stale) return;
+    // Its last sync failed to load it (an empty selection, a cluster unreachable, say).
+    const failedBefore = state.desiredRevision === revision && failedToParse(state, revision);
     if (commit !== undefined) rememberCommit(state, commitOf(revision), commit);
     // Desired is the newest revision of what the track follows, fetched also while it is pinned.
     // A revision asked for by name while pinned is stored (a rollback can pick it) but nothing
@@ -214,8 +213,10 @@ export async function fetchTrack(
       state.desiredResolvedAt = resolvedAt;
       state.renderedWith = renderedWith;
     }
-    setCondition(state, 'FilesFetched', 'True', 'Fetched', `fetched revision ${revision}`, now());
+    setCondition(state, 'FilesFetched', 'True', 'Fetched', fetchedMessage(revision), now());
     const previous = conditionOf(state, 'FilesParsed');
+    // The apply step judges it again (failedToParse).
+    if (failedBefore) return;
     // A revision stored before keeps the message its render wrote (with its skipped files).
     const keep =
       skipped.length === 0 &&

@@ -125,38 +125,78 @@ function shownPatch(
   });
 }
 
-/** The objects of the track's current revision as the cluster has them now; [] before a first fetch. */
-export async function observeObjects(
+/**
+ * An object of the track's current revision that its `ignoreResources`, `restrictNamespace` or
+ * a `syncTo: ignore` rule leaves out: never applied nor read, so it has no sync or health.
+ */
+export interface IgnoredObject {
+  readonly subject: string;
+  readonly apiVersion: string;
+  /** Which filter or rule left it out. */
+  readonly reason: string;
+}
+
+/** Every object of the track's current revision: those it applies, as seen, and those it leaves out. */
+export interface TrackObjects<T extends ObjectStatus = ObjectStatus> {
+  readonly objects: T[];
+  readonly ignored: IgnoredObject[];
+}
+
+type ObserveDeps = Pick<ApplyDeps, 'cluster' | 'artifacts' | 'state' | 'readSecret'>;
+
+/** The objects of the track's current revision, those it applies as the cluster has them now. */
+async function observeTrack(
   track: Track,
-  given: Pick<ApplyDeps, 'cluster' | 'artifacts' | 'state' | 'readSecret'>,
-): Promise<ObservedObject[]> {
+  given: ObserveDeps,
+): Promise<TrackObjects<ObservedObject>> {
   const deps = { ...given, cluster: actingAs(given.cluster, track) };
   const state = await readTrackState(deps.state, track.name);
   // What the track should have now, as Argo CD compares with its target revision: the pin, or
   // the newest revision fetched (also when its sync failed), else the last applied.
   const revision = state.pinned ?? state.desiredRevision ?? state.appliedRevision;
-  if (!revision) return [];
+  if (!revision) return { objects: [], ignored: [] };
   const bundle = await loadDesiredBundle(track, revision, deps);
-  const { selected } = selectObjects(track, bundle.objects, await deps.cluster.discover());
+  const { selected, ignored } = selectObjects(track, bundle.objects, await deps.cluster.discover());
   const manifests = selected.map((object) => object.manifest as KubeObject);
   // Read once: drift compares them, health judges them.
   const live = await readLive(deps.cluster, manifests);
   const report = await detectDrift(deps.cluster, track, selected, { live });
-  return judgeObjects(track, { selected, live, report, failed: state.failedObjects ?? {} });
+  const failed = state.failedObjects ?? {};
+  return {
+    objects: await judgeObjects(track, { selected, live, report, failed }),
+    // In the revision's order, as the objects are.
+    ignored: bundle.objects.flatMap((object) => {
+      const reason = ignored[object.subject];
+      const { apiVersion } = object.manifest as KubeObject;
+      return reason === undefined ? [] : [{ subject: object.subject, apiVersion, reason }];
+    }),
+  };
 }
 
-/** `status --objects -o json`: the DESIGN.md shape of each object. */
-export async function objectStatuses(
-  track: Track,
-  deps: Pick<ApplyDeps, 'cluster' | 'artifacts' | 'state' | 'readSecret'>,
-): Promise<ObjectStatus[]> {
-  return (await observeObjects(track, deps)).map(
-    ({ subject, apiVersion, sync, health, message }) => ({
+/** The objects of the track's current revision as the cluster has them now; [] before a first fetch. */
+export async function observeObjects(track: Track, deps: ObserveDeps): Promise<ObservedObject[]> {
+  return (await observeTrack(track, deps)).objects;
+}
+
+/**
+ * `status --objects`: the DESIGN.md shape of each object the track applies, and the objects
+ * its filters and rules leave out, with why (both empty before a first fetch).
+ */
+export async function trackObjects(track: Track, deps: ObserveDeps): Promise<TrackObjects> {
+  const { objects, ignored } = await observeTrack(track, deps);
+  return {
+    objects: objects.map(({ subject, apiVersion, sync, health, message }) => ({
       subject,
       apiVersion,
       sync,
       health,
       message,
-    }),
-  );
+    })),
+    ignored,
+  };
+}
+
+/** `status --objects -o json`'s `objects`: the DESIGN.md shape of each object applied. */
+export async function objectStatuses(track: Track, deps: ObserveDeps): Promise<ObjectStatus[]> {
+  return (await trackObjects(track, deps)).objects;
 }

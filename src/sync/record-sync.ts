@@ -12,6 +12,7 @@ import type { HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncOutcome, SyncResult } from './sync-result.ts';
 import {
   conditionOf,
+  failedToParse,
   releaseApplyLease,
   setCondition,
   updateTrackState,
@@ -103,6 +104,17 @@ function recordReconciled(
   }
   if (options.cluster !== undefined) state.cluster = options.cluster;
   if (options.pin) state.pinned = revision;
+  // Loaded now: FilesParsed, False since an earlier load of it failed, holds again.
+  if (failedToParse(state, revision)) {
+    setCondition(
+      state,
+      'FilesParsed',
+      'True',
+      'Parsed',
+      `revision ${revision} parsed and stored`,
+      now,
+    );
+  }
   state.inventory = result.inventory;
   state.failedObjects = Object.fromEntries(
     result.changeset

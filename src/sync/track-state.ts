@@ -190,8 +190,21 @@ export function emptyTrackState(): TrackState {
 }
 
 /**
+ * The lastTransitionTime of a condition set to `status` at `now`: the previous one's while the
+ * status stays what it was, whatever the reason and message say now (as Kubernetes conditions
+ * do). Every condition Driftless writes gets its time here.
+ */
+export function transitionTime(
+  previous: { readonly status: string; readonly lastTransitionTime: string } | undefined,
+  status: Condition['status'],
+  now: Date,
+): string {
+  return previous?.status === status ? previous.lastTransitionTime : now.toISOString();
+}
+
+/**
  * Sets a condition, keeping its lastTransitionTime when the status did not
- * change (as Kubernetes conditions do).
+ * change ({@link transitionTime}).
  */
 export function setCondition(
   state: TrackState,
@@ -202,8 +215,7 @@ export function setCondition(
   now: Date,
 ): void {
   const previous = state.conditions.find((c) => c.type === type);
-  const lastTransitionTime =
-    previous && previous.status === status ? previous.lastTransitionTime : now.toISOString();
+  const lastTransitionTime = transitionTime(previous, status, now);
   const next: Condition = { type, status, reason, message, lastTransitionTime };
   state.conditions = [...state.conditions.filter((c) => c.type !== type), next];
 }
@@ -211,6 +223,25 @@ export function setCondition(
 /** The condition of `type`, if set. */
 export function conditionOf(state: TrackState, type: ConditionType): Condition | undefined {
   return state.conditions.find((c) => c.type === type);
+}
+
+/** FilesFetched's message once `revision` was fetched. */
+export function fetchedMessage(revision: string): string {
+  return `fetched revision ${revision}`;
+}
+
+/**
+ * Whether FilesParsed is False for `revision` itself, not for a newer commit that failed to
+ * render: the last fetch was of `revision` (FilesFetched names it). The fetch step leaves such
+ * a False to the apply step, which judges the revision again when it loads it: a step that
+ * set True only for the next to set False again would move the condition's
+ * lastTransitionTime on every sync that fails the same way.
+ */
+export function failedToParse(state: TrackState, revision: string): boolean {
+  return (
+    conditionOf(state, 'FilesParsed')?.status === 'False' &&
+    conditionOf(state, 'FilesFetched')?.message === fetchedMessage(revision)
+  );
 }
 
 /**
