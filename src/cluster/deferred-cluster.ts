@@ -44,5 +44,9 @@ export function deferredCluster(connection: Promise<KubernetesPort>): Kubernetes
           return port.impersonate(user, groups);
         }),
       ),
+    // A port that cannot cancel its requests is used as it is: bounded-cluster.ts stops
+    // waiting for it.
+    withSignal: (signal) =>
+      deferredCluster(connection.then((port) => port.withSignal?.(signal) ?? port)),
   };
 }

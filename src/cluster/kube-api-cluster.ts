@@ -23,6 +23,7 @@ import {
   type ManagedFieldsEntry,
   type ObjectRef,
 } from './kube-object.ts';
+import { SharedWork } from './shared-work.ts';
 import type {
   ApplyOptions,
   ApplyResult,
@@ -52,12 +53,18 @@ function statusOf(response: KubeResponse): ApiStatus {
 
 /** The cluster behind an API server endpoint. */
 export class KubeApiCluster implements KubernetesPort {
-  private catalog: Promise<ResourceCatalog> | undefined;
+  /**
+   * Shared by the port's copies (impersonating, or ending their requests at a signal): a
+   * caller that gives up stops waiting for it; the last one cancels it.
+   */
+  private discovery: SharedWork<ResourceCatalog> | undefined;
 
   constructor(
     private readonly transport: KubeTransport,
     /** Whose discovery to share: an impersonating copy reads the same API server. */
     private readonly discoveryOf?: KubeApiCluster,
+    /** Ends this copy's requests (withSignal), and its wait for the shared discovery. */
+    private readonly signal?: AbortSignal,
   ) {}
 
   impersonate(user: string, groups: readonly string[]): KubernetesPort {
@@ -65,6 +72,15 @@ export class KubeApiCluster implements KubernetesPort {
     return new KubeApiCluster(
       (request) => this.transport({ ...request, headers: { ...request.headers, ...headers } }),
       this.discoveryOf ?? this,
+      this.signal,
+    );
+  }
+
+  withSignal(signal: AbortSignal): KubernetesPort {
+    return new KubeApiCluster(
+      (request) => this.transport({ ...request, signal }),
+      this.discoveryOf ?? this,
+      signal,
     );
   }
 
@@ -78,16 +94,27 @@ export class KubeApiCluster implements KubernetesPort {
   }
 
   discover(refresh = false): Promise<ResourceCatalog> {
-    if (this.discoveryOf) return this.discoveryOf.discover(refresh);
-    if (refresh || !this.catalog) {
-      const next = discoverResources(this.transport);
+    return (this.discoveryOf ?? this).sharedDiscovery(refresh, this.signal);
+  }
+
+  /** The shared read of discovery, waited for until `signal` aborts. */
+  private sharedDiscovery(
+    refresh: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<ResourceCatalog> {
+    // Given up already: no read is started that nobody waits for.
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    if (refresh || !this.discovery) {
+      const next = new SharedWork((cancel) =>
+        discoverResources((request) => this.transport({ ...request, signal: cancel })),
+      );
       // A failed read must not stick: the next call tries again.
-      next.catch(() => {
-        if (this.catalog === next) this.catalog = undefined;
+      next.result.catch(() => {
+        if (this.discovery === next) this.discovery = undefined;
       });
-      this.catalog = next;
+      this.discovery = next;
     }
-    return this.catalog;
+    return this.discovery.wait(signal);
   }
 
   /** The resource for apiVersion/kind; re-reads discovery once, for CRDs created moments ago. */

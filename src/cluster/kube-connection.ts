@@ -15,6 +15,7 @@ import type http2 from 'node:http2';
 import https from 'node:https';
 import tls from 'node:tls';
 import { isIP } from 'node:net';
+import { SharedWork } from './shared-work.ts';
 
 /** One request as it goes on the wire; the path carries the query. */
 export interface WireRequest {
@@ -23,6 +24,12 @@ export interface WireRequest {
   /** Lower-case names; a list sends the header once per value. */
   readonly headers: Readonly<Record<string, string | number | readonly string[]>>;
   readonly body: Buffer | undefined;
+  /**
+   * Ends the request when aborted (a track's deadline, sync/track-cluster.ts): the stream or
+   * connection is cancelled and the request rejects with the signal's reason. The idle timeout
+   * still applies before it.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface WireResponse {
@@ -94,13 +101,14 @@ export function plainConnection(target: ConnectionTarget): KubeConnection {
  */
 export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): KubeConnection {
   let session: http2.ClientHttp2Session | undefined;
-  let opening: Promise<http2.ClientHttp2Session | undefined> | undefined;
+  // Shared by the requests waiting for it: the last one to give up (its deadline) closes it.
+  let opening: SharedWork<http2.ClientHttp2Session | undefined> | undefined;
   let fallback: https.Agent | undefined;
   // Requests in flight on each session: an idle one must not keep the process alive.
   const inFlight = new WeakMap<http2.ClientHttp2Session, number>();
 
-  const open = async (): Promise<http2.ClientHttp2Session | undefined> => {
-    const socket = await connectTls(target, settings);
+  const open = async (cancel: AbortSignal): Promise<http2.ClientHttp2Session | undefined> => {
+    const socket = await connectTls(target, settings, cancel);
     if (socket.alpnProtocol !== 'h2') {
       socket.destroy();
       fallback = new https.Agent({
@@ -130,13 +138,22 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
     return opened;
   };
 
-  const current = (): Promise<http2.ClientHttp2Session | undefined> => {
+  const current = (
+    signal: AbortSignal | undefined,
+  ): Promise<http2.ClientHttp2Session | undefined> => {
     if (session && !session.closed && !session.destroyed) return Promise.resolve(session);
     if (fallback) return Promise.resolve(undefined);
-    opening ??= open().finally(() => {
-      opening = undefined;
-    });
-    return opening;
+    if (opening === undefined) {
+      const next = new SharedWork(open);
+      const done = (): void => {
+        if (opening === next) opening = undefined;
+      };
+      next.result.then(done, done);
+      opening = next;
+    }
+    // A server that takes the connection and never finishes the handshake holds the opening
+    // until its idle timeout: the request stops waiting for it at its deadline.
+    return opening.wait(signal);
   };
 
   const hold = (on: http2.ClientHttp2Session): (() => void) => {
@@ -176,7 +193,7 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
   };
 
   const send = async (request: WireRequest, resends = 1): Promise<WireResponse> => {
-    const on = await current();
+    const on = await current(request.signal);
     if (on === undefined) {
       return sendHttp1(https.request, fallback as https.Agent, target, request);
     }
@@ -216,7 +233,11 @@ function hostForUrl(host: string): string {
   return isIP(host) === 6 ? `[${host}]` : host;
 }
 
-function connectTls(target: ConnectionTarget, settings: TlsSettings): Promise<tls.TLSSocket> {
+function connectTls(
+  target: ConnectionTarget,
+  settings: TlsSettings,
+  cancel: AbortSignal,
+): Promise<tls.TLSSocket> {
   return new Promise((resolve, reject) => {
     const socket = tls.connect({
       host: target.host,
@@ -234,9 +255,16 @@ function connectTls(target: ConnectionTarget, settings: TlsSettings): Promise<tl
     socket.setTimeout(target.timeoutMs, () =>
       socket.destroy(new Error(`no answer within ${target.timeoutMs} ms`)),
     );
+    // Every request waiting for the connection gave up: nobody needs it.
+    const onCancel = (): void => {
+      socket.destroy(new Error('no request waits for the connection any more'));
+    };
+    cancel.addEventListener('abort', onCancel, { once: true });
+    socket.once('close', () => cancel.removeEventListener('abort', onCancel));
     socket.once('secureConnect', () => {
       socket.setTimeout(0);
       socket.removeListener('error', reject);
+      cancel.removeEventListener('abort', onCancel);
       resolve(socket);
     });
     socket.once('error', reject);
@@ -250,6 +278,11 @@ function sendHttp2(
   onTimeout: () => void,
 ): Promise<WireResponse> {
   return new Promise((resolve, reject) => {
+    const { signal } = request;
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
     let stream: http2.ClientHttp2Stream;
     try {
       stream = session.request(
@@ -285,7 +318,17 @@ function sendHttp2(
       settled = true;
       reject(refused() ? new NotProcessedError(error.message, { cause: error }) : error);
     });
+    // The deadline passed with no answer: the stream is cancelled, and like a timed-out one the
+    // connection is asked whether it is still alive.
+    const onAbort = (): void => {
+      settled = true;
+      reject(signal?.reason as Error);
+      stream.close(CANCEL);
+      onTimeout();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     stream.on('close', () => {
+      signal?.removeEventListener('abort', onAbort);
       // Nothing answered or failed the request (an 'end' before any headers included): the
       // stream was reset or lost.
       if (settled) return;
@@ -309,6 +352,11 @@ function sendHttp1(
   request: WireRequest,
 ): Promise<WireResponse> {
   return new Promise((resolve, reject) => {
+    const { signal } = request;
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
     const req = sendRequest(
       {
         host: target.host,
@@ -337,6 +385,14 @@ function sendHttp1(
     );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${target.timeoutMs} ms`)));
     req.on('error', reject);
+    // The deadline passed with no answer: the connection is closed (HTTP/1.1 cannot cancel a
+    // request on it) and the request rejects with the signal's reason.
+    const onAbort = (): void => {
+      reject(signal?.reason as Error);
+      req.destroy();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('close', () => signal?.removeEventListener('abort', onAbort));
     req.end(request.body);
   });
 }

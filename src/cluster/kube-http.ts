@@ -22,6 +22,7 @@ import {
   type KubeConnection,
   type WireResponse,
 } from './kube-connection.ts';
+import { untilAborted } from './until-aborted.ts';
 
 export interface KubeRequest {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -32,6 +33,11 @@ export interface KubeRequest {
   readonly accept?: string;
   /** Extra headers (impersonation); a list sends the header once per value. */
   readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * Ends the request when aborted — its credentials, its connection, the request itself and
+   * any wait before a resend — rejecting with the signal's reason (a track's deadline).
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface KubeResponse {
@@ -106,7 +112,8 @@ export function createKubeTransport(
     }
     const search = query.size > 0 ? `?${query}` : '';
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
-    const credentials = await endpoint.credentials.current();
+    const { signal } = request;
+    const credentials = await untilAborted(endpoint.credentials.current(), signal);
     const headers: Record<string, string | number | readonly string[]> = {};
     // HTTP/2 takes lower-case names only; HTTP/1.1 does not mind.
     for (const [name, value] of Object.entries({ ...request.headers, ...credentials.headers })) {
@@ -124,8 +131,12 @@ export function createKubeTransport(
         path: `${pathname}${search}`,
         headers,
         body,
+        signal,
       });
     } catch (error) {
+      // Given up at the caller's deadline: its reason says so (and names the track) better than
+      // the cancelled connection would.
+      if (signal?.aborted) throw signal.reason as Error;
       // Named by its context and kubeconfig: a TLS or key error says nothing of which one.
       throw new ClusterUnreachableError(
         `${endpoint.label}: ${request.method} ${server.origin}${pathname}: ${messageOf(error)}`,
@@ -160,10 +171,13 @@ export function createKubeTransport(
     // API Priority and Fairness sheds load with 429 + Retry-After; client-go waits and resends.
     for (let retry = 0; response.status === 429 && retry < THROTTLE_RETRIES; retry++) {
       const seconds = response.retryAfterSeconds;
-      await sleep(
-        seconds === undefined
-          ? DEFAULT_RETRY_AFTER_MS
-          : Math.min(seconds * 1000, MAX_RETRY_AFTER_MS),
+      await untilAborted(
+        sleep(
+          seconds === undefined
+            ? DEFAULT_RETRY_AFTER_MS
+            : Math.min(seconds * 1000, MAX_RETRY_AFTER_MS),
+        ),
+        request.signal,
       );
       response = await send(request);
     }

@@ -70,4 +70,12 @@ export interface KubernetesPort {
    * for a port that cannot impersonate.
    */
   impersonate?(user: string, groups: readonly string[]): KubernetesPort;
+  /**
+   * The same cluster, every request it sends ended when `signal` aborts: the
+   * request is cancelled on its connection and rejects with the signal's
+   * reason (a track's deadline: bounded-cluster.ts). Undefined for a port
+   * whose requests cannot be cancelled; bounded-cluster.ts then only stops
+   * waiting for them.
+   */
+  withSignal?(signal: AbortSignal): KubernetesPort;
 }

@@ -9,7 +9,9 @@
  * credentials are.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { reconcileObjects } from '../apply/reconcile-objects.ts';
+import { reconcileObjects, type ReconcileResult } from '../apply/reconcile-objects.ts';
+import { describeUnhealthy } from '../apply/health.ts';
+import { interruptionOf } from '../errors.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
 import { mergeInventory, ownedKeys, type InventoryEntry } from '../apply/inventory.ts';
@@ -21,8 +23,8 @@ import type { Track } from '../config/types.ts';
 import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncJob } from './jobs.ts';
 import { loadDesiredBundle, loadStoredRevision } from './load-stored-revision.ts';
-import { actingAs } from './track-cluster.ts';
-import { recordSync, type SyncAttempt } from './record-sync.ts';
+import { actingAs, TrackDeadline } from './track-cluster.ts';
+import { recordSync, type Refusal, type SyncAttempt } from './record-sync.ts';
 import type { SecretDeps } from './resolve-secrets.ts';
 import type { SyncResult } from './sync-result.ts';
 import {
@@ -50,6 +52,10 @@ export interface ApplyDeps extends SecretDeps {
    * the job throws it; under the lease nothing more is sent to the cluster,
    * the health wait ends, and the outcome so far is recorded like any other,
    * so the lease is given back at once rather than left to expire.
+   *
+   * The track's `timeout` ends the job likewise, counted from its start, and
+   * also cancels the cluster requests still waiting then (track-cluster.ts
+   * TrackDeadline): the job fails saying so, recorded like any failed sync.
    */
   readonly signal?: AbortSignal;
 }
@@ -151,6 +157,65 @@ async function notePending(
   return pending;
 }
 
+/**
+ * How often the health wait polls (apply/reconcile-objects.ts). It asks between polls whether
+ * to stop; asked when its next poll would run into the deadline, it stops with the judgement it
+ * just made, from the cluster's own answers, rather than with requests cut off.
+ */
+const HEALTH_POLL_MS = 500;
+
+/**
+ * A health wait the track's deadline ended is a failure, worded as one that ran out of its own
+ * time (reconcile-objects.ts), not a cancellation: no newer revision is coming to judge health
+ * instead.
+ */
+function failedAtDeadline(
+  track: Track,
+  result: ReconcileResult,
+  deadline: TrackDeadline,
+  healthCut: string,
+): ReconcileResult {
+  const cancelled = result.health?.cancelled;
+  if (cancelled !== healthCut && cancelled !== deadline.error.message) return result;
+  const health = { healthy: false, results: result.health?.results ?? [] };
+  const unhealthy = `not healthy within ${track.timeout} ms: ${describeUnhealthy(health)}`;
+  return { ...result, outcome: 'failed', health, error: result.error ?? unhealthy };
+}
+
+/**
+ * {@link attemptSync} with its cluster requests ending at the track's deadline. A job the
+ * deadline stopped before the apply step could record its own outcome (discovery, the
+ * capabilities, the live reads got no answer) fails like any sync, recorded with why: it is the
+ * track's time that ran out, not a fault to retry at once.
+ */
+async function attemptWithin(
+  deadline: TrackDeadline,
+  track: Track,
+  revision: string,
+  before: TrackState,
+  deps: ApplyDeps,
+  precheck: Precheck | undefined,
+  pin: boolean,
+): Promise<SyncAttempt> {
+  const bounded = { ...deps, cluster: deadline.bound(deps.cluster), signal: deadline.signal };
+  const timedOut: Refusal = {
+    type: 'refused',
+    condition: 'Ready',
+    reason: 'SyncFailed',
+    message: deadline.error.message,
+  };
+  try {
+    const attempt = await attemptSync(track, revision, before, bounded, precheck, pin, deadline);
+    // Placing the revision reads discovery, and a failure there is the revision's
+    // (load-stored-revision.ts: FilesParsed): not so when the cluster gave no answer in time.
+    const placing = attempt.type === 'refused' && attempt.message === deadline.error.message;
+    return placing ? timedOut : attempt;
+  } catch (error) {
+    if (!deadline.passed || interruptionOf(deps.signal) !== undefined) throw error;
+    return timedOut;
+  }
+}
+
 /** Applies `revision` under the lease; `before` is the track's state as the lease was taken. */
 async function attemptSync(
   track: Track,
@@ -159,6 +224,7 @@ async function attemptSync(
   deps: ApplyDeps,
   precheck: Precheck | undefined,
   pin: boolean,
+  deadline: TrackDeadline,
 ): Promise<SyncAttempt> {
   const stop = precheck?.(before);
   if (stop === 'pinned') return { type: 'pinned', pinnedAt: before.pinned };
@@ -192,6 +258,7 @@ async function attemptSync(
     }
   }
   const pending = await notePending(deps.state, track.name, before, stored.objects);
+  const healthCut = `the track's timeout (${track.timeout} ms) ends before the next look`;
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {
     pending,
     prefetched,
@@ -200,24 +267,22 @@ async function attemptSync(
     sources: stored.sources,
     createOnly: await unchangedInGit(track, stored, before.appliedRevision, deps),
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
-    // A sync job stops waiting for health once a newer revision is queued (newest wins).
-    ...(precheck
-      ? {
-          cancelHealth: async () => {
-            const now = await readTrackState(deps.state, track.name);
-            return precheck(now) === 'superseded'
-              ? `revision ${now.desiredRevision} was queued`
-              : undefined;
-          },
-        }
-      : {}),
+    cancelHealth: async () => {
+      if (Date.now() + HEALTH_POLL_MS >= deadline.at) return healthCut;
+      // A sync job stops waiting for health once a newer revision is queued (newest wins).
+      if (precheck === undefined) return undefined;
+      const now = await readTrackState(deps.state, track.name);
+      return precheck(now) === 'superseded'
+        ? `revision ${now.desiredRevision} was queued`
+        : undefined;
+    },
   });
   return {
     type: 'reconciled',
     discovered: stored.discovered,
     ignored: stored.ignored,
     selected: stored.objects.length,
-    result,
+    result: failedAtDeadline(track, result, deadline, healthCut),
   };
 }
 
@@ -234,29 +299,43 @@ export async function applyStoredRevision(
 ): Promise<SyncResult> {
   const now = deps.now ?? (() => new Date());
   const startedAt = now();
-  const { holder, state: before } = await takeApplyLease(
-    deps.state,
-    track,
-    options.pin === true ? 'rollback' : 'sync',
-    startedAt,
-    deps.signal,
-  );
+  // From the job's start: time spent waiting for the lease counts too.
+  const deadline = new TrackDeadline(track, deps.signal);
   try {
-    // What the cluster answered may quote a decrypted or substituted value (src/redact.ts).
-    const attempt = redactDeep(
-      await attemptSync(track, revision, before, deps, precheck, options.pin === true),
-    );
-    return await recordSync(deps.state, track.name, revision, attempt, {
-      ...options,
-      holder,
-      now,
+    const { holder, state: before } = await takeApplyLease(
+      deps.state,
+      track,
+      options.pin === true ? 'rollback' : 'sync',
       startedAt,
-      cluster: track.cluster,
-    });
-  } catch (error) {
-    // Not an outcome but a fault (a store or connection failing): free the track, let the job retry.
-    await updateTrackState(deps.state, track.name, (s) => releaseApplyLease(s, holder));
-    throw redactError(error);
+      deps.signal,
+    );
+    try {
+      // What the cluster answered may quote a decrypted or substituted value (src/redact.ts).
+      const attempt = redactDeep(
+        await attemptWithin(
+          deadline,
+          track,
+          revision,
+          before,
+          deps,
+          precheck,
+          options.pin === true,
+        ),
+      );
+      return await recordSync(deps.state, track.name, revision, attempt, {
+        ...options,
+        holder,
+        now,
+        startedAt,
+        cluster: track.cluster,
+      });
+    } catch (error) {
+      // Not an outcome but a fault (a store or connection failing): free the track, let the job retry.
+      await updateTrackState(deps.state, track.name, (s) => releaseApplyLease(s, holder));
+      throw redactError(error);
+    }
+  } finally {
+    deadline.dispose();
   }
 }
 

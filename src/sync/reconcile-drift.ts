@@ -20,7 +20,7 @@ import type { ResourceCatalog } from '../cluster/discovery.ts';
 import type { RenderedObject } from '../render/types.ts';
 import { syncToOf } from './sync-rules.ts';
 import type { WriteBackChange } from './jobs.ts';
-import { actingAs } from './track-cluster.ts';
+import { actingAs, TrackDeadline } from './track-cluster.ts';
 import { prefetchLists, readLive } from '../apply/read-live.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { judgeObjects } from './object-statuses.ts';
@@ -58,14 +58,33 @@ export function noDriftFound(track: string, revision: string | null): DriftResul
   };
 }
 
-/** Checks (and unless told not to, corrects) drift of the track's applied revision. */
+/**
+ * Checks (and unless told not to, corrects) drift of the track's applied revision. Its cluster
+ * requests end at its start plus the track's `timeout` (track-cluster.ts TrackDeadline): a
+ * check that reaches it fails naming the track and the timeout, its lease given back.
+ */
 export async function reconcileDrift(
   track: Track,
   job: DriftJob,
   given: ApplyDeps,
 ): Promise<DriftResult> {
-  // Read and correct as the track's service account, when it names one.
-  const deps = { ...given, cluster: actingAs(given.cluster, track) };
+  const deadline = new TrackDeadline(track, given.signal);
+  try {
+    // Read and correct as the track's service account, when it names one; the lease is taken
+    // with the job's own signal, the rest stops at the deadline too.
+    const cluster = actingAs(deadline.bound(given.cluster), track);
+    return await checkDrift(track, job, { ...given, cluster }, deadline.signal);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+async function checkDrift(
+  track: Track,
+  job: DriftJob,
+  deps: ApplyDeps,
+  stop: AbortSignal,
+): Promise<DriftResult> {
   const now = deps.now ?? (() => new Date());
   // The revision to enforce is read under the lease, never before it: a sync that finished
   // between that read and the lease would be reverted to the revision it replaced (seen in
@@ -132,7 +151,7 @@ export async function reconcileDrift(
       ? await correctDrift(deps.cluster, track, toCorrect, selected, {
           timeoutMs: track.timeout,
           owned: ownedKeys(before.inventory),
-          ...(deps.signal ? { signal: deps.signal } : {}),
+          signal: stop,
         })
       : [];
     // Patches and errors may quote a substituted secret value (src/redact.ts).

@@ -1,13 +1,16 @@
 /**
- * The identity a track acts with in its cluster. With `serviceAccountName`,
- * apply, prune, health checks and drift correction run as
- * `system:serviceaccount:<namespace>:<name>` through impersonation (as Flux's
- * kustomize-controller does), so the track can do exactly what that account's
- * RBAC allows and the API server's refusals name the account.
+ * The identity a track acts with in its cluster, and how long a job of the
+ * track may work there. With `serviceAccountName`, apply, prune, health
+ * checks and drift correction run as `system:serviceaccount:<namespace>:<name>`
+ * through impersonation (as Flux's kustomize-controller does), so the track
+ * can do exactly what that account's RBAC allows and the API server's
+ * refusals name the account. A sync, rollback or drift check ends its
+ * requests at its start plus the track's `timeout` ({@link TrackDeadline}).
  */
+import { boundedCluster } from '../cluster/bounded-cluster.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, InterruptedError } from '../errors.ts';
 
 /** The cluster connection cannot impersonate (a port without the capability). */
 export class ImpersonationUnavailableError extends DriftlessError {
@@ -40,4 +43,78 @@ export function actingAs(cluster: KubernetesPort, track: Acting): KubernetesPort
     `system:serviceaccounts:${namespace}`,
     'system:authenticated',
   ]);
+}
+
+/** A job of the track reached the track's timeout waiting for its cluster. */
+export class TrackTimeoutError extends DriftlessError {
+  readonly code = 'TRACK_TIMEOUT';
+}
+
+/**
+ * How long a job of a track (a sync, a rollback, a drift check) may work
+ * with its cluster: until the job's start plus the track's `timeout`. Each
+ * request already ends after 60 s without a byte (kube-connection.ts), but an
+ * API server that takes connections and never answers, or answers a byte at a
+ * time, would otherwise hold the job, its lease, and every job queued behind it
+ * (`driftless sync` of all tracks, `serve`'s queue) for far longer.
+ *
+ * At the deadline every request still waiting is cancelled and rejects with
+ * a {@link TrackTimeoutError}, and no request is sent after it ({@link bound});
+ * the job's steps stop as they stop when asked to ({@link signal}): nothing
+ * more is applied or pruned, what was done is recorded, and nothing already
+ * applied is undone. Disposed when the job ends.
+ */
+export class TrackDeadline {
+  /** When the time is up, in epoch ms. */
+  readonly at: number;
+  /** What the requests waiting at the deadline reject with. */
+  readonly error: TrackTimeoutError;
+  private readonly requests = new AbortController();
+  private readonly stopping = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private readonly onInterrupt: () => void;
+
+  constructor(
+    track: Pick<Track, 'name' | 'timeout'>,
+    /** The job's own signal (Ctrl-C, `serve` stopping): forwarded to {@link signal}. */
+    private readonly interrupt: AbortSignal | undefined,
+  ) {
+    this.at = Date.now() + track.timeout;
+    this.error = new TrackTimeoutError(
+      `track "${track.name}": the cluster gave no answer within the track's timeout (${track.timeout} ms)`,
+    );
+    this.timer = setTimeout(() => {
+      this.requests.abort(this.error);
+      // The steps take an InterruptedError as their reason to stop and quote its message.
+      this.stopping.abort(new InterruptedError(this.error.message, { cause: this.error }));
+    }, track.timeout);
+    this.onInterrupt = () => this.stopping.abort(interrupt?.reason);
+    if (interrupt?.aborted) this.onInterrupt();
+    else interrupt?.addEventListener('abort', this.onInterrupt, { once: true });
+  }
+
+  /** True once the deadline passed. */
+  get passed(): boolean {
+    return this.requests.signal.aborted;
+  }
+
+  /**
+   * Aborted when the job is asked to stop (with the job's own InterruptedError) or at the
+   * deadline: what the apply, prune, health wait and drift correction stop on. Requests in
+   * flight when the job is asked to stop still finish; at the deadline they are cancelled.
+   */
+  get signal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
+  /** `cluster` with every request ending at the deadline. */
+  bound(cluster: KubernetesPort): KubernetesPort {
+    return boundedCluster(cluster, this.requests.signal);
+  }
+
+  /** Stops the clock: the job is over. */
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.interrupt?.removeEventListener('abort', this.onInterrupt);
+  }
 }

@@ -1,0 +1,406 @@
+/**
+ * A track's `timeout` bounds a job against an API server that takes the
+ * connection and never answers: each request's own idle timeout (60 s) would
+ * hold the sync, rollback or drift check, and its lease, far longer. Loopback
+ * servers of the test's own stand in for the fault (a TLS server that reads
+ * requests and answers none, a TCP server that never finishes the handshake);
+ * the cluster is reached through a kubeconfig like any other. The real fs
+ * store and use-cases; a Git source and, to prepare a track's history, the
+ * in-memory cluster fake.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http2 from 'node:http2';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { connectCluster } from '../../src/cluster/connect-cluster.ts';
+import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { Config, Track } from '../../src/config/types.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
+import { rollbackTrack } from '../../src/sync/rollback.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
+import { TrackTimeoutError } from '../../src/sync/track-cluster.ts';
+import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
+import { generateServingCertificate } from '../harness/certificates.ts';
+import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+
+const FIRST = '1'.repeat(40);
+const SECOND = '2'.repeat(40);
+const GAVE_UP = `track "web": the cluster gave no answer within the track's timeout (2000 ms)`;
+
+const configMap = (name: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "v"\n`;
+
+/** A Git source whose head is `revision`, holding `names` as ConfigMaps. */
+function gitAt(revision: string, names: readonly string[]): GitSource {
+  return {
+    resolve: async () => ({ revision, ref: 'refs/heads/main' }),
+    readFiles: async () =>
+      names.map((name) => ({
+        path: `${name}.yaml`,
+        content: new TextEncoder().encode(configMap(name)),
+      })),
+  };
+}
+
+/** What a hung server saw: requests (streams or connections) opened, and closed by the client. */
+interface Hung {
+  readonly port: number;
+  readonly opened: () => number;
+  readonly closed: () => number;
+  stop(): void;
+}
+
+describe("a track's timeout against an API server that never answers", () => {
+  let dir: string;
+  let tls: { ca: string; cert: string; key: string };
+  let store: FsStore;
+  let servers: Hung[];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-deadline-'));
+    const files = await generateServingCertificate(dir);
+    tls = {
+      ca: files.caCert,
+      cert: await readFile(files.cert, 'utf8'),
+      key: await readFile(files.key, 'utf8'),
+    };
+  });
+
+  beforeEach(async () => {
+    for (const server of servers ?? []) server.stop();
+    servers = [];
+    store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
+  });
+
+  after(async () => {
+    for (const server of servers) server.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A TLS server offering HTTP/2 that reads every request and answers none. */
+  async function silentApiServer(): Promise<Hung> {
+    let opened = 0;
+    let closed = 0;
+    const server = http2.createSecureServer({ cert: tls.cert, key: tls.key }, (req) => {
+      opened++;
+      req.stream.once('close', () => closed++);
+      req.resume();
+    });
+    const sessions = new Set<http2.ServerHttp2Session>();
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      sessions.add(session);
+      session.once('close', () => sessions.delete(session));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const hung = {
+      port: (server.address() as AddressInfo).port,
+      opened: () => opened,
+      closed: () => closed,
+      stop: () => {
+        for (const session of sessions) session.destroy();
+        server.close();
+      },
+    };
+    servers.push(hung);
+    return hung;
+  }
+
+  /** A TCP server that takes connections and sends nothing: the TLS handshake never ends. */
+  async function silentSocket(): Promise<Hung> {
+    let opened = 0;
+    let closed = 0;
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      opened++;
+      sockets.add(socket);
+      socket.once('close', () => {
+        closed++;
+        sockets.delete(socket);
+      });
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const hung = {
+      port: (server.address() as AddressInfo).port,
+      opened: () => opened,
+      closed: () => closed,
+      stop: () => {
+        for (const socket of sockets) socket.destroy();
+        server.close();
+      },
+    };
+    servers.push(hung);
+    return hung;
+  }
+
+  /** The config: one cluster, reached through a kubeconfig at `port`, and track `web` on it. */
+  async function configFor(port: number, extra = ''): Promise<Config> {
+    const kubeconfig = join(dir, `kubeconfig-${port}`);
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: hung, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: ${tls.ca}}}]`,
+        'users: [{name: admin, user: {token: not-a-secret}}]',
+        'contexts: [{name: hung, context: {cluster: hung, user: admin}}]',
+        'current-context: hung',
+        '',
+      ].join('\n'),
+    );
+    return parseConfig(
+      [
+        `clusters: [{name: hung, kubeconfig: ${kubeconfig}}]`,
+        `tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps, timeout: 2s${extra}}]`,
+      ].join('\n'),
+      'driftless.yaml',
+    );
+  }
+
+  async function clusterOf(config: Config): Promise<KubernetesPort> {
+    return connectCluster(config.clusters[0]!);
+  }
+
+  /** Syncs `track` to `revision` against `cluster`, timed. */
+  async function timedSync(
+    track: Track,
+    cluster: KubernetesPort,
+    revision: string,
+    names: readonly string[],
+  ) {
+    const started = Date.now();
+    const result = await syncTrack(
+      track,
+      { trigger: 'manual' },
+      { cluster, source: gitAt(revision, names), artifacts: store, state: store },
+    );
+    return { result, seconds: (Date.now() - started) / 1000 };
+  }
+
+  /** Within a second of the track's 2 s: it was the deadline that ended it, not the 60 s one. */
+  function assertAboutTwoSeconds(seconds: number): void {
+    assert.ok(seconds >= 1.9 && seconds < 3.5, `took ${seconds} s`);
+  }
+
+  it(
+    'fails a sync at the timeout, saying so, records it and gives the lease back',
+    { timeout: 20_000 },
+    async () => {
+      // Prepare
+      const server = await silentApiServer();
+      const config = await configFor(server.port);
+      const track = config.tracks[0]!;
+
+      // Act
+      const { result, seconds } = await timedSync(track, await clusterOf(config), FIRST, [
+        'a',
+        'b',
+      ]);
+      const state = await readTrackState(store, track.name);
+      const history = await store.listHistory(track.name);
+
+      // Assess
+      assertAboutTwoSeconds(seconds);
+      assert.equal(result.result, 'failed');
+      // Discovery, the first request, got no answer: nothing was sent after it.
+      assert.equal(result.error, GAVE_UP);
+      assert.equal(state.applyLease, null);
+      assert.equal(state.appliedRevision, null);
+      const ready = conditionOf(state, 'Ready');
+      assert.equal(ready?.status, 'False');
+      assert.equal(ready?.reason, 'SyncFailed');
+      assert.equal(ready?.message, result.error);
+      assert.deepEqual(
+        history.map((entry) => [entry.result, entry.error]),
+        [['failed', result.error]],
+      );
+      // The request left waiting was cancelled on its connection, not left to the idle timeout.
+      assert.ok(server.opened() > 0);
+      await waitFor(() => server.closed() === server.opened(), 'the server to see its streams end');
+    },
+  );
+
+  it(
+    'fails a sync at the timeout when the TLS handshake never ends',
+    { timeout: 20_000 },
+    async () => {
+      // Prepare
+      const server = await silentSocket();
+      const config = await configFor(server.port);
+      const track = config.tracks[0]!;
+
+      // Act
+      const { result, seconds } = await timedSync(track, await clusterOf(config), FIRST, ['a']);
+      const state = await readTrackState(store, track.name);
+
+      // Assess
+      assertAboutTwoSeconds(seconds);
+      assert.equal(result.result, 'failed');
+      // Discovery, the first request, got no answer: nothing was sent after it.
+      assert.equal(result.error, GAVE_UP);
+      assert.equal(state.applyLease, null);
+      assert.equal(conditionOf(state, 'Ready')?.message, result.error);
+      assert.deepEqual(
+        (await store.listHistory(track.name)).map((entry) => entry.result),
+        ['failed'],
+      );
+      // The connection nobody waits for any more is closed, not left to the idle timeout.
+      assert.ok(server.opened() > 0);
+      await waitFor(() => server.closed() === server.opened(), 'the server to see it closed');
+    },
+  );
+
+  it(
+    'keeps what was applied, fails the rollback at the timeout and frees the track',
+    { timeout: 20_000 },
+    async () => {
+      // Prepare: two revisions applied where the cluster answered; now it hangs.
+      const server = await silentApiServer();
+      const config = await configFor(server.port);
+      const track = config.tracks[0]!;
+      const answering = new InMemoryCluster();
+      await timedSync(track, answering, FIRST, ['a']);
+      await timedSync(track, answering, SECOND, ['a', 'b']);
+
+      // Act
+      const started = Date.now();
+      const result = await rollbackTrack(
+        track,
+        { type: 'rollback', track: track.name, revision: FIRST },
+        { cluster: await clusterOf(config), artifacts: store, state: store },
+      );
+      const seconds = (Date.now() - started) / 1000;
+      const state = await readTrackState(store, track.name);
+
+      // Assess: nothing pruned nor undone; the track still holds what it applied.
+      assertAboutTwoSeconds(seconds);
+      assert.equal(result.result, 'failed');
+      assert.match(result.error ?? '', new RegExp(`^${escape(GAVE_UP)}`));
+      assert.equal(state.applyLease, null);
+      assert.equal(state.appliedRevision, SECOND);
+      assert.deepEqual(
+        state.inventory.map((entry) => entry.subject),
+        ['ConfigMap/apps/a', 'ConfigMap/apps/b'],
+      );
+      assert.deepEqual(
+        (await store.listHistory(track.name)).map((entry) => [entry.result, entry.trigger]),
+        [
+          ['failed', 'rollback'],
+          ['applied', 'manual'],
+          ['applied', 'manual'],
+        ],
+      );
+    },
+  );
+
+  it(
+    'fails a drift check at the timeout, naming the track, and frees the track',
+    { timeout: 20_000 },
+    async () => {
+      // Prepare
+      const server = await silentApiServer();
+      const config = await configFor(server.port);
+      const track = config.tracks[0]!;
+      await timedSync(track, new InMemoryCluster(), FIRST, ['a', 'b']);
+
+      // Act
+      const started = Date.now();
+      const check = reconcileDrift(
+        track,
+        { type: 'drift', track: track.name, trigger: 'manual' },
+        { cluster: await clusterOf(config), artifacts: store, state: store },
+      );
+      await assert.rejects(check, (error: unknown) => {
+        assert.ok(error instanceof TrackTimeoutError, String(error));
+        assert.equal(error.message, GAVE_UP);
+        assert.equal(error.code, 'TRACK_TIMEOUT');
+        return true;
+      });
+      const seconds = (Date.now() - started) / 1000;
+      const state = await readTrackState(store, track.name);
+
+      // Assess
+      assertAboutTwoSeconds(seconds);
+      assert.equal(state.applyLease, null);
+      assert.equal(state.appliedRevision, FIRST);
+    },
+  );
+
+  it(
+    'ends a health wait at the timeout as a failure naming what is not healthy',
+    { timeout: 20_000 },
+    async () => {
+      // Prepare: the cluster answers; its Deployment never becomes available.
+      const config = parseConfig(
+        'tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps, wait: true, timeout: 2s}]',
+        'driftless.yaml',
+      );
+      const track = config.tracks[0]!;
+      const cluster = new InMemoryCluster();
+      const source: GitSource = {
+        resolve: async () => ({ revision: FIRST, ref: 'refs/heads/main' }),
+        readFiles: async () => [
+          {
+            path: 'web.yaml',
+            content: new TextEncoder().encode(
+              'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1}\n',
+            ),
+          },
+        ],
+      };
+      // Applying takes a second, so the health wait's own 2 s would end past the track's.
+      const slow: KubernetesPort = {
+        discover: () => cluster.discover(),
+        serverVersion: () => cluster.serverVersion(),
+        get: (ref) => cluster.get(ref),
+        list: (query) => cluster.list(query),
+        delete: (ref) => cluster.delete(ref),
+        apply: async (object, options) => {
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          return cluster.apply(object, options);
+        },
+      };
+
+      // Act
+      const started = Date.now();
+      const result = await syncTrack(
+        track,
+        { trigger: 'manual' },
+        { cluster: slow, source, artifacts: store, state: store },
+      );
+      const seconds = (Date.now() - started) / 1000;
+      const state = await readTrackState(store, track.name);
+
+      // Assess: applied, then judged by the cluster's answers until the track's time was up.
+      assert.ok(seconds >= 1.4 && seconds < 2.5, `took ${seconds} s`);
+      assert.deepEqual(result.changeset, [{ subject: 'Deployment/apps/web', action: 'created' }]);
+      assert.equal(result.result, 'failed');
+      assert.equal(
+        result.error,
+        'not healthy within 2000 ms: Deployment/apps/web: 0 of 1 replicas updated',
+      );
+      assert.equal(conditionOf(state, 'Healthy')?.reason, 'HealthCheckFailed');
+      assert.equal(conditionOf(state, 'Ready')?.reason, 'SyncFailed');
+      assert.equal(state.appliedRevision, FIRST);
+      assert.equal(state.applyLease, null);
+    },
+  );
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+async function waitFor(done: () => boolean, what: string): Promise<void> {
+  for (let tries = 0; tries < 50; tries++) {
+    if (done()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
