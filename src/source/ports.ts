@@ -4,6 +4,7 @@
  */
 import type { Track } from '../config/types.ts';
 import type { RevisionFile } from '../render/types.ts';
+import type { JobScope } from './job-scope.ts';
 
 /** What a track needs to be fetched: its repository, reference and credentials. */
 export type TrackSource = Pick<
@@ -61,6 +62,12 @@ export interface SourceCall {
    * under way is cancelled rather than left to run to its own timeout.
    */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The job the call belongs to (one per job, never reused): a cached commit is read only once
+   * the track has reached the server with its credentials, and within the job a contact of an
+   * earlier call (the resolve's ref advertisement) counts. Without it each call checks anew.
+   */
+  readonly job?: JobScope | undefined;
 }
 
 export interface GitSource {

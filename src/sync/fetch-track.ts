@@ -10,7 +10,8 @@
 import { redactSecrets } from '../redact.ts';
 import type { Track } from '../config/types.ts';
 import { DriftlessError, InterruptedError, messageOf, untilInterrupted } from '../errors.ts';
-import type { CommitInfo, GitSource } from '../source/ports.ts';
+import { JobScope } from '../source/job-scope.ts';
+import type { CommitInfo, GitSource, SourceCall } from '../source/ports.ts';
 import { VerificationError } from '../source/verify-signature.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import type { FetchJob, SyncJob } from './jobs.ts';
@@ -72,12 +73,12 @@ async function resolve(
   track: Track,
   job: FetchJob,
   source: GitSource,
-  signal: AbortSignal | undefined,
+  call: SourceCall,
 ): Promise<string> {
   // A stored revision id (a chart's commit+digest) names its commit; the chart renders anew.
   if (job.revision && isRevisionId(job.revision)) return commitOf(job.revision);
   const target = job.revision ? { ...track, reference: job.revision, semver: undefined } : track;
-  return (await source.resolve(target, { signal })).revision;
+  return (await source.resolve(target, call)).revision;
 }
 
 /** Fetches, validates and stores the track's newest revision; `next` is the sync job to enqueue. */
@@ -87,6 +88,9 @@ export async function fetchTrack(
   deps: FetchDeps,
 ): Promise<{ result: FetchResult; next?: SyncJob }> {
   const now = deps.now ?? (() => new Date());
+  // This job's, and only this job's: the resolve's contact with the server spares the reads of
+  // the commit that follow another round trip; the next job shows the credentials again.
+  const call = { signal: deps.signal, job: new JobScope() };
   // Stamped when the answer arrived: the ref's state it reflects is at least that recent.
   let resolvedAt = now().toISOString();
   const fail = async (
@@ -125,7 +129,7 @@ export async function fetchTrack(
 
   let revision: string;
   try {
-    revision = await untilInterrupted(resolve(track, job, deps.source, deps.signal), deps.signal);
+    revision = await untilInterrupted(resolve(track, job, deps.source, call), deps.signal);
     resolvedAt = now().toISOString();
   } catch (error) {
     // A reference asked for by name that does not resolve (a mistyped `sync --revision`) says
@@ -156,10 +160,7 @@ export async function fetchTrack(
       if (deps.source.verifyCommit === undefined) {
         throw new VerificationError(`track "${track.name}": this source cannot check signatures`);
       }
-      await untilInterrupted(
-        deps.source.verifyCommit(track, revision, { signal: deps.signal }),
-        deps.signal,
-      );
+      await untilInterrupted(deps.source.verifyCommit(track, revision, call), deps.signal);
     } catch (error) {
       return fail(revision, 'FilesFetched', error);
     }
@@ -177,7 +178,10 @@ export async function fetchTrack(
     try {
       // Loaded when a revision is rendered: a sync of a stored one needs none of the renderers.
       const { renderTrackRevision } = await import('./render-track-revision.ts');
-      rendered = await untilInterrupted(renderTrackRevision(track, commit, deps), deps.signal);
+      rendered = await untilInterrupted(
+        renderTrackRevision(track, commit, { ...deps, job: call.job }),
+        deps.signal,
+      );
     } catch (error) {
       return fail(
         commit,

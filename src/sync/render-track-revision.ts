@@ -21,6 +21,7 @@ import {
 } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import { renderedRevision } from '../object-id.ts';
+import type { JobScope } from '../source/job-scope.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { StateStore } from '../store/ports.ts';
 import { readTrackState } from './track-state.ts';
@@ -37,6 +38,11 @@ export interface RenderTrackDeps {
   readonly state: StateStore;
   readonly signal?: AbortSignal;
   /**
+   * The fetch job's scope (SourceCall.job): its resolve reached the server with the track's
+   * credentials, so the reads of the commit need not again. Left out (the CLI), each read checks.
+   */
+  readonly job?: JobScope;
+  /**
    * The cluster's capabilities, for a chart whose track has none recorded yet: the CLI's
    * `render` and `diff` show what the first sync applies. The fetch job, without cluster
    * credentials, leaves it out: the apply step records them and has the chart rendered again.
@@ -51,7 +57,7 @@ export async function renderTrackRevision(
   deps: RenderTrackDeps,
 ): Promise<RenderedTrackRevision> {
   // The job's signal cancels a fetch under way (untilInterrupted only stops waiting for it).
-  const call = { signal: deps.signal };
+  const call = { signal: deps.signal, job: deps.job };
   let files = await deps.source.readFiles(track, commit, 'manifests', call);
   const renderer = rendererOf(track, files);
   if (renderer !== 'plain') files = await deps.source.readFiles(track, commit, 'repository', call);

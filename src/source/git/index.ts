@@ -17,6 +17,7 @@
  * `Authorization` header of requests to the repository: never into URLs,
  * cache keys, logs or messages.
  */
+import { createHash } from 'node:crypto';
 import type { HttpClient } from 'isomorphic-git';
 import type {
   CommitInfo,
@@ -70,6 +71,19 @@ function hidden<T extends { readonly password: string } | undefined>(credentials
   return credentials;
 }
 
+/**
+ * Where a call's contact with the server is recorded in its job's scope, and looked up: the
+ * track, the URL and the credentials, so that one track's contact never counts for another
+ * track, nor for other credentials (a password changed mid-job is shown to the server again).
+ * The credentials only as a digest: the scope holds no secret.
+ */
+function jobKey(track: TrackSource, url: string, credentials: object | undefined): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify(credentials ?? null))
+    .digest('hex');
+  return JSON.stringify([track.name, url, digest]);
+}
+
 /** Creates the Git source; see the module comment for what it does with each kind of repository. */
 
 export function createGitSource(options: GitSourceOptions): GitSource {
@@ -105,11 +119,12 @@ export function createGitSource(options: GitSourceOptions): GitSource {
    * The track's repository. `cachedOnly` is for reads of what a fetch just
    * brought into the cache: no credentials are asked for (a GitHub App token
    * near its expiry would otherwise be issued again), so a read that does
-   * need the server goes to it without them. `signal` cancels its HTTP requests.
+   * need the server goes to it without them, and no job's scope is used. `signal` cancels its
+   * HTTP requests; `job`: see {@link SourceCall.job}.
    */
   const open = async (
     track: TrackSource,
-    { cachedOnly = false, signal }: { cachedOnly?: boolean } & SourceCall = {},
+    { cachedOnly = false, signal, job }: { cachedOnly?: boolean } & SourceCall = {},
   ): Promise<LocalRepository | RemoteRepository> => {
     const { location, context } = locate(track);
     if (location.kind === 'local') return LocalRepository.open(location, context);
@@ -118,6 +133,10 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       import('./credentials.ts'),
     ]);
     capabilities ??= new CapabilityCache();
+    const inJob = (credentials: object | undefined) =>
+      job === undefined || cachedOnly
+        ? {}
+        : { job: { scope: job, key: jobKey(track, location.url, credentials) } };
     const remote = {
       location,
       cacheDir: options.cacheDir,
@@ -135,6 +154,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
         credentials,
         track: track.name,
         checkAccess: !cachedOnly,
+        ...inJob(credentials),
       });
     }
     if (track.auth?.type !== 'ssh') {
@@ -160,6 +180,7 @@ export function createGitSource(options: GitSourceOptions): GitSource {
       ...remote,
       credentials: undefined,
       checkAccess: !cachedOnly,
+      ...inJob(credentials),
       ssh: new SshTransport(location.ssh, credentials, context, sshSessions, {
         idleTimeoutMs: options.idleTimeoutMs ?? GIT_HTTP_IDLE_TIMEOUT_MS,
         signal,

@@ -28,6 +28,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { RevisionFile } from '../../render/types.ts';
+import type { JobScope } from '../job-scope.ts';
 import type { ReadScope, ResolvedRevision } from '../ports.ts';
 import type { BasicCredentials } from './credentials.ts';
 import { GitFetchError, GitRefNotFoundError, type GitErrorContext } from './errors.ts';
@@ -99,16 +100,27 @@ export interface RemoteRepositoryOptions {
    * the same call (`cachedOnly`), which has just reached it.
    */
   readonly checkAccess?: boolean;
+  /**
+   * The job the call belongs to, and this track's key in it (its name, the URL and a digest
+   * of its credentials): a contact of an earlier call of the job counts as this call's, and
+   * this call's counts for the job's later calls (see {@link JobScope}).
+   */
+  readonly job?: { readonly scope: JobScope; readonly key: string };
 }
 
 /** One track's view of a remote repository and its cache; cheap, made per call. */
 export class RemoteRepository {
   private readonly gitdir: string;
-  /** Set once the server answered this track (a ref advertisement or a fetch). */
-  private reachedServer = false;
+  /**
+   * Set once the server answered this track with its credentials (a ref advertisement or a
+   * fetch), in this call or in an earlier call of the same job.
+   */
+  private reachedServer: boolean;
 
   constructor(private readonly options: RemoteRepositoryOptions) {
     this.gitdir = join(options.cacheDir, options.location.cacheKey);
+    const { job } = options;
+    this.reachedServer = job !== undefined && job.scope.hasReached(job.key);
   }
 
   /** The SSH transport of an SSH repository (write-back pushes through it), else undefined. */
@@ -257,7 +269,7 @@ export class RemoteRepository {
     } finally {
       await warming;
     }
-    this.reachedServer = true;
+    this.markReached();
     try {
       if (result.pack.length > 0) await storePack(gitdir, result.pack, objects.read);
       // As git does: the server's new boundaries in, the commits it completed out.
@@ -311,11 +323,17 @@ export class RemoteRepository {
         ? await this.options.ssh.advertise()
         : await readAdvertisement(this.options.http, url, this.options.credentials);
       this.options.capabilities.set(url, advertisement.capabilities);
-      this.reachedServer = true;
+      this.markReached();
       return advertisement.refs;
     } catch (error) {
       throw translateGitError(error, this.options.context, this.authenticated);
     }
+  }
+
+  private markReached(): void {
+    this.reachedServer = true;
+    const { job } = this.options;
+    job?.scope.recordReached(job.key);
   }
 
   private knownCapabilities(): { capabilities?: ReadonlySet<string> } {
