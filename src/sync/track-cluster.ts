@@ -7,6 +7,7 @@
  * refusals name the account. A sync, rollback or drift check ends its
  * requests at its start plus the track's `timeout` ({@link TrackDeadline}).
  */
+import { setMaxListeners } from 'node:events';
 import { boundedCluster } from '../cluster/bounded-cluster.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
@@ -79,6 +80,9 @@ export class TrackDeadline {
     /** The job's own signal (Ctrl-C, `serve` stopping): forwarded to {@link signal}. */
     private readonly interrupt: AbortSignal | undefined,
   ) {
+    // Every request in flight (32 while applying) listens on them: Node would warn on the
+    // user's terminal past 10 listeners, a leak check that does not apply here.
+    setMaxListeners(0, this.requests.signal, this.stopping.signal);
     this.at = Date.now() + track.timeout;
     this.error = new TrackTimeoutError(
       `track "${track.name}": the cluster gave no answer within the track's timeout (${track.timeout} ms)`,

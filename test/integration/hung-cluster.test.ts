@@ -84,7 +84,7 @@ describe('a sync against an API server that falls silent', () => {
     const history = await fixture.deps.state.listHistory(track.name);
 
     // Assess: failed at 3 s, not 60; nothing undone nor pruned; the track free.
-    assert.ok(seconds >= 2.9 && seconds < 6, `took ${seconds} s`);
+    assert.ok(seconds >= 2.9 && seconds < 30, `took ${seconds} s`);
     assert.equal(result.result, 'failed');
     assert.match(result.error ?? '', new RegExp(`^${escape(gaveUp(track.name))}`));
     assert.ok(proxy.swallowed > 0, 'the requests reached the silent proxy');
@@ -124,7 +124,7 @@ describe('a sync against an API server that falls silent', () => {
     const next = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
 
     // Assess: each apply in flight failed with the track's timeout; the next sync applies.
-    assert.ok(seconds >= 2.9 && seconds < 6, `took ${seconds} s`);
+    assert.ok(seconds >= 2.9 && seconds < 30, `took ${seconds} s`);
     assert.equal(result.result, 'failed');
     assert.deepEqual(
       result.changeset.map((entry) => [entry.subject, entry.action, entry.error]),

@@ -24,7 +24,7 @@ import { FsStore } from '../../src/store/fs-store.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { rollbackTrack } from '../../src/sync/rollback.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
-import { TrackTimeoutError } from '../../src/sync/track-cluster.ts';
+import { TrackDeadline, TrackTimeoutError } from '../../src/sync/track-cluster.ts';
 import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
 import { generateServingCertificate } from '../harness/certificates.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
@@ -183,9 +183,12 @@ describe("a track's timeout against an API server that never answers", () => {
     return { result, seconds: (Date.now() - started) / 1000 };
   }
 
-  /** Within a second of the track's 2 s: it was the deadline that ended it, not the 60 s one. */
+  /**
+   * At the track's 2 s, not at the 60 s request timeout; the upper bound leaves room for a
+   * loaded machine (CI), not a measure of speed.
+   */
   function assertAboutTwoSeconds(seconds: number): void {
-    assert.ok(seconds >= 1.9 && seconds < 3.5, `took ${seconds} s`);
+    assert.ok(seconds >= 1.9 && seconds < 15, `took ${seconds} s`);
   }
 
   it(
@@ -378,7 +381,8 @@ describe("a track's timeout against an API server that never answers", () => {
       const state = await readTrackState(store, track.name);
 
       // Assess: applied, then judged by the cluster's answers until the track's time was up.
-      assert.ok(seconds >= 1.4 && seconds < 2.5, `took ${seconds} s`);
+      // Without the shared deadline the wait would end 2 s after the applies: at 3 s at least.
+      assert.ok(seconds >= 1.4 && seconds < 2.9, `took ${seconds} s`);
       assert.deepEqual(result.changeset, [{ subject: 'Deployment/apps/web', action: 'created' }]);
       assert.equal(result.result, 'failed');
       assert.equal(
@@ -391,6 +395,33 @@ describe("a track's timeout against an API server that never answers", () => {
       assert.equal(state.applyLease, null);
     },
   );
+});
+
+describe('TrackDeadline', () => {
+  it('lets every request in flight wait on it without Node warning of a listener leak', async () => {
+    // Prepare: 40 requests at once, as an apply sends 32
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const deadline = new TrackDeadline({ name: 'web', timeout: 60_000 }, undefined);
+    try {
+      const cluster = deadline.bound(new InMemoryCluster());
+
+      // Act
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', name: `c${i}` }),
+        ),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+
+      // Assess: Node writes such warnings on the user's terminal
+      assert.deepEqual(warnings, []);
+    } finally {
+      deadline.dispose();
+      process.off('warning', onWarning);
+    }
+  });
 });
 
 function escape(text: string): string {
