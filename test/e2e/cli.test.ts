@@ -212,6 +212,25 @@ describe('driftless CLI against a real cluster and Git server', () => {
     await core.readNamespacedConfigMap({ name: 'b', namespace: ns });
   });
 
+  it('syncs 40 objects with no warning from Node on the terminal', async () => {
+    // Prepare: more requests in flight than Node's default of 10 listeners per signal
+    const many = await git.createRepository('cli-many');
+    const names = Array.from({ length: 40 }, (_, i) => `many-${i}`);
+    await pushFiles(
+      many,
+      Object.fromEntries(names.map((name) => [`${name}.yaml`, configMap(name, 'one')])),
+    );
+    const config = await writeConfig('many.yaml', [{ name: 'many', url: many.url }]);
+
+    // Act
+    const sync = await driftless('sync', '-c', config, '--track', 'many');
+
+    // Assess
+    assert.equal(sync.code, 0, sync.stderr);
+    assert.match(sync.stdout, /40 objects: 40 created/);
+    assert.doesNotMatch(sync.stderr, /Warning|\(node:\d+\)/);
+  });
+
   it('renders the current revision as YAML', async () => {
     // Act
     const result = await driftless('render', '--track', 'app');
