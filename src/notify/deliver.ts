@@ -199,7 +199,11 @@ class DeliveryFailed extends Error {}
 
 /** POSTs `request`, a second time after a 5xx, a 429 or no answer. */
 async function post(request: HttpRequest, deps: DeliverDeps): Promise<void> {
+  // A URL no request can be sent to stays so: said at once, without a second try.
+  const unusable = unusableUrl(request.url);
+  if (unusable !== undefined) throw new DeliveryFailed(unusable);
   const send = deps.fetch ?? fetch;
+  const timeoutMs = deps.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
   let problem = '';
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     try {
@@ -207,7 +211,7 @@ async function post(request: HttpRequest, deps: DeliverDeps): Promise<void> {
         method: 'POST',
         headers: request.headers,
         body: request.body,
-        signal: AbortSignal.timeout(deps.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       await response.arrayBuffer().catch(() => undefined);
       if (response.ok) return;
@@ -215,12 +219,57 @@ async function post(request: HttpRequest, deps: DeliverDeps): Promise<void> {
       // A refusal (4xx but 429) will not change on a retry.
       if (response.status < 500 && response.status !== 429) break;
     } catch (error) {
-      // The message of fetch's errors never holds the URL, but its cause may: only the name.
-      problem = error instanceof Error ? error.name : 'the request failed';
+      problem = unanswered(error, timeoutMs);
     }
     if (attempt < ATTEMPTS) await new Promise((r) => setTimeout(r, RETRY_DELAY_MS));
   }
   throw new DeliveryFailed(problem);
+}
+
+/**
+ * Why no request can be sent to `url`, in words that do not quote it, or
+ * undefined when one can. fetch would refuse it too, but its message quotes
+ * the URL (`Failed to parse URL from <url>`).
+ */
+function unusableUrl(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (error) {
+    return `the URL is not valid (${codeOf(error) ?? 'ERR_INVALID_URL'})`;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    return 'the URL is not an http(s) URL';
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    return 'the URL holds a user name or password, which HTTP requests may not carry';
+  }
+  return undefined;
+}
+
+/**
+ * Why a request got no answer: the timeout, else the code of the failure
+ * under fetch's (`ECONNREFUSED`, `ENOTFOUND`, `CERT_HAS_EXPIRED`,
+ * `UND_ERR_SOCKET`). Only codes and names: the messages under fetch's name
+ * the host, and may quote the URL.
+ */
+function unanswered(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && error.name === 'TimeoutError') {
+    return `no answer within ${timeoutMs} ms`;
+  }
+  const code = codeOf(error);
+  if (code !== undefined) return `no answer: ${code}`;
+  return error instanceof Error ? `no answer: ${error.name}` : 'no answer';
+}
+
+/** The first error code along `error`'s causes (fetch's TypeError has none of its own). */
+function codeOf(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
+    const { code } = cause as { code?: unknown };
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code)) return code;
+    cause = cause.cause;
+  }
+  return undefined;
 }
 
 function messageOf(error: unknown): string {

@@ -32,7 +32,7 @@ import type {
 import type { WriteBackResult } from './write-back.ts';
 import type { Notify } from '../notify/deliver.ts';
 import type { DiscoverResult } from './discover-tracks.ts';
-import { eventsOf, newEvents } from './job-events.ts';
+import { newEvents } from './job-events.ts';
 import type { LifecycleResult } from './lifecycle.ts';
 import type { DriftResult } from './reconcile-drift.ts';
 import { trackNamed } from './track-named.ts';
@@ -166,7 +166,7 @@ export async function runJob<J extends Job>(
   for (const next of result.next) await deps.queue.enqueue(next);
   if (deps.notify !== undefined) {
     const time = (deps.now?.() ?? new Date()).toISOString();
-    const events = await newEvents(deps.state, track.name, eventsOf(track.name, result, time));
+    const events = await newEvents(deps.state, track.name, result, time);
     if (events.length > 0) await deps.notify(track, events);
   }
   return result;

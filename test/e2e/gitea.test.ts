@@ -169,6 +169,30 @@ describe('Gitea: its webhooks deploy, and the commit statuses come back', () => 
     assert.equal(statuses[0]!.target_url, `https://driftless.example.com/#/tracks/${TRACK}`);
   });
 
+  it('a commit that changes no object (a README) goes pending, then success too', async () => {
+    // Act: nothing for the cluster in it; the sync at this commit changes no object.
+    const sha = await pushFiles(pushTarget, { 'README.md': '# shop\n\nDeployed by Driftless.\n' });
+
+    // Assess
+    assert.ok(
+      await eventually(
+        async () => (await readTrackState(ctx.state, TRACK)).appliedRevision === sha,
+        60_000,
+      ),
+      recentLogs(),
+    );
+    await serve.queue.idle();
+    assert.ok(
+      await eventually(async () => (await statusesOf(sha))[0]?.status === 'success', 30_000),
+      `${JSON.stringify(await statusesOf(sha))}${recentLogs()}`,
+    );
+    assert.deepEqual((await statusesOf(sha)).map((s) => s.status).reverse(), [
+      'pending',
+      'success',
+    ]);
+    assert.equal(await liveValue('shop-settings'), 'one');
+  });
+
   it('a broken commit gets failure, with the error', async () => {
     // Act: a ConfigMap whose data is not a map of strings; the API server refuses it.
     const sha = await pushFiles(pushTarget, {

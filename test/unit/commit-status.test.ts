@@ -298,7 +298,7 @@ describe('who sets commit statuses', () => {
   it('a forward that fails is reported, not thrown', async () => {
     const failures: string[] = [];
     const notify = notifier(receivers, {
-      readSecret: async () => 'x',
+      readSecret: async () => 'https://hooks.example.com/audit',
       fetch: (async () => new Response('ok')) as typeof fetch,
       forward: async () => {
         throw new Error('queue unreachable');

@@ -23,6 +23,7 @@ import {
 } from '../../src/notify/events.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { eventsOf, newEvents } from '../../src/sync/job-events.ts';
+import { noDriftFound } from '../../src/sync/reconcile-drift.ts';
 import { runJob, type JobResult } from '../../src/sync/run-job.ts';
 import { emptyTrackState, readTrackState, updateTrackState } from '../../src/sync/track-state.ts';
 
@@ -307,7 +308,7 @@ describe('notification events', () => {
 
   it('tells a transition once: a repeated failure is quiet until something changes', async () => {
     const tell = async (done: JobResult) =>
-      (await newEvents(store, 'web', eventsOf('web', done, 'now'))).map((e) => e.event);
+      (await newEvents(store, 'web', done, 'now')).map((e) => e.event);
     assert.deepEqual(await tell(syncResult('failed', 'boom')), ['failed']);
     assert.deepEqual(await tell(syncResult('failed', 'boom')), []);
     assert.deepEqual(await tell(syncResult('failed', 'other error')), ['failed']);
@@ -340,18 +341,16 @@ describe('notification events', () => {
   it('keeps a digest of the last event of each kind, not its subjects, and reads a state written before', async () => {
     // Prepare: a drift of 5,000 objects, told once.
     const subjects = Array.from({ length: 5_000 }, (_, i) => `ConfigMap/apps/settings-${i}`);
-    const drifted = (): NotificationEvent[] => [
-      {
-        track: 'big',
-        event: 'drifted',
-        revision: SHA,
-        result: 'drifted',
-        message: 'changed in the cluster',
-        subjects,
-        time: 'now',
+    const drifted = (track: string): JobResult => ({
+      type: 'drift',
+      job: { type: 'drift', track },
+      result: {
+        ...noDriftFound(track, SHA),
+        missing: subjects,
       },
-    ];
-    assert.equal((await newEvents(store, 'big', drifted())).length, 1);
+      next: [],
+    });
+    assert.equal((await newEvents(store, 'big', drifted('big'), 'now')).length, 1);
 
     // Act
     const kept = (await readTrackState(store, 'big')).notified ?? {};
@@ -365,16 +364,12 @@ describe('notification events', () => {
     // Assess
     assert.match(kept.drift ?? '', /^[0-9a-f]{64}$/);
     assert.deepEqual(
-      await newEvents(store, 'big', drifted()),
+      await newEvents(store, 'big', drifted('big'), 'now'),
       [],
       'the same drift, not told again',
     );
     assert.deepEqual(
-      await newEvents(
-        store,
-        'legacy',
-        drifted().map((e) => ({ ...e, track: 'legacy' })),
-      ),
+      await newEvents(store, 'legacy', drifted('legacy'), 'now'),
       [],
       'not told again after an upgrade either',
     );
