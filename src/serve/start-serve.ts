@@ -7,7 +7,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSecret, readSecretFor } from '../config/read-secret.ts';
 import type { Environment } from '../config/env.ts';
-import { isWebhookHost, type WebhookHost } from '../config/types.ts';
+import { isWebhookHost, type Notification, type WebhookHost } from '../config/types.ts';
+import type { SecretRef } from '../config/secret-ref.ts';
 import { InterruptedError, messageOf } from '../errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { DEFAULT_MAX_BYTES } from '../source/webhooks/index.ts';
@@ -99,6 +100,55 @@ async function webhookSecrets(
   return secrets;
 }
 
+/** A receiver's secret references by field name. */
+function secretsOf(receiver: Notification): Record<string, SecretRef> {
+  switch (receiver.type) {
+    case 'slack':
+    case 'msteams':
+      return { url: receiver.url };
+    case 'webhook':
+      return { url: receiver.url, ...(receiver.secret ? { secret: receiver.secret } : {}) };
+    case 'commitStatus':
+      return { token: receiver.token };
+    case 'sns':
+    case 'eventbridge':
+      return {};
+  }
+}
+
+/**
+ * Reads every notification receiver's secrets once at start and warns, naming the field and
+ * never a value, about each that cannot be read (an unset `env:` variable, a missing file):
+ * otherwise the first sign would be a `notification not delivered` at the first event, maybe
+ * days later. A warning, not a refusal, as serve runs on without that receiver; delivery reads
+ * them again each time, so a file written later is used.
+ */
+async function checkReceiverSecrets(
+  ctx: LocalContext,
+  env: Environment | undefined,
+  logger: Logger,
+): Promise<void> {
+  const resolve = ctx.readSecret ?? ((ref) => readSecret(ref, env));
+  const fields = ctx.config.notifications.flatMap((receiver, index) =>
+    Object.entries(secretsOf(receiver)).map(([name, ref]) => ({
+      receiver,
+      field: `notifications[${index}].${name}`,
+      ref,
+    })),
+  );
+  await Promise.all(
+    fields.map(({ receiver, field, ref }) =>
+      readSecretFor(field, () => resolve(ref)).catch((error: unknown) =>
+        logger.warn('notification receiver secret cannot be read', {
+          receiver: receiver.name,
+          field,
+          error: messageOf(error),
+        }),
+      ),
+    ),
+  );
+}
+
 /** How long answers in flight may take to finish once the jobs are done and serve closes. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -114,6 +164,7 @@ export async function startServe(
     tracks = await knownTracks(ctx.config, ctx.published);
   };
   const secrets = await webhookSecrets(ctx, options.env);
+  await checkReceiverSecrets(ctx, options.env, logger);
   const metrics = new ServeMetrics();
   // Aborted at close(): running jobs stop instead of holding the shutdown (and their tracks).
   const stopping = new AbortController();

@@ -536,6 +536,62 @@ tracks:
     });
   });
 
+  it('warns at start, naming the field, of a notification secret it cannot read, and runs on', async () => {
+    // Prepare: the Slack URL's variable unset; the webhook receiver's URL set, its secret file missing
+    const planted = 'https://hooks.example.com/planted-marker-7c1e';
+    const ctx: LocalContext = {
+      config: parseConfig(
+        [
+          'notifications:',
+          '  - {name: chat, type: slack, url: env:SLACK_URL}',
+          `  - {name: hook, type: webhook, url: env:HOOK_URL, secret: file:${join(dir, 'absent')}}`,
+          'tracks:',
+          '  - name: web',
+          `    repository: ${REPOSITORY}`,
+          '',
+        ].join('\n'),
+        join(dir, 'driftless.yaml'),
+      ),
+      artifacts: store.artifacts,
+      state: store.state,
+      deliveries: store.deliveries,
+      source: () => Promise.reject(new Error('no Git in unit tests')),
+      cluster: () => Promise.reject(new Error('no cluster in unit tests')),
+      close: () => undefined,
+    };
+    const lines: string[] = [];
+
+    // Act
+    const started = await startServe(ctx, {
+      port: 0,
+      host: '127.0.0.1',
+      env: { HOOK_URL: planted },
+      execute: handlers.execute,
+      runAtStart: false,
+      logger: jsonLogger((line) => lines.push(line), { level: 'debug' }),
+    });
+    await started.close();
+
+    // Assess
+    const warnings = lines
+      .map((line) => JSON.parse(line) as Record<string, string>)
+      .filter((line) => line['msg'] === 'notification receiver secret cannot be read')
+      .map((line) => [line['receiver'], line['field'], line['error']]);
+    assert.deepEqual(warnings, [
+      [
+        'chat',
+        'notifications[0].url',
+        'notifications[0].url: environment variable SLACK_URL is not set',
+      ],
+      [
+        'hook',
+        'notifications[1].secret',
+        `notifications[1].secret: secret file:${join(dir, 'absent')}: file does not exist`,
+      ],
+    ]);
+    assert.ok(!lines.join('\n').includes('planted-marker'), 'no secret value in the log');
+  });
+
   it('never echoes nor logs a token sent without "Bearer " or an action body it refuses', async () => {
     // Act
     const bare = await act(DASHBOARD_TOKEN);
