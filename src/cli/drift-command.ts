@@ -122,11 +122,15 @@ export function formatDriftRun(run: DriftRun, output: Output): string {
   const at = shortRevision(run.revision);
   if (!found(run)) {
     const head = `${name}: no drift at ${at}`;
-    if (run.errors.length === 0) return head;
-    return [
-      `${head} in the objects checked; ${colours.red(`${run.errors.length} could not be checked`)}`,
-      ...run.errors.map((e) => colours.red(e.error)),
-    ].join('\n');
+    // Objects new to Git (writeBack.include) are written back, or refused, with no drift found.
+    const lines =
+      run.errors.length === 0
+        ? [head]
+        : [
+            `${head} in the objects checked; ${colours.red(`${run.errors.length} could not be checked`)}`,
+            ...run.errors.map((e) => colours.red(e.error)),
+          ];
+    return [...lines, ...writtenBack(run, output), ...writeBackErrors(run, output)].join('\n');
   }
   const counts = [
     run.drifted.length > 0 ? `${run.drifted.length} drifted` : '',
@@ -142,11 +146,7 @@ export function formatDriftRun(run: DriftRun, output: Output): string {
       ),
     );
   }
-  if (run.commit !== null) {
-    lines.push(
-      `${colours.green('written back')} to Git: ${run.writtenBack.join(', ')} in ${shortRevision(run.commit)}`,
-    );
-  }
+  lines.push(...writtenBack(run, output));
   if (run.corrected) {
     // The objects are listed above: the counts say what was done to them.
     lines.push(`${colours.green('corrected')}: ${formatCounts(run.changeset, colours)}`);
@@ -157,8 +157,26 @@ export function formatDriftRun(run: DriftRun, output: Output): string {
   }
   // Refused corrections are in the changeset table already; these are objects not checked.
   lines.push(...run.errors.map((e) => colours.red(e.error)));
-  lines.push(...run.writeBackErrors.map((e) => colours.red(`${e.subject}: ${e.error}`)));
+  lines.push(...writeBackErrors(run, output));
   return lines.join('\n');
+}
+
+/** The write-back commit pushed, if any, and what it holds. */
+function writtenBack(run: DriftRun, { colours }: Output): string[] {
+  if (run.commit === null) return [];
+  return [
+    `${colours.green('written back')} to Git: ${run.writtenBack.join(', ')} in ${shortRevision(run.commit)}`,
+  ];
+}
+
+/**
+ * Write-backs refused, in conflict or failed, each prefixed with its subject
+ * unless it names it already (the drift check's refusals do).
+ */
+function writeBackErrors(run: DriftRun, { colours }: Output): string[] {
+  return run.writeBackErrors.map(({ subject, error }) =>
+    colours.red(error.startsWith(`${subject}: `) ? error : `${subject}: ${error}`),
+  );
 }
 
 async function checkOne(
@@ -241,7 +259,11 @@ async function writeBack(
     writeBackErrors: [
       ...refused,
       ...done.refused,
-      ...done.conflicts.map((c) => ({ subject: c.subject, error: `${c.path}: ${c.message}` })),
+      // A conflict over the whole object or file has no path.
+      ...done.conflicts.map((c) => ({
+        subject: c.subject,
+        error: c.path === '' ? c.message : `${c.path}: ${c.message}`,
+      })),
       ...(done.error === undefined ? [] : [{ subject: track.name, error: done.error }]),
     ],
   };

@@ -4,12 +4,15 @@
  * value and Git's, read from the live object. Only the fields drift found
  * are taken — never status, server-set metadata, the ownership label or
  * server defaults that Git did not set — and Secrets never leave: they are
- * refused, since they would reach Git in plain text.
+ * refused, since they would reach Git in plain text. Objects kustomize or
+ * Helm rendered are refused too: Git holds no document of them to edit,
+ * only what they were built from.
  */
 import type { KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { messageOf } from '../errors.ts';
 import { parsePointer, valueAt } from '../apply/json-pointer.ts';
+import { KUSTOMIZATION_FILES } from '../render/kustomization-files.ts';
 import type { RenderedObject } from '../render/types.ts';
 import { changeOf, type WriteBackChange } from '../render/write-back-change.ts';
 import type { DriftedObject } from './detect-drift.ts';
@@ -37,6 +40,22 @@ export type SecretChange = (
   paths: readonly string[],
 ) => Promise<WriteBackChange>;
 
+/**
+ * Why `object` has no document of its own in Git to write its changes to, or
+ * undefined when it has one. Its source says it: kustomize's objects come
+ * from the kustomization (plain manifests never do: those files are
+ * skipped), a remote Helm chart's from its URL. A local chart's template is
+ * recognised when the write-back reads it (source/edit-manifests.ts).
+ */
+function builtFrom(object: RenderedObject): string | undefined {
+  const file = object.source.file;
+  if (KUSTOMIZATION_FILES.includes(file.slice(file.lastIndexOf('/') + 1))) {
+    return `kustomize builds it from ${file}`;
+  }
+  if (file.includes('://')) return `Helm renders it from the chart ${file}`;
+  return undefined;
+}
+
 /** The changes of `drifted` objects to write back; see the module comment. */
 export async function writeBackChanges(
   cluster: KubernetesPort,
@@ -49,6 +68,14 @@ export async function writeBackChanges(
   for (const entry of drifted) {
     const object = objects.find((candidate) => candidate.subject === entry.subject);
     if (object === undefined) continue;
+    const built = builtFrom(object);
+    if (built !== undefined) {
+      refused.push({
+        subject: entry.subject,
+        error: `${entry.subject}: ${built}: objects rendered by kustomize or Helm cannot be written back to Git; change it in Git, or give it a syncTo: kubernetes rule`,
+      });
+      continue;
+    }
     const live = await cluster.get(entry.ref);
     if (live === undefined) continue;
     // An array item's path (`/x/0`, `/x/-`) stands for its list: the whole list is written.

@@ -1,10 +1,12 @@
 /**
  * Writing cluster changes back into the manifest files they came from
  * (two-way sync, `syncTo: git`): each object's document is found in its
- * file, only the changed fields are rewritten, and everything else — the
- * other documents byte for byte, comments and key order in the edited one —
- * stays as it was. The `yaml` library keeps comments, which js-yaml (used to
- * read manifests fast) does not.
+ * file, and only the changed fields are rewritten — spliced into the file's
+ * text at the places the `yaml` library parsed them from — so every other
+ * byte stays as it was: the other documents, comments, key order, spacing,
+ * long lines. js-yaml (used to read manifests fast) keeps no source ranges.
+ * What is printed anew follows the file: JSON in a `.json` file, flow style
+ * inside a flow collection, the document's indentation in block style.
  *
  * A field Git changed since the revision the cluster was compared with is
  * left as Git has it and reported as a conflict: Git wins.
@@ -14,8 +16,20 @@
  * is written quoted, though YAML 1.2 would read it plain as a string.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Composer, CST, Document, isMap, isNode, isScalar, Parser, Scalar, visit } from 'yaml';
-import type { Node } from 'yaml';
+import {
+  Composer,
+  Document,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  Pair,
+  Parser,
+  Scalar,
+  visit,
+  YAMLMap,
+} from 'yaml';
+import type { Node, ToStringOptions } from 'yaml';
 import type { WriteBackChange } from '../render/write-back-change.ts';
 
 /** A field not written back, and why. */
@@ -72,7 +86,7 @@ export function editManifests(
     const adds = fileChanges.filter((change) => change.add !== undefined);
     if (adds.length > 0) {
       // Objects new to Git: appended to their file (made when missing) as documents of their own.
-      const added = addDocuments(read(file), adds, written, conflicts);
+      const added = addDocuments(file, read(file), adds, { written, conflicts, refused });
       if (added !== undefined) files.set(file, added);
     }
     const edits = fileChanges.filter((change) => change.add === undefined);
@@ -84,18 +98,15 @@ export function editManifests(
       }
       continue;
     }
-    const parsed = parseFile(text);
+    const documents = parseDocuments(text);
     const edited = new Set<number>();
     for (const change of edits) {
-      const index = documentOf(parsed.documents, change);
+      const index = documentOf(documents, change);
       if (index === undefined) {
-        refused.push({
-          subject: change.subject,
-          error: `${file} has no document for ${change.subject} any more`,
-        });
+        refused.push({ subject: change.subject, error: noDocument(file, text, change) });
         continue;
       }
-      const document = parsed.documents[index]!;
+      const document = documents[index]!;
       let changed = false;
       for (const field of change.fields) {
         const outcome = editField(document, field);
@@ -107,51 +118,80 @@ export function editManifests(
       if (changed) edited.add(index);
       written.push(change.subject);
     }
-    if (edited.size > 0) files.set(file, render(parsed, edited));
+    if (edited.size > 0) files.set(file, spliced(file, text, documents, edited));
   }
   return { files, written, conflicts, refused };
 }
+
+/** Why an object's document is not found in `file`, whose text is `text`. */
+function noDocument(file: string, text: string, change: WriteBackChange): string {
+  // A chart's template (`{{ ... }}`) is not the object as applied: Helm renders it.
+  if (/(?:^|\/)templates\//.test(file) && text.includes('{{')) {
+    return `${file} is a Helm template, not ${change.subject} as applied: objects rendered by Helm or kustomize cannot be written back; change it in the chart or its values`;
+  }
+  return `${file} has no document for ${change.subject} any more`;
+}
+
+/** Whether `file` is JSON, to be kept JSON. */
+function isJsonFile(file: string): boolean {
+  return /\.json$/i.test(file);
+}
+
+/** Printing options for what is written anew: no folding of long lines, whatever their length. */
+const PRINT: ToStringOptions = { lineWidth: 0 };
 
 /**
  * `text` (undefined: a new file) with a document per object of `adds` that
  * it does not hold yet; undefined when nothing was added.
  */
 function addDocuments(
+  file: string,
   text: string | undefined,
   adds: readonly WriteBackChange[],
-  written: string[],
-  conflicts: WriteBackConflict[],
+  into: Pick<ManifestEdits, 'written' | 'conflicts' | 'refused'>,
 ): string | undefined {
-  const documents = text === undefined ? [] : parseFile(text).documents;
+  const documents = text === undefined ? [] : parseDocuments(text);
   let out = text ?? '';
   for (const change of adds) {
-    if (documentOf(documents, change) !== undefined) {
-      // Someone added it to Git meanwhile: Git has it, Git wins.
-      conflicts.push({
-        subject: change.subject,
-        path: '',
-        message: `${change.file} already holds it`,
-      });
+    const index = documentOf(documents, change);
+    if (index !== undefined) {
+      // Written there by an earlier write-back not synced yet (the drift check still compares
+      // with the revision before it): already done. Else someone added it meanwhile: Git wins.
+      if (isDeepStrictEqual(documents[index]!.toJS(), change.add))
+        into.written.push(change.subject);
+      else {
+        into.conflicts.push({
+          subject: change.subject,
+          path: '',
+          message: `${file} already holds it, not as the cluster has it: Git wins`,
+        });
+      }
       continue;
     }
-    const document = new Document(change.add);
-    quoteForYaml11(document);
-    out = out === '' ? String(document) : `${out.replace(/\n*$/, '\n')}---\n${String(document)}`;
-    written.push(change.subject);
+    if (isJsonFile(file)) {
+      // A JSON file holds one object: no second document can follow it.
+      if (out !== '') {
+        into.refused.push({
+          subject: change.subject,
+          error: `${file} is a JSON file holding an object already; writeBack.path must name a file of its own for each object`,
+        });
+        continue;
+      }
+      out = `${JSON.stringify(change.add, null, 2)}\n`;
+    } else {
+      const document = new Document(change.add);
+      quoteForYaml11(document);
+      const printed = document.toString(PRINT);
+      out = out === '' ? printed : `${out.replace(/\n*$/, '\n')}---\n${printed}`;
+    }
+    into.written.push(change.subject);
   }
   return out === (text ?? '') ? undefined : out;
 }
 
-interface ParsedFile {
-  /** The file's CST tokens, whose text is kept as it was. */
-  readonly tokens: ReturnType<Parser['parse']> extends Iterable<infer T> ? T[] : never;
-  readonly documents: Document.Parsed[];
-}
-
-function parseFile(text: string): ParsedFile {
-  const tokens = [...new Parser().parse(text)];
-  const documents = [...new Composer().compose(tokens)];
-  return { tokens, documents };
+/** The file's documents, each node knowing where in `text` it was written (its `range`). */
+function parseDocuments(text: string): Document.Parsed[] {
+  return [...new Composer().compose(new Parser().parse(text))];
 }
 
 /** The document holding the object: same kind, name and (when written) namespace. */
@@ -160,6 +200,8 @@ function documentOf(
   change: WriteBackChange,
 ): number | undefined {
   const index = documents.findIndex((document) => {
+    // Not YAML (a Helm template): no object written in it.
+    if (document.errors.length > 0) return false;
     const value = document.toJS() as Record<string, unknown> | null;
     if (value === null || typeof value !== 'object') return false;
     const metadata = (value['metadata'] ?? {}) as Record<string, unknown>;
@@ -217,14 +259,29 @@ function pathIn(document: Document.Parsed, tokens: readonly string[]): (string |
  * comments and style, anything else as a new node. New strings and keys
  * that YAML 1.1 would read as another type are quoted.
  */
-function setField(document: Document.Parsed, path: (string | number)[], value: unknown): void {
-  const node = document.getIn(path, true);
+function setField(document: Document.Parsed, fieldPath: (string | number)[], value: unknown): void {
+  const node = document.getIn(fieldPath, true);
   if (isScalar(node) && (value === null || typeof value !== 'object')) {
     node.value = value;
     quoteIfNeeded(node);
     return;
   }
-  const created = document.createNode(value);
+  // A key on the way that Git leaves empty (`annotations:`) or holding a scalar is given the
+  // rest of the path as its value: the library sets nothing below a scalar.
+  let path = fieldPath;
+  let nested = value;
+  for (let depth = 1; depth < fieldPath.length; depth++) {
+    const step = document.getIn(fieldPath.slice(0, depth), true);
+    if (step === undefined) break;
+    if (isScalar(step)) {
+      path = fieldPath.slice(0, depth);
+      nested = fieldPath
+        .slice(depth)
+        .reduceRight((inner: unknown, key) => ({ [String(key)]: inner }), value);
+      break;
+    }
+  }
+  const created = document.createNode(nested);
   quoteForYaml11(created);
   // Keys the path adds are new too (keys already there are kept as they are).
   const keys = path.map((segment) =>
@@ -273,47 +330,366 @@ function quoteForYaml11(node: Node | Document): void {
   });
 }
 
-/**
- * The file again: untouched documents (and what lies between them) as they
- * were written, edited ones as the library prints them. A first document's
- * leading comments are separate tokens but part of its printed form.
- */
-function render(parsed: ParsedFile, edited: ReadonlySet<number>): string {
-  let out = '';
-  let pending = '';
-  let index = 0;
-  for (const token of parsed.tokens) {
-    if (token.type !== 'document') {
-      pending += CST.stringify(token);
-      continue;
-    }
-    if (edited.has(index)) {
-      // Flow collections keep their spacing: `{a: b}` or `{ a: b }`, as the document has them.
-      const printed = parsed.documents[index]!.toString({
-        flowCollectionPadding: flowPadded(token),
-      });
-      // Comments before the first document print with it; blank lines and the like stay.
-      out += index === 0 ? pending.replace(/^(?:[ \t]*#.*\n)+/, '') : pending;
-      out += printed;
-    } else {
-      out += pending + CST.stringify(token);
-    }
-    pending = '';
-    index++;
-  }
-  return out + pending;
+/** Text that replaces `[from, to)` of the file: an insertion when both are equal. */
+interface Splice {
+  readonly from: number;
+  readonly to: number;
+  readonly text: string;
 }
 
-/** Whether the document writes flow collections padded, `{ a: b }`, rather than `{a: b}`. */
-function flowPadded(token: CST.Document): boolean {
-  let padded = false;
-  CST.visit(token, (item) => {
-    const collection = item.value;
-    if (collection?.type !== 'flow-collection') return undefined;
-    const first = collection.items[0];
-    if (first === undefined || (first.key == null && first.value == null)) return undefined;
-    padded = first.start[0]?.type === 'space';
-    return CST.visit.BREAK;
+/**
+ * The file with the edited documents' changes spliced in: only the text of
+ * the fields that changed is replaced, every other byte stays.
+ */
+function spliced(
+  file: string,
+  text: string,
+  documents: readonly Document.Parsed[],
+  edited: ReadonlySet<number>,
+): string {
+  // Compared with the file as parsed before the edits, node by node.
+  const original = parseDocuments(text);
+  const splices: Splice[] = [];
+  for (const index of edited) {
+    const before = original[index]!.contents;
+    const after = documents[index]!.contents;
+    if (!isMap(before) || !isMap(after)) continue;
+    const splicer = new Splicer(text, layoutOf(file, text, before));
+    splicer.map(before, after);
+    splices.push(...splicer.splices);
+  }
+  // By position; an insertion before a removal that starts where it is (sort is stable).
+  splices.sort((a, b) => a.from - b.from || a.to - b.to);
+  let out = '';
+  let at = 0;
+  for (const splice of splices) {
+    out += text.slice(at, splice.from) + splice.text;
+    at = splice.to;
+  }
+  return out + text.slice(at);
+}
+
+/** How a document is written, so that what is printed anew looks like its neighbours. */
+interface Layout {
+  /** A JSON file: everything printed as JSON. */
+  readonly json: boolean;
+  /** Spaces per level of block collections (or of a JSON document's lines). */
+  readonly indent: number;
+  /** Whether a block list under a key is indented (`key:\n  - a`) or not (`key:\n- a`). */
+  readonly indentSeq: boolean;
+  /** Whether flow collections are padded, `{ a: b }`, rather than `{a: b}`. */
+  readonly flowPadding: boolean;
+}
+
+/** The layout of `root`'s document, read from the first collections that show it. */
+function layoutOf(file: string, text: string, root: YAMLMap): Layout {
+  const column = (offset: number) => offset - lineStart(text, offset);
+  let indent: number | undefined;
+  let indentSeq: boolean | undefined;
+  let flowPadding: boolean | undefined;
+  visit(root, {
+    Pair: (_key, pair, path) => {
+      const parent = path.at(-1);
+      const keyAt = isScalar(pair.key) ? pair.key.range?.[0] : undefined;
+      if (!isMap(parent) || parent.flow || keyAt === undefined) return;
+      const value = pair.value;
+      if (indent === undefined && isMap(value) && !value.flow) {
+        const first = value.items[0]?.key;
+        const at = isScalar(first) ? first.range?.[0] : undefined;
+        if (at !== undefined && column(at) > column(keyAt)) indent = column(at) - column(keyAt);
+      }
+      if (indentSeq === undefined && isSeq(value) && !value.flow && value.range) {
+        indentSeq = column(value.range[0]) > column(keyAt);
+      }
+    },
+    Node: (_key, node) => {
+      if (flowPadding !== undefined || !(isMap(node) || isSeq(node))) return;
+      if (node.flow && node.items.length > 0 && node.range) {
+        flowPadding = text[node.range[0] + 1] === ' ';
+      }
+    },
   });
-  return padded;
+  const json = isJsonFile(file);
+  if (json) {
+    // A pretty-printed JSON document: its first key is on a line of its own, indented.
+    const first = root.items[0]?.key;
+    const at = isScalar(first) ? first.range?.[0] : undefined;
+    const start = root.range?.[0];
+    if (at !== undefined && start !== undefined && lineStart(text, at) > start) {
+      indent = column(at) - (start - lineStart(text, start));
+    }
+  }
+  return {
+    json,
+    indent: indent !== undefined && indent > 0 ? indent : 2,
+    indentSeq: indentSeq ?? true,
+    flowPadding: flowPadding ?? false,
+  };
+}
+
+/** Where the line holding `offset` starts. */
+function lineStart(text: string, offset: number): number {
+  return text.lastIndexOf('\n', offset - 1) + 1;
+}
+
+/** Where the line holding `offset - 1` ends, after its line break (or the end of the text). */
+function lineEnd(text: string, offset: number): number {
+  if (offset > 0 && text[offset - 1] === '\n') return offset;
+  const at = text.indexOf('\n', offset);
+  return at < 0 ? text.length : at + 1;
+}
+
+/** A pair's key as a value (`data`, `80`), to match the pairs of two versions of a map. */
+function keyOf(pair: Pair): unknown {
+  return isScalar(pair.key) ? pair.key.value : pair.key;
+}
+
+/** Where a pair's key starts in the file. */
+function keyStart(pair: Pair): number {
+  return (pair.key as Node).range![0];
+}
+
+/** Where a pair's text ends in the file: after its value, or its key when it has none. */
+function pairEnd(pair: Pair): number {
+  const keyEnd = (pair.key as Node).range![1];
+  const value = isNode(pair.value) ? pair.value.range?.[1] : undefined;
+  return Math.max(keyEnd, value ?? keyEnd);
+}
+
+/** `text` with each line after the first indented by `column` more (empty lines stay empty). */
+function indented(text: string, column: number): string {
+  return text.replace(/\n(?=[^\n])/g, `\n${' '.repeat(column)}`);
+}
+
+/** `value` as JSON on one line, spaced as people write it: `{"a": "1", "b": [1, 2]}`. */
+function jsonLine(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(jsonLine).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${jsonLine(v)}`);
+    return `{${entries.join(', ')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * The splices that turn one document's root map, as parsed, into the same
+ * map edited: changed values replaced where they are written, removed pairs
+ * cut out with their lines, new pairs added after a map's last one.
+ */
+class Splicer {
+  readonly splices: Splice[] = [];
+
+  constructor(
+    private readonly text: string,
+    private readonly layout: Layout,
+  ) {}
+
+  /**
+   * Splices for `after`, the edited version of `before`; false (nothing
+   * spliced) when no pair of `before` stays to place the others by: the
+   * caller then writes the map whole.
+   */
+  map(before: YAMLMap, after: YAMLMap): boolean {
+    const now = new Map(after.items.map((pair) => [keyOf(pair), pair]));
+    if (after.items.length === 0 || !before.items.some((pair) => now.has(keyOf(pair)))) {
+      return false;
+    }
+    const kept = new Set(before.items.map(keyOf));
+    let removed: Pair[] = [];
+    for (const pair of before.items) {
+      const edited = now.get(keyOf(pair));
+      if (edited === undefined) {
+        removed.push(pair);
+        continue;
+      }
+      if (removed.length > 0) this.remove(before, removed);
+      removed = [];
+      this.value(before, pair, edited.value);
+    }
+    if (removed.length > 0) this.remove(before, removed);
+    const added = after.items.filter((pair) => !kept.has(keyOf(pair)));
+    if (added.length > 0) this.add(before, added);
+    return true;
+  }
+
+  /** Splices for the value of `pair` (in `map`, as parsed), now `value`. */
+  private value(map: YAMLMap, pair: Pair, value: unknown): void {
+    const was = pair.value;
+    // The same node when it kept its place in the file; a new one has no range.
+    if (isNode(was) && isNode(value) && was.range && value.range?.[0] === was.range[0]) {
+      if (isMap(was) && isMap(value) && was.items.length > 0 && this.map(was, value)) return;
+      if (isScalar(was) && isScalar(value)) {
+        if (was.value === value.value && was.type === value.type) return;
+      } else if (isDeepStrictEqual(was.toJSON(), value.toJSON())) return;
+    }
+    this.replace(map, pair, isNode(value) ? value : new Scalar(value));
+  }
+
+  /** Replaces the value of `pair` (in `map`, as parsed) with `value`. */
+  private replace(map: YAMLMap, pair: Pair, value: Node): void {
+    const { text, layout } = this;
+    const key = pair.key as Node;
+    const keyEnd = key.range![1];
+    const was = (isNode(pair.value) ? pair.value.range : undefined) ?? undefined;
+    const column = key.range![0] - lineStart(text, key.range![0]);
+    if (map.flow || layout.json) {
+      const printed = this.flow(value, column, this.multiline(map));
+      if (was !== undefined && was[1] > was[0]) {
+        this.splices.push({ from: was[0], to: was[1], text: printed });
+      } else {
+        // No value written (`{a}`, `{a: }`): the key gets one.
+        this.splices.push({ from: keyEnd, to: pairEnd(pair), text: `: ${printed}` });
+      }
+      return;
+    }
+    const to = pairEnd(pair);
+    // What follows the value on its line (a comment) must stay after it, not inside a block.
+    const rest = lineEnd(text, to) - (text[lineEnd(text, to) - 1] === '\n' ? 1 : 0);
+    const trailing = text.slice(to, rest);
+    const endsLine = trailing.trim() === '';
+    // Printed as a pair of the same column: `k: value`, or `k:` and indented lines.
+    let printed = indented(this.block(new Scalar('k'), value, endsLine).slice(1), column);
+    let from = keyEnd;
+    const keyLine = lineStart(text, key.range![0]);
+    if (
+      printed.startsWith(': ') &&
+      was !== undefined &&
+      was[1] > was[0] &&
+      lineStart(text, was[0]) === keyLine
+    ) {
+      // On the key's line: the key, its colon and spacing stay as written.
+      from = was[0];
+      printed = printed.slice(2);
+    }
+    let end = to;
+    if (!endsLine && printed.includes('\n')) {
+      // `key: old # why` turning into several lines: the comment goes to the key's line.
+      end = rest;
+      const [first, ...lines] = printed.split('\n');
+      printed = [`${first} ${trailing.trim()}`, ...lines].join('\n');
+    }
+    // A block value's text ends with its line break: so does the new one's.
+    if (text[end - 1] === '\n') printed += '\n';
+    this.splices.push({ from, to: end, text: printed });
+  }
+
+  /** Cuts out `pairs`, consecutive pairs of `map`, some of which stay. */
+  private remove(map: YAMLMap, pairs: readonly Pair[]): void {
+    const { text } = this;
+    const first = map.items.indexOf(pairs[0]!);
+    const last = first + pairs.length - 1;
+    const next = map.items[last + 1];
+    const start = keyStart(pairs[0]!);
+    if (map.flow || this.layout.json) {
+      // With the comma before them, or after them when they come first.
+      const previous = map.items[first - 1];
+      if (previous !== undefined) {
+        this.splices.push({ from: pairEnd(previous), to: pairEnd(pairs.at(-1)!), text: '' });
+      } else if (next !== undefined) {
+        this.splices.push({ from: start, to: keyStart(next), text: '' });
+      }
+      return;
+    }
+    if (text.slice(lineStart(text, start), start).trim() === '') {
+      // Whole lines, with their comments.
+      const from = lineStart(text, start);
+      this.splices.push({ from, to: lineEnd(text, pairEnd(pairs.at(-1)!)), text: '' });
+    } else if (next !== undefined) {
+      // The first pair of a list item (`- name: a`): the next pair takes its place.
+      this.splices.push({ from: start, to: keyStart(next), text: '' });
+    }
+  }
+
+  /** Adds `pairs` after the last pair of `map` (as parsed), on lines of their own in block style. */
+  private add(map: YAMLMap, pairs: readonly Pair[]): void {
+    const { text } = this;
+    const last = map.items.at(-1)!;
+    const end = pairEnd(last);
+    if (map.flow || this.layout.json) {
+      const multiline = this.multiline(map);
+      const column = keyStart(last) - lineStart(text, keyStart(last));
+      const separator = multiline ? `,\n${' '.repeat(column)}` : ', ';
+      const printed = pairs.map((pair) => {
+        const value = isNode(pair.value) ? pair.value : new Scalar(pair.value);
+        const key = this.layout.json
+          ? JSON.stringify(String(keyOf(pair)))
+          : this.flow(pair.key as Node, column, false);
+        return `${separator}${key}: ${this.flow(value, column, multiline)}`;
+      });
+      this.splices.push({ from: end, to: end, text: printed.join('') });
+      return;
+    }
+    const start = keyStart(map.items[0]!);
+    const column = start - lineStart(text, start);
+    const lines = pairs.map((pair) => {
+      const value = isNode(pair.value) ? pair.value : new Scalar(pair.value);
+      return ' '.repeat(column) + indented(this.block(pair.key as Node, value, true), column);
+    });
+    const at = lineEnd(text, end);
+    const added = lines.join('\n');
+    // At the very end of a file without a final line break, the break comes first.
+    const ownLine = at === text.length && !text.endsWith('\n');
+    this.splices.push({ from: at, to: at, text: ownLine ? `\n${added}` : `${added}\n` });
+  }
+
+  /** Whether a flow map is written over several lines (its last key not on its `{` line). */
+  private multiline(map: YAMLMap): boolean {
+    const last = map.items.at(-1);
+    return (
+      last !== undefined && lineStart(this.text, keyStart(last)) > (map.range?.[0] ?? Infinity)
+    );
+  }
+
+  /**
+   * `key: value` in block style at column 0, without its final line break.
+   * `blockScalars`: whether a string may print as a `|` block (nothing follows it on its line).
+   */
+  private block(key: Node, value: Node, blockScalars: boolean): string {
+    const map = new YAMLMap();
+    map.items.push(new Pair(key, this.fresh(value, blockScalars)));
+    const document = new Document();
+    document.contents = map;
+    const { indent, indentSeq, flowPadding } = this.layout;
+    return document
+      .toString({ ...PRINT, indent, indentSeq, flowCollectionPadding: flowPadding })
+      .replace(/\n$/, '');
+  }
+
+  /**
+   * `value` as it is written inside a flow collection: JSON in a JSON file
+   * (over indented lines when `multiline`, continuing at `column`), else YAML
+   * flow style.
+   */
+  private flow(value: Node, column: number, multiline: boolean): string {
+    const { json, indent, flowPadding } = this.layout;
+    if (json) {
+      const plain: unknown = value.toJSON();
+      return multiline ? indented(JSON.stringify(plain, null, indent), column) : jsonLine(plain);
+    }
+    const map = new YAMLMap();
+    map.flow = true;
+    map.items.push(new Pair(new Scalar('k'), this.fresh(value, false)));
+    const document = new Document();
+    document.contents = map;
+    const printed = document.toString({ ...PRINT, flowCollectionPadding: flowPadding });
+    // `{k: value}` (padded or not), on one line: the value alone.
+    return printed.replace(/^\{ ?k: /, '').replace(/ ?\}\n$/, '');
+  }
+
+  /**
+   * A scalar without the comments of the one it replaces (they stay in the
+   * file where they are), in its style; a string of several lines in a
+   * `|` block only where `blockScalars` allows, else double-quoted.
+   */
+  private fresh(value: Node, blockScalars: boolean): Node {
+    if (!isScalar(value)) return value;
+    const scalar = new Scalar(value.value);
+    scalar.type = value.type;
+    if (typeof value.value === 'string' && value.value.includes('\n')) {
+      const block = value.type === Scalar.BLOCK_LITERAL || value.type === Scalar.BLOCK_FOLDED;
+      if (!blockScalars) scalar.type = Scalar.QUOTE_DOUBLE;
+      else if (!block) scalar.type = Scalar.BLOCK_LITERAL;
+    }
+    return scalar;
+  }
 }

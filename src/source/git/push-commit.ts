@@ -14,13 +14,18 @@
  * A push whose answer was cut off may still have moved the branch; a later
  * write-back (the job's retry, the next drift check) then finds Git holding
  * the change already.
+ *
+ * A failure is reported as a push (WriteBackPushError, git-errors.ts) naming
+ * the repository and the branch: a missing branch, credentials that may read
+ * but not write, a host that refused or could not be reached.
  */
 import * as fs from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import git, { Errors, type HttpClient } from 'isomorphic-git';
+import git, { type HttpClient } from 'isomorphic-git';
 import { throwIfInterrupted } from '../../errors.ts';
 import type { CommitRequest, CommitResult } from '../ports.ts';
+import { branchMoved, translatePushError, type PushErrorContext } from './git-errors.ts';
 
 /** Pushes refused because the branch moved: tried again this often on the new head. */
 const PUSH_ATTEMPTS = 5;
@@ -30,6 +35,18 @@ export interface PushRemote {
   readonly url: string;
   readonly http: HttpClient;
   readonly onAuth?: () => { username?: string; password?: string };
+}
+
+/**
+ * The repository as people know it, for messages: the SSH adapter's URL
+ * carries the SSH location encoded in its path (index.ts); an HTTPS URL
+ * never holds credentials (they go through `onAuth`), and any user part is
+ * dropped all the same.
+ */
+function shownRepository(url: string): string {
+  const ssh = /^https:\/\/ssh\.invalid\/(.+)$/.exec(url);
+  if (ssh) return decodeURIComponent(ssh[1]!);
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1');
 }
 
 /**
@@ -60,11 +77,24 @@ export async function pushCommit(
     ...(target.onAuth ? { onAuth: target.onAuth } : {}),
   };
   const ref = request.branch;
+  const context: PushErrorContext = {
+    repository: shownRepository(target.url),
+    branch: ref,
+    authenticated: target.onAuth !== undefined,
+  };
+  /** A read of the branch (clone, fetch), its failure worded as the push's. */
+  const readBranch = async (step: () => Promise<unknown>): Promise<void> => {
+    try {
+      await exchange(signal, step);
+    } catch (error) {
+      throw translatePushError(error, context, 'read');
+    }
+  };
 
   await mkdir(cacheDir, { recursive: true });
   const dir = await mkdtemp(join(cacheDir, 'write-back-'));
   try {
-    await exchange(signal, () =>
+    await readBranch(() =>
       git.clone({ ...remote, dir, ref, singleBranch: true, depth: 1, noTags: true }),
     );
     for (let attempt = 1; ; attempt++) {
@@ -87,13 +117,11 @@ export async function pushCommit(
         await exchange(signal, () => git.push({ ...remote, dir, ref, remoteRef: ref }));
         return { commit, attempts: attempt };
       } catch (error) {
-        const moved =
-          error instanceof Errors.PushRejectedError ||
-          (error instanceof Errors.GitPushError &&
-            /non-fast-forward|fetch first/i.test(error.message));
-        if (!moved || attempt >= PUSH_ATTEMPTS) throw error;
+        if (!branchMoved(error) || attempt >= PUSH_ATTEMPTS) {
+          throw translatePushError(error, context, 'push');
+        }
         // Someone pushed first: start again from their head.
-        await exchange(signal, () =>
+        await readBranch(() =>
           git.fetch({ ...remote, dir, ref, singleBranch: true, depth: 1, tags: false }),
         );
         const head = await git.resolveRef({ fs, dir, ref: `refs/remotes/origin/${ref}` });
