@@ -53,6 +53,7 @@ const JOB = z.discriminatedUnion('type', [
     type: z.literal('writeBack'),
     track,
     revision: nonEmpty,
+    refused: z.optional(z.array(z.object({ subject: nonEmpty, error: z.string() }))),
     changes: z.array(
       z.object({
         subject: nonEmpty,

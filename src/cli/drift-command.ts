@@ -239,6 +239,7 @@ async function writeBack(
         track: track.name,
         revision: result.revision,
         changes: result.writeBack,
+        ...(refused.length > 0 ? { refused } : {}),
         trigger: 'manual',
       },
       { source: await ctx.source(), state: ctx.state, ...(signal === undefined ? {} : { signal }) },
@@ -257,7 +258,7 @@ async function writeBack(
     writtenBack: done.writtenBack,
     commit: done.commit,
     writeBackErrors: [
-      ...refused,
+      // The check's refusals included (writeBackTrack records them with its own).
       ...done.refused,
       // A conflict over the whole object or file has no path.
       ...done.conflicts.map((c) => ({

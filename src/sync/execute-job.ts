@@ -129,6 +129,7 @@ async function executeOnCluster(
                 track: track.name,
                 revision: result.revision,
                 changes: result.writeBack,
+                ...(result.writeBackRefused.length > 0 ? { refused: result.writeBackRefused } : {}),
                 trigger: job.trigger ?? 'schedule',
                 ...(job.tick === undefined ? {} : { tick: job.tick }),
               },

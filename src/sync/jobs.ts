@@ -107,6 +107,11 @@ export interface WriteBackJob {
   /** The revision the drift check compared with. */
   readonly revision: string;
   readonly changes: readonly WriteBackChange[];
+  /**
+   * Changes the drift check refused to write back (a Secret in plain text, an object kustomize
+   * or Helm renders), recorded in the write-back's history entry with those it refuses itself.
+   */
+  readonly refused?: readonly { readonly subject: string; readonly error: string }[];
   readonly trigger: 'schedule' | 'manual';
   /** The schedule tick of the drift check (ISO); see {@link DriftJob.tick}. */
   readonly tick?: string;

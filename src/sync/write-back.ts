@@ -65,6 +65,8 @@ export async function writeBackTrack(
   const base = { track: track.name, revision: job.revision };
   const branch = writeBackBranch(track);
   let edits: ManifestEdits = { files: new Map(), written: [], conflicts: [], refused: [] };
+  // What the drift check refused comes first, then what editing the files refuses.
+  const refused = () => [...(job.refused ?? []), ...edits.refused];
   let result: WriteBackResult;
   try {
     if (branch === undefined || deps.source.commit === undefined) {
@@ -102,7 +104,7 @@ export async function writeBackTrack(
       commit: pushed.commit,
       writtenBack: edits.written,
       conflicts: edits.conflicts,
-      refused: edits.refused,
+      refused: refused(),
     };
   } catch (error) {
     // Stopped, not failed: nothing is recorded; the job's retry (AWS) or the next drift check
@@ -114,7 +116,7 @@ export async function writeBackTrack(
       commit: null,
       writtenBack: [],
       conflicts: edits.conflicts,
-      refused: edits.refused,
+      refused: refused(),
       error: messageOf(error),
     };
   }
