@@ -146,7 +146,7 @@ describe('editManifests', () => {
     assert.deepEqual(edits.conflicts, []);
     assert.match(text, /^# ops settings\napiVersion: v1\n/);
     assert.match(text, /value: two # tuned by hand/);
-    assert.match(text, /name: ops   # ops'/);
+    assert.match(text, /name: ops {3}# ops'/);
     assert.match(text, /added\/by: hand/);
     // A changed list is written whole, in the library's block style.
     assert.match(text, /list:\n\s+- a\n\s+- b\n\s+- c\n/);

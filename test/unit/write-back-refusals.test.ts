@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { parseJob } from '../../src/aws/parse-job.ts';
 import { parseConfig } from '../../src/config/index.ts';
-import type { GitSource } from '../../src/source/ports.ts';
+import type { CommitResult, GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { WriteBackJob } from '../../src/sync/jobs.ts';
 import { writeBackTrack } from '../../src/sync/write-back.ts';
@@ -55,7 +55,7 @@ const job: WriteBackJob = {
 };
 
 /** A source whose push ends as `push` says, without editing any file. */
-function sourcePushing(push: () => Promise<{ commit: string | null }>): GitSource {
+function sourcePushing(push: () => Promise<CommitResult>): GitSource {
   return {
     resolve: async () => ({ revision: REVISION, ref: 'refs/heads/main' }),
     readFiles: async () => [],
@@ -76,7 +76,7 @@ describe("the drift check's write-back refusals", () => {
   it('are recorded in the history entry of the write-back, pushed or failed', async () => {
     // Act
     const pushed = await writeBackTrack(track, job, {
-      source: sourcePushing(async () => ({ commit: '4'.repeat(40) })),
+      source: sourcePushing(async () => ({ commit: '4'.repeat(40), attempts: 1 })),
       state: store,
     });
     const failed = await writeBackTrack(track, job, {
