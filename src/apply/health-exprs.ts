@@ -4,12 +4,14 @@
  * built-in checks cannot know (custom resources without Ready conditions):
  * `inProgress`, then `failed`, then `current` are evaluated; the first true
  * one decides, and when none is true the object is still in progress.
- * A field missing from the object makes the expression not true yet (a
- * status not written so far), rather than failing the sync. An expression
- * that cannot give true or false fails the object at once: waiting for it
- * would only end at the track's timeout.
+ * A field or list item missing from the object makes the expression not
+ * true yet (a status not written so far), rather than failing the sync. An
+ * expression that cannot give true or false, or that CEL cannot evaluate on
+ * the object for any other reason (`no such overload: dyn<int> * double`),
+ * fails the object at once: waiting for it would only end at the track's
+ * timeout.
  */
-import type { Environment, ParseResult } from '@marcbachmann/cel-js';
+import type { Environment, EvaluationError, ParseResult } from '@marcbachmann/cel-js';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { ConfigError, type ConfigIssue } from '../config/config-error.ts';
 import type { HealthCheckExpr } from '../config/types.ts';
@@ -20,6 +22,8 @@ const FIELDS = ['inProgress', 'failed', 'current'] as const;
 type Field = (typeof FIELDS)[number];
 
 let environment: Environment | undefined;
+/** cel-js's class of errors raised while evaluating, loaded with the parser. */
+let evaluationError: typeof EvaluationError | undefined;
 const compiled = new Map<string, ParseResult>();
 const problems = new Map<string, string | undefined>();
 
@@ -29,11 +33,12 @@ const problems = new Map<string, string | undefined>();
  */
 export async function loadCel(): Promise<void> {
   if (environment !== undefined) return;
-  const { Environment } = await import('@marcbachmann/cel-js');
+  const cel = await import('@marcbachmann/cel-js');
+  evaluationError ??= cel.EvaluationError;
   // `self` is the only variable, so an expression written for Flux's top-level `status`
   // or `metadata` is refused when the config loads instead of failing every poll.
   // `??=`: two callers may have awaited the import at once.
-  environment ??= new Environment().registerVariable('self', 'map');
+  environment ??= new cel.Environment().registerVariable('self', 'map');
 }
 
 /** The expression parsed (once per process); throws with CEL's message, caret included. */
@@ -134,10 +139,101 @@ function evaluate(
       broken: `${where} ${JSON.stringify(expression)} returned type ${celTypeOf(value)}, not bool (true or false)`,
     };
   } catch (error) {
-    // `No such key`: the field is not there (yet); anything else is reported the same way.
-    return { holds: false, waiting: `${expression}: ${firstLine(error)}` };
+    const { reason, notThereYet } = whyNot(error);
+    if (notThereYet) return { holds: false, waiting: `${expression}: ${reason}` };
+    return {
+      holds: false,
+      broken: `${where} ${JSON.stringify(expression)} cannot be evaluated on this object: ${reason}`,
+    };
   }
 }
+
+/**
+ * cel-js's codes of evaluation errors that say a field, or an item of a list, is not there:
+ * its controller may not have written it yet. Any other error comes back on every poll of the
+ * same object, so it fails the object rather than waiting for the timeout.
+ */
+const NOT_THERE_YET = new Set(['no_such_key', 'index_out_of_bounds']);
+
+/**
+ * cel-js's codes of evaluation errors whose messages hold only types (`dyn<int> * double`),
+ * the expression's own names or a fixed text. Other messages can quote a value of the object
+ * (`Invalid duration string: <the value>`), which may be read from a Secret.
+ */
+const VALUE_FREE = new Set([
+  'no_such_overload',
+  'no_matching_overload',
+  'invalid_logical_operand',
+  'invalid_condition_type',
+  'invalid_comprehension_range',
+  'invalid_comparison_type',
+  'variable_type_mismatch',
+  'division_by_zero',
+  'modulo_by_zero',
+  'int_conversion_error',
+  'uint_conversion_error',
+  'double_conversion_error',
+  'invalid_timestamp',
+  'optional_value_missing',
+]);
+
+const MIXED_NUMBERS =
+  ' (CEL does not mix int and double: whole numbers of the object are ints, so convert with' +
+  ' double(...), as in double(self.spec.replicas) * 0.5)';
+
+/**
+ * Why evaluating an expression threw, in words that never quote a value of the object, and
+ * whether it only lacks a field or list item (see NOT_THERE_YET).
+ */
+function whyNot(error: unknown): { reason: string; notThereYet: boolean } {
+  if (evaluationError === undefined || !(error instanceof evaluationError)) {
+    // Not one of CEL's errors (a fault in the evaluator): its message is unknown ground.
+    return {
+      reason: `${nameOf(error)} (the value is not shown)`,
+      notThereYet: false,
+    };
+  }
+  const { code, summary } = error;
+  if (NOT_THERE_YET.has(code)) {
+    // A key or index written in the expression (`.ready`, `[0]`) is shown; one computed from
+    // the object (`[self.data.key]`) is a value of it. CEL's words for an index also hold
+    // the list's size, not needed to see what is missing.
+    const written = writtenKey(error.node);
+    const what =
+      code === 'index_out_of_bounds' ? 'No such key: index out of bounds' : 'No such key';
+    if (written === undefined)
+      return { reason: `${what} (the value is not shown)`, notThereYet: true };
+    const reason = code === 'no_such_key' ? summary : `No such key: index ${written} out of bounds`;
+    return { reason, notThereYet: true };
+  }
+  if (!VALUE_FREE.has(code)) {
+    return { reason: `${error.name} ${code} (the value is not shown)`, notThereYet: false };
+  }
+  const mixesNumbers =
+    code === 'no_such_overload' && /\bint\b/.test(summary) && /\bdouble\b/.test(summary);
+  return { reason: summary + (mixesNumbers ? MIXED_NUMBERS : ''), notThereYet: false };
+}
+
+/** The key or index a field access names when the expression writes it literally, or undefined. */
+function writtenKey(node: EvaluationError['node']): string | undefined {
+  switch (node?.op) {
+    case '.':
+    case '.?':
+      return node.args[1];
+    case '[]':
+    case '[?]': {
+      const [, index] = node.args;
+      if (index.op !== 'value') return undefined;
+      return typeof index.args === 'string' || typeof index.args === 'bigint'
+        ? String(index.args)
+        : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+const nameOf = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
 
 /** The track's expressions as a custom health judge, or undefined when it has none. */
 export async function exprHealth(

@@ -2,12 +2,20 @@
  * healthCheckExprs that can never judge health: an expression whose type is
  * known not to be bool is refused when the config loads, naming its field; one
  * that gives something other than true or false on a live object fails that
- * object at once instead of waiting for the track's timeout; and a second
- * entry for the same apiVersion and kind is refused. In-memory cluster fake.
+ * object at once instead of waiting for the track's timeout, as does an
+ * expression CEL cannot evaluate on the object (mixing int and double), while
+ * a field or list item not there yet waits; no message quotes a value of the
+ * object; and a second entry for the same apiVersion and kind is refused.
+ * In-memory cluster fake.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { checkHealthExprs, exprHealth, loadCel } from '../../src/apply/health-exprs.ts';
+import {
+  checkHealthExprs,
+  exprHealth,
+  judgeByExprs,
+  loadCel,
+} from '../../src/apply/health-exprs.ts';
 import { describeUnhealthy, waitForHealth } from '../../src/apply/health.ts';
 import { refOf, type KubeObject } from '../../src/cluster/kube-object.ts';
 import { ConfigError, parseConfig } from '../../src/config/index.ts';
@@ -155,6 +163,101 @@ describe('healthCheckExprs type checks', () => {
     assert.equal(missing.health.results[0]?.state, 'InProgress');
     assert.equal(missing.health.results[0]?.message, 'self.status.ready: No such key: ready');
     assert.equal(ready.health.healthy, true);
+  });
+});
+
+describe('healthCheckExprs evaluation errors', () => {
+  before(loadCel);
+
+  it('fails an object at once when CEL cannot mix int and double, with the hint', async () => {
+    // Prepare: whole numbers are ints, so `* 0.5` has no overload; a 3-second timeout
+    // stands for the track's (minutes): waiting would end in InProgress.
+    const rule = widgetRule({ current: 'self.status.readyReplicas >= self.status.replicas * 0.5' });
+
+    // Act
+    const { health } = await waitFor(widget({ readyReplicas: 2, replicas: 3 }), rule, 3_000);
+
+    // Assess
+    assert.equal(health.results[0]?.state, 'Failed');
+    assert.equal(
+      describeUnhealthy(health),
+      'Widget/apps/w: healthCheckExprs[0].current "self.status.readyReplicas >= self.status.replicas * 0.5" cannot be evaluated on this object: no such overload: dyn<int> * double (CEL does not mix int and double: whole numbers of the object are ints, so convert with double(...), as in double(self.spec.replicas) * 0.5)',
+    );
+  });
+
+  it('fails at once from failed too, and turns Current once converted with double()', () => {
+    // Act
+    const broken = judgeByExprs(widget({ ready: 1 }), [
+      widgetRule({ failed: 'self.status.ready + 0.5 > 2.0', current: 'true' }),
+    ]);
+    const converted = judgeByExprs(widget({ readyReplicas: 2, replicas: 3 }), [
+      widgetRule({ current: 'self.status.readyReplicas >= double(self.status.replicas) * 0.5' }),
+    ]);
+
+    // Assess
+    assert.equal(broken?.state, 'Failed');
+    assert.match(broken?.message ?? '', /^healthCheckExprs\[0\]\.failed .*dyn<int> \+ double/);
+    assert.equal(converted?.state, 'Current');
+  });
+
+  it('keeps waiting on a key or a list item the object does not have yet', () => {
+    // Prepare: conditions not filled yet, and a status not written at all.
+    const rule = widgetRule({ current: "self.status.conditions[0].status == 'True'" });
+
+    // Act
+    const emptyList = judgeByExprs(widget({ conditions: [] }), [rule]);
+    const noStatus = judgeByExprs({ ...widget({}), status: undefined }, [rule]);
+
+    // Assess
+    assert.deepEqual(emptyList, {
+      state: 'InProgress',
+      message: "self.status.conditions[0].status == 'True': No such key: index 0 out of bounds",
+    });
+    assert.deepEqual(noStatus, {
+      state: 'InProgress',
+      message: "self.status.conditions[0].status == 'True': No such key: status",
+    });
+  });
+
+  it("never quotes a Secret's value, whichever error CEL raises on it", () => {
+    // Prepare: a planted value CEL's own messages would quote (a duration, a bool, a regular
+    // expression, a key computed from it, an overflowing product).
+    const MARKER = 'c2VjcmV0LW1hcmtlcg==';
+    const secret: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace: 'apps' },
+      data: { password: MARKER, pin: 4_294_967_311 },
+    };
+    const expressions = {
+      "duration(self.data.password) > duration('1s')": 'Failed',
+      'bool(self.data.password)': 'Failed',
+      "self.data.password.matches(self.data.password + '(')": 'Failed',
+      'self.data.pin * self.data.pin > 0': 'Failed',
+      'self.data[self.data.password] == 1': 'InProgress',
+    };
+
+    // Act
+    const verdicts = Object.keys(expressions).map((current) =>
+      judgeByExprs(secret, [{ apiVersion: 'v1', kind: 'Secret', current }]),
+    );
+
+    // Assess: no message quotes the value; each names its expression and the verdict is as
+    // expected (a computed key may be filled later: it waits).
+    const messages = verdicts.map((v) => v?.message ?? '');
+    for (const message of messages) {
+      for (const value of [MARKER, '4294967311', String(4_294_967_311n ** 2n)]) {
+        assert.ok(!message.includes(value), `${message} quotes ${value}`);
+      }
+    }
+    for (const [i, expression] of Object.keys(expressions).entries()) {
+      assert.ok(messages[i]?.includes(expression), messages[i]);
+      assert.match(messages[i] ?? '', /\(the value is not shown\)$/);
+    }
+    assert.deepEqual(
+      verdicts.map((v) => v?.state),
+      Object.values(expressions),
+    );
   });
 });
 
