@@ -6,7 +6,13 @@
  * byte stays as it was: the other documents, comments, key order, spacing,
  * long lines. js-yaml (used to read manifests fast) keeps no source ranges.
  * What is printed anew follows the file: JSON in a `.json` file, flow style
- * inside a flow collection, the document's indentation in block style.
+ * inside a flow collection, the document's indentation in block style (a
+ * JSON file's tabs too), the file's line breaks (CRLF). A changed list is
+ * printed whole.
+ *
+ * Not written: a local Helm chart's template (Helm renders the object from
+ * it), and a field Git writes through a YAML anchor or alias, which stands
+ * for other places too.
  *
  * A field Git changed since the revision the cluster was compared with is
  * left as Git has it and reported as a conflict: Git wins.
@@ -19,6 +25,7 @@ import { isDeepStrictEqual } from 'node:util';
 import {
   Composer,
   Document,
+  isAlias,
   isMap,
   isNode,
   isScalar,
@@ -98,12 +105,23 @@ export function editManifests(
       }
       continue;
     }
+    if (isHelmTemplate(file, text)) {
+      // Refused before its documents are looked at: a template can parse as YAML (`a: {{ x }}`
+      // is a map), and its literal fields would be edited, its templated ones seen as conflicts.
+      for (const change of edits) {
+        refused.push({ subject: change.subject, error: helmTemplate(file, change) });
+      }
+      continue;
+    }
     const documents = parseDocuments(text);
     const edited = new Set<number>();
     for (const change of edits) {
       const index = documentOf(documents, change);
       if (index === undefined) {
-        refused.push({ subject: change.subject, error: noDocument(file, text, change) });
+        refused.push({
+          subject: change.subject,
+          error: `${file} has no document for ${change.subject} any more`,
+        });
         continue;
       }
       const document = documents[index]!;
@@ -123,13 +141,19 @@ export function editManifests(
   return { files, written, conflicts, refused };
 }
 
-/** Why an object's document is not found in `file`, whose text is `text`. */
-function noDocument(file: string, text: string, change: WriteBackChange): string {
-  // A chart's template (`{{ ... }}`) is not the object as applied: Helm renders it.
-  if (/(?:^|\/)templates\//.test(file) && text.includes('{{')) {
-    return `${file} is a Helm template, not ${change.subject} as applied: objects rendered by Helm or kustomize cannot be written back; change it in the chart or its values`;
-  }
-  return `${file} has no document for ${change.subject} any more`;
+/** Whether `file` is a local chart's template (`{{ ... }}`): Helm renders the object from it. */
+function isHelmTemplate(file: string, text: string): boolean {
+  return /(?:^|\/)templates\//.test(file) && text.includes('{{');
+}
+
+/** Why an object rendered from the Helm template `file` is not written back. */
+function helmTemplate(file: string, change: WriteBackChange): string {
+  return `${file} is a Helm template, not ${change.subject} as applied: objects rendered by Helm or kustomize cannot be written back; change it in the chart or its values`;
+}
+
+/** The line break of `text`: `\r\n` when it has any (a file written on Windows), else `\n`. */
+function lineBreakOf(text: string): string {
+  return text.includes('\r\n') ? '\r\n' : '\n';
 }
 
 /** Whether `file` is JSON, to be kept JSON. */
@@ -181,8 +205,10 @@ function addDocuments(
     } else {
       const document = new Document(change.add);
       quoteForYaml11(document);
-      const printed = document.toString(PRINT);
-      out = out === '' ? printed : `${out.replace(/\n*$/, '\n')}---\n${printed}`;
+      // Breaking lines as the file does.
+      const eol = lineBreakOf(out);
+      const printed = document.toString(PRINT).replace(/\n/g, eol);
+      out = out === '' ? printed : `${out.replace(/(?:\r?\n)*$/, eol)}---${eol}${printed}`;
     }
     into.written.push(change.subject);
   }
@@ -228,6 +254,8 @@ function editField(
       .slice(1)
       .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~')),
   );
+  const shared = sharedNode(document, path);
+  if (shared !== undefined) return shared;
   const node = document.getIn(path, true);
   const current = isNode(node) ? node.toJSON() : node;
   if (isDeepStrictEqual(current, field.value)) return 'same';
@@ -239,6 +267,78 @@ function editField(
   if (field.value === undefined) document.deleteIn(path);
   else setField(document, path, field.value);
   return 'changed';
+}
+
+/**
+ * Why the field at `path` is not written back when Git writes it once for
+ * several places, else undefined: through an alias (`*x`) — the field's own
+ * node, a map or list holding it, or a merge key (`<<: *x`) it comes from —
+ * or in a node anchored (`&x`) and aliased elsewhere, which would change
+ * there too (or leave an alias to nothing).
+ */
+function sharedNode(
+  document: Document.Parsed,
+  path: readonly (string | number)[],
+): string | undefined {
+  const aliased = new Set<string>();
+  visit(document, {
+    Alias: (_key, alias) => {
+      aliased.add(alias.source);
+    },
+  });
+  const refused = (how: string) =>
+    `Git writes it ${how}: a YAML anchor and its aliases share one value, so it is not written back; change it in Git`;
+  for (let depth = 0; depth <= path.length; depth++) {
+    const node = document.getIn(path.slice(0, depth), true);
+    if (node === undefined) {
+      // Not written here: a merge key of the map above may bring it.
+      const parent = depth > 0 ? document.getIn(path.slice(0, depth - 1), true) : undefined;
+      return isMap(parent) && merged(document, parent, path[depth - 1]!)
+        ? refused('through a merge key (<<: *alias)')
+        : undefined;
+    }
+    if (isAlias(node)) return refused(`through the alias *${node.source}`);
+    if (!isNode(node)) return undefined;
+    if (node.anchor !== undefined && aliased.has(node.anchor)) {
+      return refused(`with the anchor &${node.anchor}, used by *${node.anchor}`);
+    }
+  }
+  // What the field holds is replaced or removed with it.
+  let inside: string | undefined;
+  const target = document.getIn(path, true);
+  if (isNode(target)) {
+    visit(target, {
+      Alias: (_key, alias) => {
+        inside = `holding the alias *${alias.source}`;
+        return visit.BREAK;
+      },
+      Node: (_key, node) => {
+        if (node.anchor === undefined || !aliased.has(node.anchor)) return undefined;
+        inside = `holding the anchor &${node.anchor}, used by *${node.anchor}`;
+        return visit.BREAK;
+      },
+    });
+  }
+  return inside === undefined ? undefined : refused(inside);
+}
+
+/** Whether `map` gets `key` from a map its merge key (`<<: *x`, `<<: [*x, *y]`) names. */
+function merged(
+  document: Document.Parsed,
+  map: YAMLMap,
+  key: string | number,
+  seen = new Set<YAMLMap>([map]),
+): boolean {
+  return map.items.some((pair) => {
+    if (!isScalar(pair.key) || pair.key.value !== '<<') return false;
+    const sources = isSeq(pair.value) ? pair.value.items : [pair.value];
+    return sources.some((source) => {
+      const from = isAlias(source) ? source.resolve(document) : source;
+      if (!isMap(from) || seen.has(from)) return false;
+      seen.add(from);
+      return from.has(key) || merged(document, from, key, seen);
+    });
+  });
 }
 
 /**
@@ -360,10 +460,12 @@ function spliced(
   }
   // By position; an insertion before a removal that starts where it is (sort is stable).
   splices.sort((a, b) => a.from - b.from || a.to - b.to);
+  // What is printed anew breaks its lines as the file does.
+  const eol = lineBreakOf(text);
   let out = '';
   let at = 0;
   for (const splice of splices) {
-    out += text.slice(at, splice.from) + splice.text;
+    out += text.slice(at, splice.from) + splice.text.replace(/\n/g, eol);
     at = splice.to;
   }
   return out + text.slice(at);
@@ -373,8 +475,8 @@ function spliced(
 interface Layout {
   /** A JSON file: everything printed as JSON. */
   readonly json: boolean;
-  /** Spaces per level of block collections (or of a JSON document's lines). */
-  readonly indent: number;
+  /** One level of block collections (spaces), or of a JSON document's lines (spaces or tabs). */
+  readonly indent: string;
   /** Whether a block list under a key is indented (`key:\n  - a`) or not (`key:\n- a`). */
   readonly indentSeq: boolean;
   /** Whether flow collections are padded, `{ a: b }`, rather than `{a: b}`. */
@@ -384,7 +486,7 @@ interface Layout {
 /** The layout of `root`'s document, read from the first collections that show it. */
 function layoutOf(file: string, text: string, root: YAMLMap): Layout {
   const column = (offset: number) => offset - lineStart(text, offset);
-  let indent: number | undefined;
+  let indent: string | undefined;
   let indentSeq: boolean | undefined;
   let flowPadding: boolean | undefined;
   visit(root, {
@@ -396,7 +498,9 @@ function layoutOf(file: string, text: string, root: YAMLMap): Layout {
       if (indent === undefined && isMap(value) && !value.flow) {
         const first = value.items[0]?.key;
         const at = isScalar(first) ? first.range?.[0] : undefined;
-        if (at !== undefined && column(at) > column(keyAt)) indent = column(at) - column(keyAt);
+        if (at !== undefined && column(at) > column(keyAt)) {
+          indent = ' '.repeat(column(at) - column(keyAt));
+        }
       }
       if (indentSeq === undefined && isSeq(value) && !value.flow && value.range) {
         indentSeq = column(value.range[0]) > column(keyAt);
@@ -416,12 +520,17 @@ function layoutOf(file: string, text: string, root: YAMLMap): Layout {
     const at = isScalar(first) ? first.range?.[0] : undefined;
     const start = root.range?.[0];
     if (at !== undefined && start !== undefined && lineStart(text, at) > start) {
-      indent = column(at) - (start - lineStart(text, start));
+      // As written, tabs included: what the key's line has more than the `{` line.
+      const outer = text.slice(lineStart(text, start), start);
+      const inner = text.slice(lineStart(text, at), at);
+      if (inner.startsWith(outer) && /^[ \t]+$/.test(inner.slice(outer.length))) {
+        indent = inner.slice(outer.length);
+      }
     }
   }
   return {
     json,
-    indent: indent !== undefined && indent > 0 ? indent : 2,
+    indent: indent ?? '  ',
     indentSeq: indentSeq ?? true,
     flowPadding: flowPadding ?? false,
   };
@@ -439,6 +548,14 @@ function lineEnd(text: string, offset: number): number {
   return at < 0 ? text.length : at + 1;
 }
 
+/** Where the line break ending the line of `offset - 1` starts (`\r\n` or `\n`), or the text's end. */
+function lineBreak(text: string, offset: number): number {
+  let at = lineEnd(text, offset);
+  if (text[at - 1] === '\n') at -= 1;
+  if (text[at - 1] === '\r') at -= 1;
+  return at;
+}
+
 /** A pair's key as a value (`data`, `80`), to match the pairs of two versions of a map. */
 function keyOf(pair: Pair): unknown {
   return isScalar(pair.key) ? pair.key.value : pair.key;
@@ -449,6 +566,13 @@ function keyStart(pair: Pair): number {
   return (pair.key as Node).range![0];
 }
 
+/** Where a pair starts in the file: at its key, or at the `?` of an explicit key (`? a`). */
+function pairStart(text: string, pair: Pair): number {
+  const start = keyStart(pair);
+  const indicator = /\?[ \t]+$/.exec(text.slice(lineStart(text, start), start));
+  return indicator === null ? start : start - indicator[0].length;
+}
+
 /** Where a pair's text ends in the file: after its value, or its key when it has none. */
 function pairEnd(pair: Pair): number {
   const keyEnd = (pair.key as Node).range![1];
@@ -456,9 +580,9 @@ function pairEnd(pair: Pair): number {
   return Math.max(keyEnd, value ?? keyEnd);
 }
 
-/** `text` with each line after the first indented by `column` more (empty lines stay empty). */
-function indented(text: string, column: number): string {
-  return text.replace(/\n(?=[^\n])/g, `\n${' '.repeat(column)}`);
+/** `text` with each line after the first indented by `lead` more (empty lines stay empty). */
+function indented(text: string, lead: string): string {
+  return text.replace(/\n(?=[^\n])/g, `\n${lead}`);
 }
 
 /** `value` as JSON on one line, spaced as people write it: `{"a": "1", "b": [1, 2]}`. */
@@ -531,9 +655,8 @@ class Splicer {
     const key = pair.key as Node;
     const keyEnd = key.range![1];
     const was = (isNode(pair.value) ? pair.value.range : undefined) ?? undefined;
-    const column = key.range![0] - lineStart(text, key.range![0]);
     if (map.flow || layout.json) {
-      const printed = this.flow(value, column, this.multiline(map));
+      const printed = this.flow(value, this.lead(keyStart(pair)), this.multiline(map));
       if (was !== undefined && was[1] > was[0]) {
         this.splices.push({ from: was[0], to: was[1], text: printed });
       } else {
@@ -544,22 +667,33 @@ class Splicer {
     }
     const to = pairEnd(pair);
     // What follows the value on its line (a comment) must stay after it, not inside a block.
-    const rest = lineEnd(text, to) - (text[lineEnd(text, to) - 1] === '\n' ? 1 : 0);
+    const rest = lineBreak(text, to);
     const trailing = text.slice(to, rest);
     const endsLine = trailing.trim() === '';
-    // Printed as a pair of the same column: `k: value`, or `k:` and indented lines.
-    let printed = indented(this.block(new Scalar('k'), value, endsLine).slice(1), column);
+    const start = pairStart(text, pair);
     let from = keyEnd;
-    const keyLine = lineStart(text, key.range![0]);
-    if (
-      printed.startsWith(': ') &&
-      was !== undefined &&
-      was[1] > was[0] &&
-      lineStart(text, was[0]) === keyLine
-    ) {
-      // On the key's line: the key, its colon and spacing stay as written.
-      from = was[0];
-      printed = printed.slice(2);
+    let printed: string;
+    if (start < keyStart(pair) || !/^[ \t]*:/.test(text.slice(keyEnd))) {
+      // An explicit key (`? a`, its value on a `: …` line of its own): the pair is printed anew,
+      // `a: value`, since a value spliced in after the key would make `a: value` the key.
+      from = start;
+      printed = indented(this.block(this.fresh(key, false), value, endsLine), this.lead(start));
+    } else {
+      // Printed as a pair of the same column: `k: value`, or `k:` and indented lines.
+      printed = indented(
+        this.block(new Scalar('k'), value, endsLine).slice(1),
+        this.lead(keyStart(pair)),
+      );
+      if (
+        printed.startsWith(': ') &&
+        was !== undefined &&
+        was[1] > was[0] &&
+        lineStart(text, was[0]) === lineStart(text, keyStart(pair))
+      ) {
+        // On the key's line: the key, its colon and spacing stay as written.
+        from = was[0];
+        printed = printed.slice(2);
+      }
     }
     let end = to;
     if (!endsLine && printed.includes('\n')) {
@@ -567,6 +701,10 @@ class Splicer {
       end = rest;
       const [first, ...lines] = printed.split('\n');
       printed = [`${first} ${trailing.trim()}`, ...lines].join('\n');
+    } else if (!endsLine) {
+      // An empty value's range may take the spacing before a comment (`a: # why`): the
+      // spacing stays, else the value would run into the comment (`a: 3# why`, a string).
+      while (end > from && /[ \t]/.test(text[end - 1]!)) end--;
     }
     // A block value's text ends with its line break: so does the new one's.
     if (text[end - 1] === '\n') printed += '\n';
@@ -579,14 +717,14 @@ class Splicer {
     const first = map.items.indexOf(pairs[0]!);
     const last = first + pairs.length - 1;
     const next = map.items[last + 1];
-    const start = keyStart(pairs[0]!);
+    const start = pairStart(text, pairs[0]!);
     if (map.flow || this.layout.json) {
       // With the comma before them, or after them when they come first.
       const previous = map.items[first - 1];
       if (previous !== undefined) {
         this.splices.push({ from: pairEnd(previous), to: pairEnd(pairs.at(-1)!), text: '' });
       } else if (next !== undefined) {
-        this.splices.push({ from: start, to: keyStart(next), text: '' });
+        this.splices.push({ from: start, to: pairStart(text, next), text: '' });
       }
       return;
     }
@@ -596,7 +734,7 @@ class Splicer {
       this.splices.push({ from, to: lineEnd(text, pairEnd(pairs.at(-1)!)), text: '' });
     } else if (next !== undefined) {
       // The first pair of a list item (`- name: a`): the next pair takes its place.
-      this.splices.push({ from: start, to: keyStart(next), text: '' });
+      this.splices.push({ from: start, to: pairStart(text, next), text: '' });
     }
   }
 
@@ -607,29 +745,37 @@ class Splicer {
     const end = pairEnd(last);
     if (map.flow || this.layout.json) {
       const multiline = this.multiline(map);
-      const column = keyStart(last) - lineStart(text, keyStart(last));
-      const separator = multiline ? `,\n${' '.repeat(column)}` : ', ';
+      const lead = this.lead(keyStart(last));
+      const separator = multiline ? `,\n${lead}` : ', ';
       const printed = pairs.map((pair) => {
         const value = isNode(pair.value) ? pair.value : new Scalar(pair.value);
         const key = this.layout.json
           ? JSON.stringify(String(keyOf(pair)))
-          : this.flow(pair.key as Node, column, false);
-        return `${separator}${key}: ${this.flow(value, column, multiline)}`;
+          : this.flow(pair.key as Node, lead, false);
+        return `${separator}${key}: ${this.flow(value, lead, multiline)}`;
       });
       this.splices.push({ from: end, to: end, text: printed.join('') });
       return;
     }
-    const start = keyStart(map.items[0]!);
-    const column = start - lineStart(text, start);
+    const lead = this.lead(pairStart(text, map.items[0]!));
     const lines = pairs.map((pair) => {
       const value = isNode(pair.value) ? pair.value : new Scalar(pair.value);
-      return ' '.repeat(column) + indented(this.block(pair.key as Node, value, true), column);
+      return lead + indented(this.block(pair.key as Node, value, true), lead);
     });
     const at = lineEnd(text, end);
     const added = lines.join('\n');
     // At the very end of a file without a final line break, the break comes first.
     const ownLine = at === text.length && !text.endsWith('\n');
     this.splices.push({ from: at, to: at, text: ownLine ? `\n${added}` : `${added}\n` });
+  }
+
+  /**
+   * What goes before a line printed at the column of `offset`: spaces, and
+   * in a JSON file the tabs of the line as written there.
+   */
+  private lead(offset: number): string {
+    const before = this.text.slice(lineStart(this.text, offset), offset);
+    return before.replace(this.layout.json ? /[^\t]/g : /./g, ' ');
   }
 
   /** Whether a flow map is written over several lines (its last key not on its `{` line). */
@@ -651,20 +797,25 @@ class Splicer {
     document.contents = map;
     const { indent, indentSeq, flowPadding } = this.layout;
     return document
-      .toString({ ...PRINT, indent, indentSeq, flowCollectionPadding: flowPadding })
+      .toString({
+        ...PRINT,
+        indent: indent.length,
+        indentSeq,
+        flowCollectionPadding: flowPadding,
+      })
       .replace(/\n$/, '');
   }
 
   /**
    * `value` as it is written inside a flow collection: JSON in a JSON file
-   * (over indented lines when `multiline`, continuing at `column`), else YAML
+   * (over indented lines when `multiline`, continuing after `lead`), else YAML
    * flow style.
    */
-  private flow(value: Node, column: number, multiline: boolean): string {
+  private flow(value: Node, lead: string, multiline: boolean): string {
     const { json, indent, flowPadding } = this.layout;
     if (json) {
       const plain: unknown = value.toJSON();
-      return multiline ? indented(JSON.stringify(plain, null, indent), column) : jsonLine(plain);
+      return multiline ? indented(JSON.stringify(plain, null, indent), lead) : jsonLine(plain);
     }
     const map = new YAMLMap();
     map.flow = true;

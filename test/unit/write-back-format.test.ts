@@ -290,3 +290,189 @@ describe('write-back of what Git already holds', () => {
     );
   });
 });
+
+/** The documents of `text` as the `yaml` library reads them, which must find no error. */
+function documents(text: string): unknown[] {
+  const parsed = parseAllDocuments(text);
+  assert.deepEqual(
+    parsed.flatMap((doc) => doc.errors.map((error) => error.message)),
+    [],
+  );
+  return parsed.map((doc) => doc.toJS());
+}
+
+const HEAD = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: apps\n';
+
+describe('write-back around what YAML writes in several ways', () => {
+  it('keeps a comment after a value Git leaves empty apart from the value written there', () => {
+    // Act: `replicas: # HPA` is null in Git; a number and a string of two lines fill it.
+    const after = edited(
+      'cm.yaml',
+      `${HEAD}spec:\n  replicas: # HPA\n  x: 1\ndata:\n  a:   # c\n  b: x\n`,
+      change('cm.yaml', [
+        { path: '/spec/replicas', value: 3, base: null },
+        { path: '/data/a', value: 'l1\nl2', base: null },
+      ]),
+    );
+
+    // Assess: the comment stays a comment, with the spacing before it.
+    assert.equal(
+      after,
+      `${HEAD}spec:\n  replicas: 3 # HPA\n  x: 1\ndata:\n  a: "l1\\nl2"   # c\n  b: x\n`,
+    );
+    assert.deepEqual(documents(after), [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cm', namespace: 'apps' },
+        spec: { replicas: 3, x: 1 },
+        data: { a: 'l1\nl2', b: 'x' },
+      },
+    ]);
+  });
+
+  it('writes the value of an explicit key (`? a`) as a pair, not into the key', () => {
+    const after = edited(
+      'cm.yaml',
+      `${HEAD}data:\n  ? a\n  : "1"\n  b: x\n`,
+      change('cm.yaml', [{ path: '/data/a', value: '2', base: '1' }]),
+    );
+    assert.equal(after, `${HEAD}data:\n  a: "2"\n  b: x\n`);
+    assert.deepEqual(documents(after), [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cm', namespace: 'apps' },
+        data: { a: '2', b: 'x' },
+      },
+    ]);
+  });
+
+  it('refuses a field written with a YAML anchor or alias, naming the field, and edits nothing', () => {
+    const before = `${HEAD}data:\n  a: &x "1"\n  b: *x\nbase: &b\n  k: v\nextra: *b\nmerged:\n  <<: *b\n  own: w\n`;
+
+    // Act: each of these would change other places too (or be read wrong through the alias).
+    const edits = editManifests(
+      () => before,
+      [
+        change('cm.yaml', [
+          { path: '/data/a', value: '2', base: '1' },
+          { path: '/data/b', value: '2', base: '1' },
+          { path: '/extra/k', value: '2', base: 'v' },
+          { path: '/merged/k', value: '2', base: 'v' },
+        ]),
+      ],
+    );
+
+    // Assess
+    const shared =
+      ': a YAML anchor and its aliases share one value, so it is not written back; change it in Git';
+    assert.deepEqual(
+      edits.conflicts.map((c) => `${c.path}: ${c.message}`),
+      [
+        `/data/a: Git writes it with the anchor &x, used by *x${shared}`,
+        `/data/b: Git writes it through the alias *x${shared}`,
+        `/extra/k: Git writes it through the alias *b${shared}`,
+        `/merged/k: Git writes it through a merge key (<<: *alias)${shared}`,
+      ],
+    );
+    assert.equal(edits.files.size, 0);
+
+    // A field of the same map that is its own is written.
+    const own = edited(
+      'cm.yaml',
+      before,
+      change('cm.yaml', [{ path: '/merged/own', value: 'z', base: 'w' }]),
+    );
+    assert.equal(own, before.replace('own: w', 'own: z'));
+  });
+
+  it('refuses an object of a Helm template that parses as YAML, without editing it', () => {
+    const file = 'chart/templates/cm.yaml';
+    const template = `${HEAD}data:\n  a: {{ .Values.a }}\n  c: fixed\n`;
+    assert.deepEqual(documents(template).length, 1, 'the template parses as YAML');
+
+    // Act: a literal field and a templated one.
+    const edits = editManifests(
+      (path) => (path === file ? template : undefined),
+      [
+        change(file, [
+          { path: '/data/c', value: 'changed', base: 'fixed' },
+          { path: '/data/a', value: 'y', base: 'x' },
+        ]),
+      ],
+    );
+
+    // Assess: the template untouched, and no "Git changed it" conflict.
+    assert.equal(edits.files.size, 0);
+    assert.deepEqual(edits.conflicts, []);
+    assert.deepEqual(edits.written, []);
+    assert.deepEqual(
+      edits.refused.map((r) => r.error),
+      [
+        'chart/templates/cm.yaml is a Helm template, not ConfigMap/apps/cm as applied: objects rendered by Helm or kustomize cannot be written back; change it in the chart or its values',
+      ],
+    );
+  });
+
+  it('breaks the lines it writes as a CRLF file does', () => {
+    const crlf = (text: string) => text.replace(/\n/g, '\r\n');
+    const after = edited(
+      'cm.yaml',
+      crlf(`${HEAD}data:\n  a: "1"\n  gone: x\n  b: x\n`),
+      change('cm.yaml', [
+        { path: '/data/a', value: 'l1\nl2\n', base: '1' },
+        { path: '/data/gone', base: 'x' },
+        { path: '/data/c', value: { k: 'v' } },
+      ]),
+    );
+    assert.equal(after, crlf(`${HEAD}data:\n  a: |\n    l1\n    l2\n  b: x\n  c:\n    k: v\n`));
+    assert.deepEqual(documents(after), [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cm', namespace: 'apps' },
+        data: { a: 'l1\nl2\n', b: 'x', c: { k: 'v' } },
+      },
+    ]);
+
+    // An object new to Git, added to the file as a document of its own.
+    const added = editManifests(
+      () => after,
+      [
+        {
+          ...change('cm.yaml', [], 'fresh'),
+          add: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fresh' } },
+        },
+      ],
+    );
+    assert.equal(
+      added.files.get('cm.yaml'),
+      `${after}${crlf('---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n')}`,
+    );
+  });
+
+  it('indents what it adds to a JSON file with its tabs', () => {
+    const before =
+      '{\n\t"apiVersion": "v1",\n\t"kind": "ConfigMap",\n\t"metadata": {\n\t\t"name": "cm",\n\t\t"namespace": "apps"\n\t},\n\t"data": {\n\t\t"a": "1"\n\t}\n}\n';
+    const after = edited(
+      'cm.json',
+      before,
+      change('cm.json', [
+        { path: '/data/b', value: { x: [1, 2] } },
+        { path: '/metadata/labels/l', value: 'v' },
+      ]),
+    );
+    assert.equal(
+      after,
+      '{\n\t"apiVersion": "v1",\n\t"kind": "ConfigMap",\n\t"metadata": {\n\t\t"name": "cm",\n\t\t"namespace": "apps",\n\t\t"labels": {\n\t\t\t"l": "v"\n\t\t}\n\t},\n\t"data": {\n\t\t"a": "1",\n\t\t"b": {\n\t\t\t"x": [\n\t\t\t\t1,\n\t\t\t\t2\n\t\t\t]\n\t\t}\n\t}\n}\n',
+    );
+    assert.deepEqual(JSON.parse(after), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cm', namespace: 'apps', labels: { l: 'v' } },
+      data: { a: '1', b: { x: [1, 2] } },
+    });
+    assert.deepEqual(documents(after), [JSON.parse(after)]);
+  });
+});
