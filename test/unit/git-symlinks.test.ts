@@ -8,7 +8,10 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SubPathError } from '../../src/source/git/errors.ts';
 import {
+  MAX_BYTES_PER_READ,
   MAX_DIRECTORY_LINKS,
+  MAX_ENTRIES_PER_READ,
+  MAX_FILES_PER_READ,
   MAX_NESTED_DIRECTORY_LINKS,
   readTreeFiles,
   type TreeEntry,
@@ -240,6 +243,192 @@ describe('symlinked directories under the subPath', () => {
       new RegExp(`more than ${MAX_DIRECTORY_LINKS} directory symlinks followed in one read$`),
     );
     assert.ok(treeReads() < 8 ** 4, `${treeReads()} trees read`);
+  });
+});
+
+/**
+ * An object store given object by object, so one tree can be named many times (what the
+ * content-addressed {@link store} would take millions of hashes to build); counts blob reads.
+ */
+function objectStore(
+  trees: Record<string, TreeEntry[]>,
+  blobs: Record<string, Uint8Array>,
+): { objects: TreeReader; blobReads: () => number } {
+  let reads = 0;
+  return {
+    blobReads: () => reads,
+    objects: {
+      async readTree(oid) {
+        return trees[oid] ?? assert.fail(`no tree ${oid}`);
+      },
+      async readBlob(oid) {
+        reads += 1;
+        return blobs[oid] ?? assert.fail(`no blob ${oid}`);
+      },
+    },
+  };
+}
+
+/** `count` entries of one type, all naming object `oid`. */
+function entries(
+  count: number,
+  kind: 'file' | 'tree' | 'link',
+  oid: string,
+  name = 'e',
+): TreeEntry[] {
+  return Array.from({ length: count }, (_, i): TreeEntry => {
+    if (kind === 'tree') return { path: `${name}${i}`, mode: '040000', type: 'tree', oid };
+    const mode = kind === 'link' ? '120000' : '100644';
+    return { path: `${name}${i}${kind === 'file' ? '.yaml' : ''}`, mode, type: 'blob', oid };
+  });
+}
+
+/** The refusal of reading `root` of the given store (under `subPath`), or a failed assertion. */
+async function limitRefusal(
+  objects: TreeReader,
+  subPath?: string,
+  scope: 'manifests' | 'repository' = 'manifests',
+): Promise<SubPathError> {
+  const error: unknown = await readTreeFiles(
+    objects,
+    'root',
+    subPath,
+    REVISION,
+    CONTEXT,
+    scope,
+  ).then(
+    () => assert.fail('the read was not refused'),
+    (failure: unknown) => failure,
+  );
+  assert.ok(error instanceof SubPathError, `not a SubPathError: ${String(error)}`);
+  assert.equal(error.code, 'GIT_SUBPATH_INVALID');
+  return error;
+}
+
+describe('the limits of one read', () => {
+  const manifest = new TextEncoder().encode('kind: ConfigMap\n');
+  const refused = (limit: number, what: string, at: string): RegExp =>
+    new RegExp(
+      `^track "web": revision ${REVISION} has more than ${limit} ${what} to read \\(the limit of one read\\), reached at "${at}"; .*the revision is refused$`,
+    );
+
+  it(`refuses ${MAX_DIRECTORY_LINKS} directory links to a directory of 2,000 manifests, near ${MAX_FILES_PER_READ} files`, async () => {
+    // Prepare: every link is allowed on its own (no loop, no nesting, not too many links).
+    const { objects, blobReads } = objectStore(
+      {
+        root: [
+          { path: 'big', mode: '040000', type: 'tree', oid: 'big' },
+          { path: 'links', mode: '040000', type: 'tree', oid: 'links' },
+        ],
+        big: entries(2_000, 'file', 'manifest', 'f'),
+        links: entries(MAX_DIRECTORY_LINKS, 'link', 'to-big', 'l'),
+      },
+      { manifest, 'to-big': new TextEncoder().encode('../big') },
+    );
+
+    // Act
+    const error = await limitRefusal(objects, 'links');
+
+    // Assess: one file, then the 100,000 repeats of its blob; the next one is refused before it
+    // is read (512,000 were read before).
+    assert.match(error.message, refused(MAX_FILES_PER_READ, 'files', 'links/l50/f1.yaml'));
+    assert.ok(blobReads() <= MAX_FILES_PER_READ + 2 * 51, `${blobReads()} blobs read`);
+  });
+
+  it('refuses a tree bomb without symlinks (4 levels of 32 entries naming one subtree: a million files from 5 objects)', async () => {
+    // Prepare
+    const trees: Record<string, TreeEntry[]> = { t0: entries(32, 'file', 'manifest', 'f') };
+    for (let depth = 1; depth <= 3; depth++)
+      trees[`t${depth}`] = entries(32, 'tree', `t${depth - 1}`, 'd');
+    trees['root'] = [{ path: 'x', mode: '040000', type: 'tree', oid: 't3' }];
+    const { objects, blobReads } = objectStore(trees, { manifest });
+
+    // Act
+    const error = await limitRefusal(objects, undefined, 'repository');
+
+    // Assess: one file and 100,000 repeats of its blob are 3 whole d-trees of 32 x 32 x 32, then
+    // 97 d1 trees and 22 more files.
+    assert.match(error.message, refused(MAX_FILES_PER_READ, 'files', 'x/d3/d1/d21/f1.yaml'));
+    assert.equal(blobReads(), MAX_FILES_PER_READ + 1);
+  });
+
+  it(`refuses more than ${MAX_BYTES_PER_READ} bytes of files, counting a file read twice twice`, async () => {
+    // Prepare: one 1 MiB manifest, named 65 times by two directories.
+    const { objects, blobReads } = objectStore(
+      {
+        root: [
+          { path: 'a', mode: '040000', type: 'tree', oid: 'half' },
+          { path: 'b', mode: '040000', type: 'tree', oid: 'half' },
+          { path: 'c.yaml', mode: '100644', type: 'blob', oid: 'mib' },
+        ],
+        half: entries(32, 'file', 'mib', 'f'),
+      },
+      { mib: new Uint8Array(1024 * 1024) },
+    );
+
+    // Act
+    const error = await limitRefusal(objects);
+
+    // Assess: the file and 63 repeats are read; the 64th repeat would reach 64 MiB of repeats.
+    assert.match(error.message, refused(MAX_BYTES_PER_READ, 'bytes of files', 'c.yaml'));
+    assert.equal(blobReads(), 64);
+  });
+
+  it(`refuses more than ${MAX_ENTRIES_PER_READ} tree entries even when none is read (a bomb of README files)`, async () => {
+    // Prepare: 100 x 100 x 100 x 100 entries named like nothing the manifests scope reads.
+    const trees: Record<string, TreeEntry[]> = {
+      t0: Array.from({ length: 100 }, (_, i) => ({
+        path: `README${i}.md`,
+        mode: '100644',
+        type: 'blob' as const,
+        oid: 'readme',
+      })),
+      t1: entries(100, 'tree', 't0', 'd'),
+      t2: entries(100, 'tree', 't1', 'd'),
+      root: entries(100, 'tree', 't2', 'd'),
+    };
+    const { objects, blobReads } = objectStore(trees, {});
+
+    // Act
+    const error = await limitRefusal(objects);
+
+    // Assess: d0 and 99 of its directories (1 + 100 + 100 x 100 entries each) are 1,000,000.
+    assert.match(error.message, refused(MAX_ENTRIES_PER_READ, 'tree entries', 'd0/d99'));
+    assert.equal(blobReads(), 0);
+  });
+
+  it(`returns every file of a repository of ${MAX_FILES_PER_READ + 50_000} different files, and counts only repeats`, async () => {
+    // Prepare: 150 directories of 1,000 files, each file a blob of its own (a large application
+    // repository, read whole by a kustomize track), then the same with one directory named
+    // again by 101 more entries (101,000 repeats).
+    const trees: Record<string, TreeEntry[]> = {};
+    const blobs: Record<string, Uint8Array> = {};
+    for (let d = 0; d < 150; d++) {
+      trees[`dir${d}`] = Array.from({ length: 1_000 }, (_, f): TreeEntry => {
+        const oid = `blob-${d}-${f}`;
+        blobs[oid] = manifest;
+        return { path: `f${f}.yaml`, mode: '100644', type: 'blob', oid };
+      });
+    }
+    const directories = Array.from({ length: 150 }, (_, d): TreeEntry => ({
+      path: `d${d}`,
+      mode: '040000',
+      type: 'tree',
+      oid: `dir${d}`,
+    }));
+    const large = objectStore({ ...trees, root: directories }, blobs).objects;
+    const repeated = objectStore(
+      { ...trees, root: [...directories, ...entries(101, 'tree', 'dir0', 'again')] },
+      blobs,
+    ).objects;
+
+    // Act
+    const all = await readTreeFiles(large, 'root', undefined, REVISION, CONTEXT, 'repository');
+    const error = await limitRefusal(repeated, undefined, 'repository');
+
+    // Assess: no cap on a repository's own files; the 100,001st repeat is refused.
+    assert.equal(all.length, MAX_FILES_PER_READ + 50_000);
+    assert.match(error.message, refused(MAX_FILES_PER_READ, 'files', 'again100/f0.yaml'));
   });
 });
 

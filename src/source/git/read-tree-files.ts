@@ -20,9 +20,12 @@
  *   contains it), directory links nested or repeated past a limit, or a
  *   manifest-named link to nothing: skipping them would make objects look
  *   deleted from Git, and prune would remove them.
+ * One read is bounded in files, bytes and tree entries (see MAX_FILES_PER_READ): a tree can
+ * name one subtree many times, so a few objects can stand for billions of files.
  * Submodules (mode 160000) are not fetched and are skipped.
  */
 import { posix } from 'node:path';
+import { DEFAULT_RENDER_LIMITS } from '../../render/limits.ts';
 import type { RevisionFile } from '../../render/types.ts';
 import type { ReadScope } from '../ports.ts';
 import { SubPathError, type GitErrorContext } from './errors.ts';
@@ -53,6 +56,32 @@ export const MAX_NESTED_DIRECTORY_LINKS = 8;
  * with push access makes could exhaust the fetch's memory.
  */
 export const MAX_DIRECTORY_LINKS = 256;
+
+/**
+ * Files one read returns again: a file whose blob the read already returned under another path.
+ * A tree can name one subtree many times, and directory links name directories again, so a few
+ * Git objects can stand for billions of files: 256 links to a directory of 2,000 manifests are
+ * 512,000 files, and a tree of 32 entries naming the same subtree, four levels deep, is a million
+ * files from five objects (no link at all). Only repeats count: a repository's own files are as
+ * many as it holds (a kustomize or Helm track reads the whole repository, source code
+ * included), and were read in full before; a real layout repeats a base directory or two, far
+ * below 100,000 files.
+ */
+export const MAX_FILES_PER_READ = 100_000;
+
+/**
+ * Bytes of the files one read returns again (as {@link MAX_FILES_PER_READ} counts them): the
+ * render limit per revision. The files are held in memory, and a kustomize or Helm track's are
+ * also written for the renderer, in the fetch function's 1 GiB of memory and of /tmp.
+ */
+export const MAX_BYTES_PER_READ = DEFAULT_RENDER_LIMITS.maxTotalBytes;
+
+/**
+ * Tree entries one read looks at, read or skipped (files of other types, directories, links,
+ * submodules): without it, a tree bomb of names the read skips (`README.md`) would take hours
+ * without returning a file. Ten times the file cap: a repository holds fewer directories than files.
+ */
+export const MAX_ENTRIES_PER_READ = 1_000_000;
 
 /** One entry of a Git tree, as isomorphic-git's readTree returns it. */
 export interface TreeEntry {
@@ -146,6 +175,35 @@ export async function readTreeFiles(
 
   const files: RevisionFile[] = [];
   let directoryLinks = 0;
+  let entries = 0;
+  let bytes = 0;
+  /** Stops the read once it is over one of the per-read caps, naming the cap and where it was. */
+  const refuseOver = (limit: number, what: string, path: string): never => {
+    throw new SubPathError(
+      `revision ${revision} has more than ${limit} ${what} to read (the limit of one read), ` +
+        `reached at "${path}"; a tree that names a directory many times, or directory symlinks, ` +
+        `can multiply them (files read again count); the revision is refused`,
+      context,
+    );
+  };
+  /** The size of each blob returned so far: a blob returned again counts against the caps. */
+  const returned = new Map<string, number>();
+  let repeats = 0;
+  const keep = async (path: string, oid: string): Promise<void> => {
+    const size = returned.get(oid);
+    if (size !== undefined) {
+      // Checked before reading: a tree bomb's next file costs nothing.
+      if (repeats >= MAX_FILES_PER_READ) refuseOver(MAX_FILES_PER_READ, 'files', path);
+      if (bytes + size >= MAX_BYTES_PER_READ) {
+        refuseOver(MAX_BYTES_PER_READ, 'bytes of files', path);
+      }
+      repeats += 1;
+      bytes += size;
+    }
+    const content = await objects.readBlob(oid);
+    returned.set(oid, content.byteLength);
+    files.push({ path, content });
+  };
   /**
    * Walks `tree`, shown under `logical`, which is at `real` in the repository (they differ
    * below a followed symlink). `walked`: where the walk jumped so far, the base then each
@@ -159,13 +217,15 @@ export async function readTreeFiles(
   ): Promise<void> => {
     for (const entry of await objects.readTree(tree)) {
       const path = [...logical, entry.path].join('/');
+      entries += 1;
+      if (entries > MAX_ENTRIES_PER_READ) refuseOver(MAX_ENTRIES_PER_READ, 'tree entries', path);
       if (entry.type === 'tree') {
         await walk(entry.oid, [...logical, entry.path], [...real, entry.path], walked);
       } else if (entry.mode === SYMLINK_MODE) {
         const link: Link = { path, realPath: [...real, entry.path], oid: entry.oid };
         const resolved = await resolveSymlink(objects, rootTree, link, revision, context);
         if (resolved.kind === 'blob') {
-          if (wanted(path)) files.push({ path, content: await objects.readBlob(resolved.oid) });
+          if (wanted(path)) await keep(path, resolved.oid);
           continue;
         }
         if (resolved.kind !== 'tree') continue;
@@ -183,7 +243,7 @@ export async function readTreeFiles(
           resolved.realPath,
         ]);
       } else if (entry.type === 'blob' && wanted(entry.path)) {
-        files.push({ path, content: await objects.readBlob(entry.oid) });
+        await keep(path, entry.oid);
       }
       // Submodules (type commit) are skipped: their content is another repository's.
     }
