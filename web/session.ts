@@ -36,20 +36,28 @@ function setSession(session: SessionJson | null): void {
 }
 
 /**
- * The session when a gateway in front refused `api/session` (401): in AWS a JWT authorizer
- * guards the API but not this page, so the only way in is the token form.
+ * The session when a gateway in front refused `api/session` (401). In AWS under a JWT authorizer
+ * that route has the authorizer whatever `readAccess` is, so that a token can be checked, and
+ * this page has none: the token form is the way in. The 401 does not say whether reads need
+ * sign-in; one read does, asked without credentials: the gateway refuses it too when they do.
  */
-const GATEWAY_SIGN_IN: SessionJson = {
-  user: null,
-  readAccess: 'authenticated',
-  canAct: false,
-  signIn: ['gateway'],
-};
+async function gatewaySignIn(): Promise<SessionJson> {
+  const readsOpen = await getJson('api/tracks', { authorization: null }).then(
+    () => true,
+    () => false,
+  );
+  return {
+    user: null,
+    readAccess: readsOpen ? 'open' : 'authenticated',
+    canAct: false,
+    signIn: ['gateway'],
+  };
+}
 
 export async function loadSession(): Promise<SessionJson> {
   const session = await getJson<SessionJson>('api/session').catch((error: unknown) => {
     // The dashboard itself answers its session to anyone: a 401 is the gateway's.
-    if (error instanceof ApiError && error.status === 401) return GATEWAY_SIGN_IN;
+    if (error instanceof ApiError && error.status === 401) return gatewaySignIn();
     throw error;
   });
   // A stored header the server no longer accepts (password changed, server restarted): drop it.

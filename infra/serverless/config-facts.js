@@ -16,7 +16,9 @@
  *   ${file(infra/serverless/config-facts.js):dashboardRoutes} the dashboard function's httpApi
  *                                                             events, each with the authorizer
  *                                                             dashboard.authorizer/readAccess ask
- *                                                             (the page and assets none under jwt)
+ *                                                             (the page and assets none under jwt;
+ *                                                             GET /api/session its own under jwt
+ *                                                             with open reads)
  *   ${file(infra/serverless/config-facts.js):httpApiAuthorizers}  provider.httpApi.authorizers:
  *                                                             the dashboard's JWT authorizer, if any
  *
@@ -224,6 +226,14 @@ async function dashboardAuthorizer(context) {
  * when dashboard.readAccess is `open`: reading needs no sign-in then,
  * actions (POST) always do.
  *
+ * Under a JWT authorizer with open reads, `GET /api/session` keeps the
+ * authorizer in a route of its own (API Gateway picks the most specific
+ * route): the function knows who asks only from an authorizer, and the
+ * page's token form checks a token, and learns who may act, by asking the
+ * session. Without it a token was never accepted and actions could not be
+ * reached from the page. A visitor without a token gets the gateway's 401
+ * there, and the page still shows the open reads and offers the token form.
+ *
  * The page and its assets (`GET /`, `GET /assets/{file}`) are the same
  * static files for everyone and hold no data (`driftless serve` serves them
  * without sign-in too). Under a JWT authorizer they have none: a browser's
@@ -249,6 +259,7 @@ export async function dashboardRoutes(context) {
   return [
     route('GET', '/', pageOpen),
     route('GET', '/assets/{file}', pageOpen),
+    ...(readsOpen && type === 'jwt' ? [route('GET', '/api/session', false)] : []),
     route('GET', '/api/{proxy+}', readsOpen),
     route('POST', '/api/{proxy+}', false),
   ];

@@ -8,7 +8,8 @@
  * API Gateway checked the SigV4 signature (IAM) or the token (JWT) before
  * the function ran and put the caller into `requestContext.authorizer`,
  * which a client cannot set. A route without an authorizer (GET routes
- * under `readAccess: open`; the page and its assets under a JWT authorizer)
+ * under `readAccess: open`, but `GET /api/session` under a JWT authorizer;
+ * the page and its assets under a JWT authorizer)
  * is anonymous, whatever headers it carries; the `Authorization` header is
  * not even passed on.
  */

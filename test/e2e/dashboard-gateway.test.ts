@@ -6,20 +6,24 @@
  * without a valid token.
  *
  * The gateway here is a small HTTP front standing in for API Gateway's JWT
- * check: it answers 401 to any `/api/*` request without
- * `Authorization: Bearer <TOKEN>` and hands every other request to the real
- * dashboard function (handlers/dashboard.ts) as an HTTP API event, with the
- * token's claims as the authorizer's context on the API routes. This is a
+ * check, with the routes infra/serverless/config-facts.js gives the
+ * dashboard: it answers 401 to a request of a route with the authorizer
+ * without `Authorization: Bearer <TOKEN>` and hands every other request to
+ * the real dashboard function (handlers/dashboard.ts) as an HTTP API event,
+ * with the token's claims as the authorizer's context on the routes with the
+ * authorizer (every `/api/*` one, or under `readAccess: open` the actions
+ * and the session). This is a
  * unit-style browser test of the page built from web/ (web/session.ts), not
  * an AWS integration test: no API Gateway, no OIDC issuer, no signed JWT.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dump } from 'js-yaml';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createDashboardHandler } from '../../handlers/dashboard.ts';
@@ -31,7 +35,10 @@ import { storedObjects } from '../../src/dashboard/read-model.ts';
 import { directoryAssets } from '../../src/dashboard/web-assets.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
+import type { Job } from '../../src/sync/jobs.ts';
 import { launchBrowser, type LaunchedBrowser } from '../harness/browser.ts';
+// @ts-expect-error: a plain JavaScript module of the packager (no types).
+import * as configFacts from '../../infra/serverless/config-facts.js';
 
 /** The token the gateway accepts; its issuer would have signed it. */
 const TOKEN = `issuer-token-${randomBytes(12).toString('hex')}`;
@@ -82,6 +89,38 @@ function headersOf(request: IncomingMessage): Record<string, string> {
   return headers;
 }
 
+/** A dashboard route as API Gateway has it, and whether it has the JWT authorizer. */
+interface Route {
+  readonly method: string;
+  readonly path: RegExp;
+  /** A path without `{...}`, which API Gateway prefers to a greedy one. */
+  readonly exact: boolean;
+  readonly authorized: boolean;
+}
+
+/** The dashboard's routes that config-facts.js gives serverless.yml for this `dashboard:`. */
+async function dashboardRoutes(dir: string, dashboard: Record<string, unknown>): Promise<Route[]> {
+  const config = join(dir, `driftless-${String(dashboard['readAccess'])}.yaml`);
+  await writeFile(config, dump({ dashboard }));
+  const events = (await configFacts.dashboardRoutes({
+    resolveVariable: async () => config,
+  })) as { httpApi: { method: string; path: string; authorizer?: unknown } }[];
+  return events.map(({ httpApi }) => ({
+    method: httpApi.method,
+    path: new RegExp(
+      `^${httpApi.path.replace(/\{[^}]+\+\}/g, '.+').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+    ),
+    exact: !httpApi.path.includes('{'),
+    authorized: httpApi.authorizer !== undefined,
+  }));
+}
+
+/** The route API Gateway picks: the most specific one (an exact path before a greedy one). */
+function routeOf(routes: readonly Route[], method: string, path: string): Route | undefined {
+  const matching = routes.filter((route) => route.method === method && route.path.test(path));
+  return matching.find((route) => route.exact) ?? matching[0];
+}
+
 interface Gateway {
   readonly url: string;
   /** The token the gateway accepts from now on (its issuer's keys changed, the token expired). */
@@ -89,14 +128,20 @@ interface Gateway {
   close(): Promise<void>;
 }
 
-async function startGateway(deps: DashboardDeps): Promise<Gateway> {
+async function startGateway(deps: DashboardDeps, routes: readonly Route[]): Promise<Gateway> {
   const handler = createDashboardHandler(async () => deps, silentLogger);
   let accepted = TOKEN;
   const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://gateway');
     const body = await bodyOf(request);
-    const api = url.pathname.startsWith('/api/');
-    if (api && request.headers.authorization !== `Bearer ${accepted}`) {
+    const route = routeOf(routes, request.method ?? 'GET', url.pathname);
+    if (route === undefined) {
+      response.writeHead(404, { 'Content-Type': 'application/json' });
+      response.end('{"message":"Not Found"}');
+      return;
+    }
+    const authorized = route.authorized;
+    if (authorized && request.headers.authorization !== `Bearer ${accepted}`) {
       // What API Gateway's JWT authorizer answers; the function never runs.
       response.writeHead(401, { 'Content-Type': 'application/json' });
       response.end('{"message":"Unauthorized"}');
@@ -112,8 +157,8 @@ async function startGateway(deps: DashboardDeps): Promise<Gateway> {
         requestId: randomBytes(8).toString('hex'),
         stage: '$default',
         http: { method: request.method ?? 'GET', path: url.pathname },
-        // The page and its assets have no authorizer; the API's puts the token's claims here.
-        ...(api ? { authorizer: { jwt: { claims: { email: USER }, scopes: null } } } : {}),
+        // A route with the authorizer puts the token's claims here; one without, nothing.
+        ...(authorized ? { authorizer: { jwt: { claims: { email: USER }, scopes: null } } } : {}),
       },
     };
     const result = await handler(event);
@@ -138,7 +183,12 @@ async function startGateway(deps: DashboardDeps): Promise<Gateway> {
 
 describe('the dashboard page behind a gateway that checks tokens (JWT authorizer)', () => {
   let dir: string;
+  /** `readAccess: authenticated`: every API route has the authorizer. */
   let gateway: Gateway;
+  /** `readAccess: open`: only the actions and the session have it. */
+  let openGateway: Gateway;
+  /** What the open gateway's dashboard queued. */
+  const queued: Job[] = [];
   let browser: LaunchedBrowser;
 
   before(async () => {
@@ -147,31 +197,44 @@ describe('the dashboard page behind a gateway that checks tokens (JWT authorizer
     const webDir = join(dir, 'web');
     await buildWeb(webDir);
     const store = new FsStore({ path: join(dir, 'store') });
-    gateway = await startGateway({
+    const deps = (readAccess: 'open' | 'authenticated'): DashboardDeps => ({
       tracks: async () => CONFIG.tracks,
       state: store,
       artifacts: store,
-      queue: { enqueue: async () => assert.fail('these tests run no action') },
+      queue: {
+        enqueue: async (job) =>
+          readAccess === 'open' ? void queued.push(job) : assert.fail('no action here'),
+      },
       objects: async (_track, state) => storedObjects(state),
       // As the dashboard function is configured under a JWT authorizer (aws/function-deps.ts).
-      readAccess: 'authenticated',
+      readAccess,
       signIn: ['gateway'],
       assets: directoryAssets(webDir),
     });
+    const jwt = { type: 'jwt', issuer: 'https://login.example.com', audience: ['driftless'] };
+    gateway = await startGateway(
+      deps('authenticated'),
+      await dashboardRoutes(dir, { authorizer: jwt, readAccess: 'authenticated' }),
+    );
+    openGateway = await startGateway(
+      deps('open'),
+      await dashboardRoutes(dir, { authorizer: jwt, readAccess: 'open' }),
+    );
     browser = await launchBrowser();
   });
 
   after(async () => {
     await browser?.close();
     await gateway?.close();
+    await openGateway?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   /** A fresh tab (its own sessionStorage) on the page, once the session area has been drawn. */
-  async function openPage(): Promise<Page> {
+  async function openPage(url = gateway.url): Promise<Page> {
     const page = await browser.newPage();
     page.setDefaultTimeout(15_000);
-    await page.goto(`${gateway.url}/`);
+    await page.goto(`${url}/`);
     await settledSession(page);
     return page;
   }
@@ -262,5 +325,41 @@ describe('the dashboard page behind a gateway that checks tokens (JWT authorizer
     } finally {
       gateway.accept(TOKEN);
     }
+  });
+  it('with open reads: shows the tracks to anyone, accepts the token, then shows the user and acts', async () => {
+    // Prepare
+    const page = await openPage(openGateway.url);
+    queued.length = 0;
+
+    // Act 1: anonymous
+    await trackLink(page, 'web').waitFor();
+    const anonymous = await settledSession(page);
+
+    // Assess 1: open reads are shown, and the header offers the token form.
+    assert.equal(anonymous, 'Sign in');
+    await trackLink(page, 'api').waitFor();
+    assert.equal(await page.getByText('Sign in to see this dashboard').count(), 0);
+
+    // Act 2: sign in with the token, then sync a track
+    await signIn(page);
+    const signedIn = await settledSession(page);
+    await trackLink(page, 'web').click();
+    const sync = page.getByRole('button', { name: 'Sync now' });
+    await sync.waitFor();
+    // Enabled once the session names someone who may act.
+    await page.locator('.action-buttons button.primary:not([disabled])').waitFor();
+    await sync.click();
+    const confirm = page.getByRole('dialog');
+    await confirm.getByRole('button', { name: 'Sync', exact: true }).click();
+    await page.getByText(`queued by ${USER}`, { exact: false }).waitFor();
+
+    // Assess 2: the gateway's claim is the user, and the action was queued in their name.
+    assert.deepEqual(signedIn.split('\n'), [`Signed in as ${USER}`, 'Sign out']);
+    assert.equal(await storedAuthorization(page), `Bearer ${TOKEN}`);
+    assert.deepEqual(
+      queued.map((job) => [job.type, 'track' in job ? job.track : undefined]),
+      [['fetch', 'web']],
+    );
+    assert.deepEqual(unexpectedProblems(page), []);
   });
 });

@@ -81,14 +81,15 @@ describe('the dashboard routes’ authorizers', () => {
     });
   });
 
-  it('under a JWT authorizer with open reads: only actions have it', async () => {
+  it('under a JWT authorizer with open reads: actions have it, and the session, where the token form checks a token', async () => {
     // Act
     const routes = await routesFor({ authorizer: JWT, readAccess: 'open' });
 
-    // Assess
+    // Assess: without it on the session, the function never learned who signed in.
     assert.deepEqual(routes, {
       'GET /': 'none',
       'GET /assets/{file}': 'none',
+      'GET /api/session': 'dashboardJwt',
       'GET /api/{proxy+}': 'none',
       'POST /api/{proxy+}': 'dashboardJwt',
     });

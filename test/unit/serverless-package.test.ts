@@ -374,10 +374,13 @@ describe('serverless package', () => {
     assert.deepEqual(props.Environment.Variables.DRIFTLESS_APPLY_QUEUE_URL, { Ref: 'ApplyQueue' });
   });
 
-  it('with readAccess open and a JWT authorizer: GET routes open, POST routes behind the issuer’s tokens', () => {
+  it('with readAccess open and a JWT authorizer: GET routes open, the session and POST routes behind the issuer’s tokens', () => {
     // Assess
     const routes = routesOf(jwtTemplate).filter((r) => r.RouteKey !== 'POST /webhook/{provider}');
-    assert.deepEqual(routes.map((r) => r.RouteKey).sort(), [...DASHBOARD_ROUTES].sort());
+    assert.deepEqual(
+      routes.map((r) => r.RouteKey).sort(),
+      [...DASHBOARD_ROUTES, 'GET /api/session'].sort(),
+    );
     const authorizers = Object.entries(jwtTemplate.Resources).filter(
       ([, r]) => r.Type === 'AWS::ApiGatewayV2::Authorizer',
     );
@@ -391,7 +394,8 @@ describe('serverless package', () => {
       Audience: JWT_AUDIENCE,
     });
     for (const route of routes) {
-      if (route.RouteKey.startsWith('GET ')) {
+      // The session keeps the authorizer: the page's token form checks a token there.
+      if (route.RouteKey.startsWith('GET ') && route.RouteKey !== 'GET /api/session') {
         assert.equal(route.AuthorizationType, undefined, route.RouteKey);
         assert.equal(route.AuthorizerId, undefined, route.RouteKey);
       } else {
