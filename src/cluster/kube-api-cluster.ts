@@ -105,13 +105,17 @@ export class KubeApiCluster implements KubernetesPort {
     // Given up already: no read is started that nobody waits for.
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     if (refresh || !this.discovery) {
-      const next = new SharedWork((cancel) =>
-        discoverResources((request) => this.transport({ ...request, signal: cancel })),
+      const forget = (): void => {
+        if (this.discovery === next) this.discovery = undefined;
+      };
+      // Forgotten as it is cancelled, not once its rejection arrives: a call in between (another
+      // track's job) would join it and fail with the track's timeout that gave up on it.
+      const next = new SharedWork(
+        (cancel) => discoverResources((request) => this.transport({ ...request, signal: cancel })),
+        forget,
       );
       // A failed read must not stick: the next call tries again.
-      next.result.catch(() => {
-        if (this.discovery === next) this.discovery = undefined;
-      });
+      next.result.catch(forget);
       this.discovery = next;
     }
     return this.discovery.wait(signal);

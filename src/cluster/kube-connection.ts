@@ -144,10 +144,11 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
     if (session && !session.closed && !session.destroyed) return Promise.resolve(session);
     if (fallback) return Promise.resolve(undefined);
     if (opening === undefined) {
-      const next = new SharedWork(open);
       const done = (): void => {
         if (opening === next) opening = undefined;
       };
+      // Forgotten as it is cancelled too: a request in between would join a closed socket.
+      const next = new SharedWork(open, done);
       next.result.then(done, done);
       opening = next;
     }

@@ -6,6 +6,7 @@
  * rather than left to its idle timeout (an open socket keeps a process from
  * exiting for that long).
  */
+import { setMaxListeners } from 'node:events';
 import { untilAborted } from './until-aborted.ts';
 
 export class SharedWork<T> {
@@ -16,8 +17,18 @@ export class SharedWork<T> {
   private waiting: number | undefined = 0;
   private settled = false;
 
-  /** Starts `work`, which ends what it does when its signal aborts. */
-  constructor(work: (cancel: AbortSignal) => Promise<T>) {
+  /**
+   * Starts `work`, which ends what it does when its signal aborts. `onCancel` runs just before
+   * that, synchronously: whoever keeps the work for later callers forgets it there, so none
+   * joins work already cancelled (its rejection only arrives a few ticks later).
+   */
+  constructor(
+    work: (cancel: AbortSignal) => Promise<T>,
+    private readonly onCancel?: () => void,
+  ) {
+    // Every request of the work listens on it (a legacy discovery sends one per group version):
+    // Node would warn on the user's terminal past 10 listeners, a leak check that does not apply.
+    setMaxListeners(0, this.cancel.signal);
     this.result = work(this.cancel.signal);
     const settle = (): void => {
       this.settled = true;
@@ -36,6 +47,7 @@ export class SharedWork<T> {
       this.waiting++;
       const gaveUp = (): void => {
         if (this.waiting === undefined || --this.waiting > 0 || this.settled) return;
+        this.onCancel?.();
         this.cancel.abort(signal.reason);
       };
       signal.addEventListener('abort', gaveUp, { once: true });

@@ -185,8 +185,8 @@ function failedAtDeadline(
 /**
  * {@link attemptSync} with its cluster requests ending at the track's deadline. A job the
  * deadline stopped before the apply step could record its own outcome (discovery, the
- * capabilities, the live reads got no answer) fails like any sync, recorded with why: it is the
- * track's time that ran out, not a fault to retry at once.
+ * capabilities, the live reads were still waiting) fails like any sync, recorded with why: it
+ * is the track's time that ran out, not a fault to retry at once.
  */
 async function attemptWithin(
   deadline: TrackDeadline,
@@ -207,7 +207,7 @@ async function attemptWithin(
   try {
     const attempt = await attemptSync(track, revision, before, bounded, precheck, pin, deadline);
     // Placing the revision reads discovery, and a failure there is the revision's
-    // (load-stored-revision.ts: FilesParsed): not so when the cluster gave no answer in time.
+    // (load-stored-revision.ts: FilesParsed): not so when the track's time ran out during it.
     const placing = attempt.type === 'refused' && attempt.message === deadline.error.message;
     return placing ? timedOut : attempt;
   } catch (error) {
@@ -300,7 +300,11 @@ export async function applyStoredRevision(
   const now = deps.now ?? (() => new Date());
   const startedAt = now();
   // From the job's start: time spent waiting for the lease counts too.
-  const deadline = new TrackDeadline(track, deps.signal);
+  const deadline = new TrackDeadline(
+    track,
+    options.pin === true ? 'rollback' : 'sync',
+    deps.signal,
+  );
   try {
     const { holder, state: before } = await takeApplyLease(
       deps.state,

@@ -68,7 +68,7 @@ export async function reconcileDrift(
   job: DriftJob,
   given: ApplyDeps,
 ): Promise<DriftResult> {
-  const deadline = new TrackDeadline(track, given.signal);
+  const deadline = new TrackDeadline(track, 'drift check', given.signal);
   try {
     // Read and correct as the track's service account, when it names one; the lease is taken
     // with the job's own signal, the rest stops at the deadline too.

@@ -46,10 +46,19 @@ export function actingAs(cluster: KubernetesPort, track: Acting): KubernetesPort
   ]);
 }
 
-/** A job of the track reached the track's timeout waiting for its cluster. */
+/** A job of the track reached the track's timeout before it finished. */
 export class TrackTimeoutError extends DriftlessError {
   readonly code = 'TRACK_TIMEOUT';
 }
+
+/** What a {@link TrackDeadline} bounds: named in its error. */
+export type TrackJob = 'sync' | 'rollback' | 'drift check';
+
+/**
+ * The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days): Node fires a longer one
+ * after 1 ms, with a TimeoutOverflowWarning. A track's `timeout` may be longer (`600h`).
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * How long a job of a track (a sync, a rollback, a drift check) may work
@@ -72,11 +81,12 @@ export class TrackDeadline {
   readonly error: TrackTimeoutError;
   private readonly requests = new AbortController();
   private readonly stopping = new AbortController();
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   private readonly onInterrupt: () => void;
 
   constructor(
     track: Pick<Track, 'name' | 'timeout'>,
+    job: TrackJob,
     /** The job's own signal (Ctrl-C, `serve` stopping): forwarded to {@link signal}. */
     private readonly interrupt: AbortSignal | undefined,
   ) {
@@ -84,17 +94,31 @@ export class TrackDeadline {
     // user's terminal past 10 listeners, a leak check that does not apply here.
     setMaxListeners(0, this.requests.signal, this.stopping.signal);
     this.at = Date.now() + track.timeout;
+    // The time counts from before the lease and covers the store's reads and a cluster that
+    // answers slowly: the message says what ran out, not who used it.
     this.error = new TrackTimeoutError(
-      `track "${track.name}": the cluster gave no answer within the track's timeout (${track.timeout} ms)`,
+      `track "${track.name}": the ${job} did not finish within the track's timeout (${track.timeout} ms)`,
     );
+    this.arm(track.timeout);
+    this.onInterrupt = () => this.stopping.abort(interrupt?.reason);
+    if (interrupt?.aborted) this.onInterrupt();
+    else interrupt?.addEventListener('abort', this.onInterrupt, { once: true });
+  }
+
+  /**
+   * Sets the timer for the `left` ms, in steps setTimeout can take. Counted by the timers alone,
+   * as one timer would: a change of the system's clock moves no deadline.
+   */
+  private arm(left: number): void {
+    if (left > MAX_TIMER_MS) {
+      this.timer = setTimeout(() => this.arm(left - MAX_TIMER_MS), MAX_TIMER_MS);
+      return;
+    }
     this.timer = setTimeout(() => {
       this.requests.abort(this.error);
       // The steps take an InterruptedError as their reason to stop and quote its message.
       this.stopping.abort(new InterruptedError(this.error.message, { cause: this.error }));
-    }, track.timeout);
-    this.onInterrupt = () => this.stopping.abort(interrupt?.reason);
-    if (interrupt?.aborted) this.onInterrupt();
-    else interrupt?.addEventListener('abort', this.onInterrupt, { once: true });
+    }, left);
   }
 
   /** True once the deadline passed. */

@@ -21,7 +21,7 @@ const configMap = (name: string, value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
 
 const gaveUp = (track: string): string =>
-  `track "${track}": the cluster gave no answer within the track's timeout (3000 ms)`;
+  `track "${track}": the sync did not finish within the track's timeout (3000 ms)`;
 
 describe('a sync against an API server that falls silent', () => {
   const fixture = new TrackFixture('hung');

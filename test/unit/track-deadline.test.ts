@@ -14,9 +14,12 @@ import http2 from 'node:http2';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it, mock } from 'node:test';
 import { connectCluster } from '../../src/cluster/connect-cluster.ts';
+import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
+import { createKubeTransport, type KubeTransport } from '../../src/cluster/kube-http.ts';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
+import { SharedWork } from '../../src/cluster/shared-work.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Config, Track } from '../../src/config/types.ts';
 import type { GitSource } from '../../src/source/ports.ts';
@@ -31,7 +34,8 @@ import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 const FIRST = '1'.repeat(40);
 const SECOND = '2'.repeat(40);
-const GAVE_UP = `track "web": the cluster gave no answer within the track's timeout (2000 ms)`;
+const gaveUp = (job: string): string =>
+  `track "web": the ${job} did not finish within the track's timeout (2000 ms)`;
 
 const configMap = (name: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "v"\n`;
@@ -79,7 +83,7 @@ describe("a track's timeout against an API server that never answers", () => {
   });
 
   after(async () => {
-    for (const server of servers) server.stop();
+    for (const server of servers ?? []) server.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -212,7 +216,7 @@ describe("a track's timeout against an API server that never answers", () => {
       assertAboutTwoSeconds(seconds);
       assert.equal(result.result, 'failed');
       // Discovery, the first request, got no answer: nothing was sent after it.
-      assert.equal(result.error, GAVE_UP);
+      assert.equal(result.error, gaveUp('sync'));
       assert.equal(state.applyLease, null);
       assert.equal(state.appliedRevision, null);
       const ready = conditionOf(state, 'Ready');
@@ -246,7 +250,7 @@ describe("a track's timeout against an API server that never answers", () => {
       assertAboutTwoSeconds(seconds);
       assert.equal(result.result, 'failed');
       // Discovery, the first request, got no answer: nothing was sent after it.
-      assert.equal(result.error, GAVE_UP);
+      assert.equal(result.error, gaveUp('sync'));
       assert.equal(state.applyLease, null);
       assert.equal(conditionOf(state, 'Ready')?.message, result.error);
       assert.deepEqual(
@@ -284,7 +288,7 @@ describe("a track's timeout against an API server that never answers", () => {
       // Assess: nothing pruned nor undone; the track still holds what it applied.
       assertAboutTwoSeconds(seconds);
       assert.equal(result.result, 'failed');
-      assert.match(result.error ?? '', new RegExp(`^${escape(GAVE_UP)}`));
+      assert.match(result.error ?? '', new RegExp(`^${escape(gaveUp('rollback'))}`));
       assert.equal(state.applyLease, null);
       assert.equal(state.appliedRevision, SECOND);
       assert.deepEqual(
@@ -321,7 +325,7 @@ describe("a track's timeout against an API server that never answers", () => {
       );
       await assert.rejects(check, (error: unknown) => {
         assert.ok(error instanceof TrackTimeoutError, String(error));
-        assert.equal(error.message, GAVE_UP);
+        assert.equal(error.message, gaveUp('drift check'));
         assert.equal(error.code, 'TRACK_TIMEOUT');
         return true;
       });
@@ -403,7 +407,7 @@ describe('TrackDeadline', () => {
     const warnings: string[] = [];
     const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
     process.on('warning', onWarning);
-    const deadline = new TrackDeadline({ name: 'web', timeout: 60_000 }, undefined);
+    const deadline = new TrackDeadline({ name: 'web', timeout: 60_000 }, 'sync', undefined);
     try {
       const cluster = deadline.bound(new InMemoryCluster());
 
@@ -420,6 +424,266 @@ describe('TrackDeadline', () => {
     } finally {
       deadline.dispose();
       process.off('warning', onWarning);
+    }
+  });
+
+  /** Node's longest timer, 2^31 - 1 ms: a longer one fires after 1 ms. */
+  const LONGEST_TIMER_MS = 2 ** 31 - 1;
+  const SIX_HUNDRED_HOURS_MS = 600 * 3_600_000;
+
+  it('keeps a job running under a timeout longer than the longest timer, and warns of nothing', async () => {
+    // Prepare: `600h`, which the config accepts
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const deadline = new TrackDeadline(
+      { name: 'web', timeout: SIX_HUNDRED_HOURS_MS },
+      'sync',
+      undefined,
+    );
+    try {
+      const cluster = deadline.bound(new InMemoryCluster());
+
+      // Act: past the 1 ms Node shortens an overflowing timer to
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const read = await cluster.get({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: 'apps',
+        name: 'a',
+      });
+
+      // Assess
+      assert.equal(read, undefined);
+      assert.equal(deadline.passed, false);
+      assert.equal(deadline.signal.aborted, false);
+      assert.deepEqual(warnings, []);
+    } finally {
+      deadline.dispose();
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('ends a job at a timeout longer than the longest timer, not before', () => {
+    // Prepare
+    mock.timers.enable({ apis: ['setTimeout'] });
+    const deadline = new TrackDeadline(
+      { name: 'web', timeout: SIX_HUNDRED_HOURS_MS },
+      'sync',
+      undefined,
+    );
+    try {
+      // Act and assess: through the first longest timer, to a millisecond short of 600 h
+      mock.timers.tick(LONGEST_TIMER_MS);
+      assert.equal(deadline.passed, false);
+      mock.timers.tick(SIX_HUNDRED_HOURS_MS - LONGEST_TIMER_MS - 1);
+      assert.equal(deadline.passed, false);
+      mock.timers.tick(1);
+      assert.equal(deadline.passed, true);
+      assert.equal(deadline.signal.aborted, true);
+      assert.equal(
+        deadline.error.message,
+        `track "web": the sync did not finish within the track's timeout (${SIX_HUNDRED_HOURS_MS} ms)`,
+      );
+    } finally {
+      deadline.dispose();
+      mock.timers.reset();
+    }
+  });
+
+  it('reads discovery from a server without aggregated discovery without Node warning of a listener leak', async () => {
+    // Prepare: an API server answering the legacy lists, one request per group version (16)
+    const dir = await mkdtemp(join(tmpdir(), 'driftless-legacy-'));
+    const files = await generateServingCertificate(dir);
+    const groups = Array.from({ length: 15 }, (_, i) => `g${i}.example.com`);
+    const answers = new Map<string, unknown>([
+      ['/api', { kind: 'APIVersions', versions: ['v1'] }],
+      [
+        '/apis',
+        {
+          kind: 'APIGroupList',
+          groups: groups.map((name) => ({ name, versions: [{ version: 'v1' }] })),
+        },
+      ],
+      ['/api/v1', { resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true }] }],
+      ...groups.map((name, i): [string, unknown] => [
+        `/apis/${name}/v1`,
+        { resources: [{ name: `widgets${i}`, kind: `Widget${i}`, namespaced: true }] },
+      ]),
+    ]);
+    let requests = 0;
+    const server = http2.createSecureServer(
+      { cert: await readFile(files.cert, 'utf8'), key: await readFile(files.key, 'utf8') },
+      (req, res) => {
+        requests++;
+        const body = answers.get(req.url);
+        res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body ?? { kind: 'Status', code: 404 }));
+      },
+    );
+    const sessions = new Set<http2.ServerHttp2Session>();
+    server.on('session', (session: http2.ServerHttp2Session) => sessions.add(session));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kubeconfig = join(dir, 'kubeconfig');
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: legacy, cluster: {server: "https://127.0.0.1:${(server.address() as AddressInfo).port}", certificate-authority: ${files.caCert}}}]`,
+        'users: [{name: admin, user: {token: not-a-secret}}]',
+        'contexts: [{name: legacy, context: {cluster: legacy, user: admin}}]',
+        'current-context: legacy',
+        '',
+      ].join('\n'),
+    );
+    const config = parseConfig(
+      `clusters: [{name: legacy, kubeconfig: ${kubeconfig}}]\ntracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps}]`,
+      'driftless.yaml',
+    );
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const deadline = new TrackDeadline({ name: 'web', timeout: 60_000 }, 'sync', undefined);
+    try {
+      // Act
+      const catalog = await deadline.bound(await connectCluster(config.clusters[0]!)).discover();
+      await new Promise((resolve) => setImmediate(resolve));
+
+      // Assess: every group version was read, and Node wrote nothing on the user's terminal
+      assert.equal(requests, 2 + 1 + groups.length);
+      assert.equal(catalog.find('g14.example.com', 'v1', 'Widget14')?.plural, 'widgets14');
+      assert.deepEqual(warnings, []);
+    } finally {
+      deadline.dispose();
+      process.off('warning', onWarning);
+      for (const session of sessions) session.destroy();
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SharedWork', () => {
+  /** Work that runs until `finish` is called or its cancel signal aborts. */
+  function pending(): {
+    work: (cancel: AbortSignal) => Promise<string>;
+    finish: (value: string) => void;
+    cancelled: () => AbortSignal | undefined;
+  } {
+    let finish: (value: string) => void = () => undefined;
+    let signal: AbortSignal | undefined;
+    return {
+      work: (cancel) => {
+        signal = cancel;
+        return new Promise<string>((resolve, reject) => {
+          finish = resolve;
+          cancel.addEventListener('abort', () => reject(cancel.reason as Error), { once: true });
+        });
+      },
+      finish: (value) => finish(value),
+      cancelled: () => (signal?.aborted ? signal : undefined),
+    };
+  }
+
+  it('keeps running for the other waiter when one gives up', async () => {
+    // Prepare
+    const running = pending();
+    const shared = new SharedWork(running.work);
+    const first = new AbortController();
+    const second = new AbortController();
+    const firstWait = shared.wait(first.signal);
+    const secondWait = shared.wait(second.signal);
+
+    // Act
+    first.abort(new Error('the first gave up'));
+    await assert.rejects(firstWait, /the first gave up/);
+    const cancelledThen = running.cancelled();
+    running.finish('catalog');
+
+    // Assess
+    assert.equal(cancelledThen, undefined);
+    assert.equal(await secondWait, 'catalog');
+  });
+
+  it('is cancelled, with the reason of the last waiter, once every waiter gave up', async () => {
+    // Prepare
+    const running = pending();
+    const shared = new SharedWork(running.work);
+    const first = new AbortController();
+    const second = new AbortController();
+    const firstWait = shared.wait(first.signal);
+    const secondWait = shared.wait(second.signal);
+
+    // Act
+    first.abort(new Error('the first gave up'));
+    await assert.rejects(firstWait, /the first gave up/);
+    second.abort(new Error('the second gave up'));
+
+    // Assess
+    assert.equal((running.cancelled()?.reason as Error | undefined)?.message, 'the second gave up');
+    await assert.rejects(secondWait, /the second gave up/);
+    await assert.rejects(shared.result, /the second gave up/);
+  });
+
+  it('is forgotten by whoever keeps it before it is cancelled, so no later caller joins it', async () => {
+    // Prepare: a cluster port whose discovery waits until cancelled, and answers once told to
+    let answering = false;
+    const transport: KubeTransport = (request) =>
+      answering
+        ? Promise.resolve({ status: 200, body: { kind: 'APIGroupDiscoveryList', items: [] } })
+        : new Promise((_, reject) => {
+            const { signal } = request;
+            signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+          });
+    const cluster = new KubeApiCluster(transport);
+    const first = new AbortController();
+    const second = new AbortController();
+    const firstRead = cluster.withSignal(first.signal).discover();
+
+    // Act: the only waiter gives up, and another track's job asks at once, in the same tick
+    first.abort(new Error('track "one": the sync did not finish within the track\'s timeout'));
+    answering = true;
+    const secondRead = cluster.withSignal(second.signal).discover();
+
+    // Assess: the second read is its own, not the cancelled one failing with the other's timeout
+    await assert.rejects(firstRead, /track "one"/);
+    assert.equal((await secondRead).size, 0);
+  });
+
+  it('is a connection being opened that no request joins once its last waiter gave up', async () => {
+    // Prepare: a TCP server that never finishes the TLS handshake
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = createKubeTransport({
+      server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      insecureSkipTlsVerify: true,
+      credentials: { current: async () => ({ headers: {} }), invalidate: () => undefined },
+      label: 'context "hung"',
+    });
+    const first = new AbortController();
+    const second = new AbortController();
+    try {
+      const firstRequest = transport({ method: 'GET', path: '/version', signal: first.signal });
+      await waitFor(() => sockets.size === 1, 'the connection to be taken');
+
+      // Act: the only request waiting gives up; another is sent at once
+      first.abort(new Error('the first gave up'));
+      const secondRequest = transport({ method: 'GET', path: '/version', signal: second.signal });
+      await assert.rejects(firstRequest, /the first gave up/);
+      setTimeout(() => second.abort(new Error('the second gave up')), 100);
+
+      // Assess: the second waited on a connection of its own until its own deadline, rather than
+      // failing with the cancelled one ('no request waits for the connection any more')
+      await assert.rejects(secondRequest, /the second gave up/);
+      assert.equal(sockets.size, 2);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      server.close();
     }
   });
 });
