@@ -55,16 +55,28 @@ export function throwIfInterrupted(signal: AbortSignal | undefined): void {
  * doing goes on unobserved until the process exits; nothing of it is recorded.
  */
 export function untilInterrupted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  return untilSignalled(work, signal, interruptionOf);
+}
+
+/**
+ * `work`, or `reasonOf(signal)` as soon as `signal` aborts, whichever settles first; the work
+ * itself goes on, unobserved. One race for {@link untilInterrupted} and the cluster's
+ * `untilAborted`, which differ in what they reject with.
+ */
+export function untilSignalled<T>(
+  work: Promise<T>,
+  signal: AbortSignal | undefined,
+  reasonOf: (signal: AbortSignal) => unknown,
+): Promise<T> {
   if (signal === undefined) return work;
-  const interruption = interruptionOf(signal);
-  if (interruption !== undefined) {
+  if (signal.aborted) {
     work.catch(() => undefined);
-    return Promise.reject(interruption);
+    return Promise.reject(reasonOf(signal) as Error);
   }
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => {
       work.catch(() => undefined);
-      reject(interruptionOf(signal));
+      reject(reasonOf(signal) as Error);
     };
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(
@@ -74,7 +86,7 @@ export function untilInterrupted<T>(work: Promise<T>, signal: AbortSignal | unde
       },
       (error: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(error);
+        reject(error as Error);
       },
     );
   });
