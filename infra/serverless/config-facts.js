@@ -19,6 +19,8 @@
  *                                                             (the page and assets none under jwt;
  *                                                             GET /api/session its own under jwt
  *                                                             with open reads)
+ *   ${file(infra/serverless/config-facts.js):dashboardRouteExtensions}  the cfn-lint metadata of
+ *                                                             those routes some configs add
  *   ${file(infra/serverless/config-facts.js):httpApiAuthorizers}  provider.httpApi.authorizers:
  *                                                             the dashboard's JWT authorizer, if any
  *
@@ -263,6 +265,19 @@ export async function dashboardRoutes(context) {
     route('GET', '/api/{proxy+}', readsOpen),
     route('POST', '/api/{proxy+}', false),
   ];
+}
+
+/**
+ * A resources fragment for the routes dashboardRoutes adds only in some configs: the framework
+ * writes DependsOn on the integration their Target already references, as on every route, and
+ * serverless.yml's extensions say so (cfn-lint W3005) only for routes every config has.
+ */
+export async function dashboardRouteExtensions(context) {
+  const type = (await dashboardAuthorizer(context)).type;
+  const readAccess = (await dashboard(context)).readAccess ?? 'authenticated';
+  if (type !== 'jwt' || readAccess !== 'open') return {};
+  const redundantDependsOn = { 'cfn-lint': { config: { ignore_checks: ['W3005'] } } };
+  return { extensions: { HttpApiRouteGetApiSession: { Metadata: redundantDependsOn } } };
 }
 
 /** provider.httpApi.authorizers: API Gateway checks the OIDC token of dashboard.authorizer (jwt). */

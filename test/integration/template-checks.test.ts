@@ -63,6 +63,11 @@ const CFN_LINT_IGNORES: Record<string, string[]> = {
   ...Object.fromEntries(FUNCTIONS.map((fn) => [`${fn}LambdaFunction`, ['W3005']])),
   ...Object.fromEntries(ROUTES.map((route) => [route, ['W3005']])),
 };
+/** The jwt config (readAccess: open) has one route more: GET /api/session keeps the authorizer. */
+const CFN_LINT_IGNORES_OF: Record<string, Record<string, string[]>> = {
+  example: CFN_LINT_IGNORES,
+  jwt: { ...CFN_LINT_IGNORES, HttpApiRouteGetApiSession: ['W3005'] },
+};
 
 // CloudFormation JSON and the tools' reports, read field by field.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -305,7 +310,7 @@ describe('the packaged CloudFormation', () => {
       const sorted = (of: Record<string, string[]>) =>
         Object.fromEntries(Object.entries(of).map(([id, ids]) => [id, [...ids].sort()]));
       assert.deepEqual(declaredSkips, sorted(CHECKOV_SKIPS));
-      assert.deepEqual(declaredIgnores, sorted(CFN_LINT_IGNORES));
+      assert.deepEqual(declaredIgnores, sorted(CFN_LINT_IGNORES_OF[name]!));
       // Each checkov skip stands for a check that would otherwise run there: none is stale.
       assert.deepEqual(applied, sorted(CHECKOV_SKIPS));
     });
