@@ -208,7 +208,7 @@ async function attemptWithin(
     const attempt = await attemptSync(track, revision, before, bounded, precheck, pin, deadline);
     // Placing the revision reads discovery, and a failure there is the revision's
     // (load-stored-revision.ts: FilesParsed): not so when the track's time ran out during it.
-    const placing = attempt.type === 'refused' && attempt.message === deadline.error.message;
+    const placing = attempt.type === 'refused' && attempt.reason === deadline.error.code;
     return placing ? timedOut : attempt;
   } catch (error) {
     if (!deadline.passed || interruptionOf(deps.signal) !== undefined) throw error;
