@@ -140,8 +140,8 @@ export async function runExecPlugin(
           : signal
             ? `was stopped by ${signal}`
             : `exited with ${code}`;
-        // The plugin's own explanation, shortened: it is meant for people, not secrets.
-        const said = stderr.trim().split('\n').slice(-5).join('\n');
+        // The plugin's own explanation, shortened, for people; it ends up in status and history.
+        const said = maskTokenLikeWords(stderr.trim().split('\n').slice(-5).join('\n'));
         reject(new CredentialError(`${label}: ${exec.command} ${why}${said ? `: ${said}` : ''}`));
         return;
       }
@@ -152,4 +152,28 @@ export async function runExecPlugin(
       }
     });
   });
+}
+
+/** What {@link maskTokenLikeWords} puts in place of a word that looks like a credential. */
+const MASKED = '***';
+
+/**
+ * `text` with every word that looks like a credential replaced by `***`.
+ *
+ * Why: a failing plugin's stderr is quoted in the error, which reaches status,
+ * history and logs, and plugins in debug mode or with a bug print tokens
+ * there (a JWT, `k8s-aws-v1.<base64>`, an AWS secret key). Nothing tells us
+ * which words are secret, so words shaped like one are hidden: runs of 20 or
+ * more base64/base64url/JWT characters mixing upper case, lower case and
+ * digits, and runs of 32 or more hex digits. What people need from the
+ * message stays: words, paths, URLs without tokens, exit reasons, and request
+ * ids (UUIDs: short hex runs between dashes, no upper case).
+ */
+function maskTokenLikeWords(text: string): string {
+  return text.replace(/[A-Za-z0-9+/=_.-]{20,}/g, (word) =>
+    (/[A-Z]/.test(word) && /[a-z]/.test(word) && /[0-9]/.test(word)) ||
+    /[0-9a-fA-F]{32,}/.test(word)
+      ? MASKED
+      : word,
+  );
 }

@@ -444,7 +444,7 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
     );
   });
 
-  it('reports a failing plugin with its stderr, a missing one with its install hint, and never its output', async () => {
+  it('reports a failing plugin with its stderr (credential-shaped words masked), a missing one with its install hint, and never its output', async () => {
     // Prepare
     const failing = join(dir, 'failing.mjs');
     await writeFile(
@@ -465,6 +465,34 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
       (error: unknown) =>
         error instanceof CredentialError &&
         /exited with 3: login required: run aws sso login$/.test(error.message),
+    );
+    // A plugin that prints credentials on stderr (debug output, a bug): the error keeps the
+    // words around them, never the credentials themselves.
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwbGFudGVkLW1hcmtlciJ9.c2lnbmF0dXJlMTIz';
+    const awsSecret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY';
+    const hexToken = 'a3f9c1d2e4b5a6978877665544332211ffeeddcc';
+    const requestId = '123e4567-e89b-12d3-a456-426614174000';
+    const chatty = join(dir, 'chatty.mjs');
+    await writeFile(
+      chatty,
+      `console.error(${JSON.stringify(
+        `debug: sending ${jwt} with ${awsSecret} and ${hexToken}\nrequest ${requestId} refused: token expired`,
+      )}); process.exit(1);`,
+    );
+    await assert.rejects(
+      credentialsFor({ apiVersion: v1, command: process.execPath, args: [chatty] }).current(),
+      (error: unknown) => {
+        assert.ok(error instanceof CredentialError);
+        for (const planted of [jwt, awsSecret, hexToken, 'cGxhbnRlZC1tYXJrZXI', 'PLANTEDKEY']) {
+          assert.ok(!error.message.includes(planted), `${planted} in: ${error.message}`);
+        }
+        assert.match(
+          error.message,
+          /exited with 1: debug: sending \*\*\* with \*\*\* and \*\*\*\n/,
+        );
+        assert.ok(error.message.endsWith(`request ${requestId} refused: token expired`));
+        return true;
+      },
     );
     await assert.rejects(
       credentialsFor({
