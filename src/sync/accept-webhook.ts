@@ -64,6 +64,16 @@ export interface AcceptWebhookDeps {
   readonly accepting?: () => boolean;
 }
 
+/**
+ * What the delivery log records for a delivery: its id within its host. Hosts
+ * choose ids independently (GitHub and Gitea UUIDs, GitLab's idempotency key,
+ * Bitbucket's request UUID, whatever a generic sender puts in its header),
+ * so an id one host sent must not make another host's delivery a repeat.
+ */
+export function deliveryMarker(provider: string, deliveryId: string): string {
+  return `${provider}:${deliveryId}`;
+}
+
 /** Handles one delivery for `provider` (the `<host>` of `POST /webhook/<host>`). */
 export async function acceptWebhook(
   provider: string,
@@ -86,7 +96,8 @@ export async function acceptWebhook(
   if (outcome.kind !== 'push' || deliveryId === undefined) {
     return answer(outcome.status, outcome.kind, outcome.reason, deliveryId);
   }
-  if (await deps.deliveries.isDelivered(deliveryId)) {
+  const marker = deliveryMarker(provider, deliveryId);
+  if (await deps.deliveries.isDelivered(marker)) {
     return answer(202, 'duplicate', 'delivery already received', deliveryId);
   }
 
@@ -110,7 +121,7 @@ export async function acceptWebhook(
   // The push is taken once its jobs are queued: a mark that cannot be written only means a
   // redelivery is queued once more. The answer (which hosts show, and our log line keeps)
   // says so, so that a store failing every time does not go unseen.
-  const recorded = await deps.deliveries.markDelivery(deliveryId).then(
+  const recorded = await deps.deliveries.markDelivery(marker).then(
     () => true,
     () => false,
   );

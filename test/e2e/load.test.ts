@@ -39,6 +39,7 @@ import { jsonLogger } from '../../src/logger.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import { deliveryKey } from '../../src/store/keys.ts';
+import { deliveryMarker } from '../../src/sync/accept-webhook.ts';
 import type { StateStore } from '../../src/store/ports.ts';
 import { openLocalContext, type LocalContext } from '../../src/sync/local-context.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
@@ -439,10 +440,17 @@ describe(`${TRACKS * PUSHES} concurrent signed pushes over ${TRACKS} tracks`, ()
           headers: delivery.headers,
         }),
       deliveryMarked: (id) =>
-        s3.send(new HeadObjectCommand({ Bucket: bucket, Key: `${PREFIX}${deliveryKey(id)}` })).then(
-          () => true,
-          () => false,
-        ),
+        s3
+          .send(
+            new HeadObjectCommand({
+              Bucket: bucket,
+              Key: `${PREFIX}${deliveryKey(deliveryMarker('github', id))}`,
+            }),
+          )
+          .then(
+            () => true,
+            () => false,
+          ),
       logs: () => functions.logs(),
       settled: () => offlineSettled(functions),
     };
@@ -488,7 +496,7 @@ describe(`${TRACKS * PUSHES} concurrent signed pushes over ${TRACKS} tracks`, ()
             headers: delivery.headers,
           }),
         deliveryMarked: (id) =>
-          access(join(storePath, deliveryKey(id))).then(
+          access(join(storePath, deliveryKey(deliveryMarker('github', id)))).then(
             () => true,
             () => false,
           ),

@@ -37,6 +37,7 @@ import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createStore, type ClosableStore } from '../../src/store/create-store.ts';
 import { deliveryKey } from '../../src/store/keys.ts';
+import { deliveryMarker } from '../../src/sync/accept-webhook.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import {
   pushFiles,
@@ -325,7 +326,10 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
       ),
       JSON.stringify(history),
     );
-    assert.ok(await exists(`${PREFIX}${deliveryKey(firstDelivery)}`), 'delivery marker');
+    assert.ok(
+      await exists(`${PREFIX}${deliveryKey(deliveryMarker('github', firstDelivery))}`),
+      'delivery marker',
+    );
     assert.ok((await keys(`artifacts/${TRACK}/`)).length > 0, 'artifact stored');
     assert.ok((await keys(`state/${TRACK}`)).length > 0, 'state stored');
     assert.ok((await keys(`history/${TRACK}/`)).length > 0, 'history stored');
@@ -341,7 +345,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
 
     // Assess
     assert.equal(response.status, 401);
-    assert.equal(await exists(`${PREFIX}${deliveryKey(id)}`), false);
+    assert.equal(await exists(`${PREFIX}${deliveryKey(deliveryMarker('github', id))}`), false);
     assert.equal(
       offline.logs().some((line) => line.deliveryId === id && line.function !== 'webhook'),
       false,

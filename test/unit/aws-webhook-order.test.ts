@@ -164,10 +164,64 @@ describe('the webhook function before a request is trusted', () => {
       ['web', 'docs'],
     );
     assert.deepEqual(calls, [
-      'isDelivered delivery-1',
+      'isDelivered github:delivery-1',
       `readPublished ${SOURCE}`,
-      'markDelivery delivery-1',
-      'isDelivered delivery-1',
+      'markDelivery github:delivery-1',
+      'isDelivered github:delivery-1',
     ]);
+  });
+});
+
+describe('delivery ids', () => {
+  it('are told apart by host: an id GitHub sent does not make a Gitea delivery a repeat', async () => {
+    // Prepare: GitHub and Gitea both configured, each signing with its own secret.
+    const config = parseConfig(
+      `
+webhooks:
+  github: {secret: env:GITHUB_WEBHOOK_SECRET}
+  gitea: {secret: env:GITEA_WEBHOOK_SECRET}
+tracks:
+  - name: web
+    repository: https://github.com/octo-org/manifests
+    reference: main
+`,
+      'driftless.yaml',
+    );
+    const store = countingStore();
+    const jobs: Job[] = [];
+    const handler = createWebhookHandler(
+      async () =>
+        webhookPorts(
+          config,
+          store,
+          { enqueue: async (job) => void jobs.push(job) },
+          async () => SECRET,
+        ),
+      silentLogger,
+      silentMetrics,
+    );
+    const gitea = (): HttpApiEvent => ({
+      pathParameters: { provider: 'gitea' },
+      headers: {
+        'content-type': 'application/json',
+        'x-gitea-event': 'push',
+        'x-gitea-delivery': 'delivery-1',
+        'x-gitea-signature': createHmac('sha256', SECRET).update(PUSH).digest('hex'),
+      },
+      body: Buffer.from(PUSH).toString('base64'),
+      isBase64Encoded: true,
+    });
+
+    // Act: the same id from both hosts, then each host's redelivery.
+    const answers = [
+      await handler(githubEvent(SECRET)),
+      await handler(gitea()),
+      await handler(githubEvent(SECRET)),
+      await handler(gitea()),
+    ].map((result) => `${result.statusCode} ${JSON.parse(result.body).kind}`);
+
+    // Assess
+    assert.deepEqual(answers, ['202 push', '202 push', '202 duplicate', '202 duplicate']);
+    assert.equal(jobs.length, 2);
   });
 });

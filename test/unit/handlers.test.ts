@@ -139,7 +139,7 @@ describe('webhook handler', () => {
         deliveryId: 'delivery-1',
       },
     ]);
-    assert.deepEqual(marked, ['delivery-1']);
+    assert.deepEqual(marked, ['github:delivery-1']);
   });
 
   it('marks a delivery once its jobs are queued, not before', async () => {
@@ -149,7 +149,7 @@ describe('webhook handler', () => {
     const fixture = webhookFixture({
       jobs,
       enqueue: async (job) => {
-        markedWhenQueued.push(fixture.marked.includes('delivery-1'));
+        markedWhenQueued.push(fixture.marked.includes('github:delivery-1'));
         jobs.push(job);
       },
     });
@@ -160,7 +160,7 @@ describe('webhook handler', () => {
     // Assess
     assert.equal(result.statusCode, 202);
     assert.deepEqual(markedWhenQueued, [false]);
-    assert.deepEqual(fixture.marked, ['delivery-1']);
+    assert.deepEqual(fixture.marked, ['github:delivery-1']);
   });
 
   it('answers 202 when its jobs are queued but the mark cannot be written; a retry is queued again', async () => {
