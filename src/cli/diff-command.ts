@@ -13,6 +13,7 @@ import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import { loadRevisionBundle, targetRevision } from './load-revision.ts';
+import { readWithinTimeout } from './run-on-track.ts';
 import { findTrack } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
 import { colourDiff } from './unified-diff.ts';
@@ -120,11 +121,15 @@ export const diffCommand: CommandHandler = async (ctx, line, output) => {
   if (target.origin === 'pinned') {
     output.log(`${track.name}: pinned at ${target.revision}; comparing with the pinned revision`);
   }
-  const bundle = await loadRevisionBundle(track, target, ctx);
-  // A preview as the track's service account: it shows what that account may do.
-  const cluster = actingAs(await ctx.cluster(track), track);
-  const { selected } = selectObjects(track, bundle.objects, await cluster.discover());
-  const planned = await previewChanges(cluster, track, selected, state.inventory);
+  // Every request to the cluster from here (placing the revision reads discovery, then the
+  // dry-runs) ends within the track's timeout, counted from here, as a sync's do.
+  const planned = await readWithinTimeout(track, 'diff', await ctx.cluster(track), async (on) => {
+    const bundle = await loadRevisionBundle(track, target, { ...ctx, cluster: async () => on });
+    // A preview as the track's service account: it shows what that account may do.
+    const cluster = actingAs(on, track);
+    const { selected } = selectObjects(track, bundle.objects, await cluster.discover());
+    return previewChanges(cluster, track, selected, state.inventory);
+  });
   const holdsSecrets = track.decryption !== undefined || track.substituteFrom.length > 0;
   const changes = planned.map((change) => showChange(change, holdsSecrets));
   if (line.output === 'json') {

@@ -4,6 +4,7 @@ import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
+import { readWithinTimeout } from './run-on-track.ts';
 import { findReadTrack } from './select-tracks.ts';
 import { formatObjectStatuses, formatStatusDetail, formatStatusSummary } from './status-view.ts';
 import { statusJson } from '../sync/status-json.ts';
@@ -37,12 +38,19 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
   );
   const [track] = tracks;
   if (line.objects && line.track !== undefined && track && entries[0]) {
-    const covered = await trackObjects(track, {
-      cluster: await ctx.cluster(track),
-      artifacts: ctx.artifacts,
-      state: ctx.state,
-      ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
-    });
+    // The objects are read as a sync applies them: within the track's timeout.
+    const covered = await readWithinTimeout(
+      track,
+      'status check',
+      await ctx.cluster(track),
+      (cluster) =>
+        trackObjects(track, {
+          cluster,
+          artifacts: ctx.artifacts,
+          state: ctx.state,
+          ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
+        }),
+    );
     if (line.output === 'json') {
       // `ignored` is added after DESIGN.md's `objects`, which stays as it was: what is applied.
       output.json({ ...statusJson(entries[0].track, entries[0].state), ...covered });

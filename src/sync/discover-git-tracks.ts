@@ -4,7 +4,9 @@
  * GitTracks, holds the `driftless.dev/gc` finalizer on each, publishes the
  * valid ones as tracks, collects the objects of a deleted GitTrack by its
  * deletion policy before releasing it (as Faros does), and writes each
- * GitTrack's `.status`.
+ * GitTrack's `.status`. Its cluster requests are held to a track's timeout,
+ * as a sync's are (track-cluster.ts TrackDeadline); so is the `.status` write
+ * after a job of a track read from a GitTrack.
  */
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { KubernetesApiError } from '../cluster/errors.ts';
@@ -17,6 +19,7 @@ import { DriftlessError, messageOf } from '../errors.ts';
 import { configNames, publish, type DiscoverDeps, type DiscoverResult } from './discover-tracks.ts';
 import { deleteTrack } from './lifecycle.ts';
 import type { PublishedTracks } from './published-tracks.ts';
+import { TrackDeadline } from './track-cluster.ts';
 import { readTrackState, transitionTime, type TrackState } from './track-state.ts';
 
 /** A deleted GitTrack's objects could not be collected; its finalizer stays until they are. */
@@ -44,7 +47,41 @@ function finalizersOf(object: KubeObject): string[] {
   return Array.isArray(finalizers) ? finalizers.filter((f) => typeof f === 'string') : [];
 }
 
+/**
+ * How long a discovery may work with its cluster. A source has no `timeout` of its own: its
+ * discovery plays a track's part, named by the source's id (jobs.ts DiscoverJob), with the
+ * `timeout` a track has by default (config/schema.ts).
+ */
+export const DISCOVERY_TIMEOUT_MS = 120_000;
+
+/**
+ * Reads the source's GitTracks and acts on them, its cluster requests ending at its start plus
+ * {@link DISCOVERY_TIMEOUT_MS}. The deadline stops the discovery where it is: what it did stays
+ * (finalizers held, the tracks published, objects collected), nothing more is sent, and the
+ * result's errors say once that it did not finish. One that stops while listing the GitTracks
+ * throws that error: nothing was read, the last published list stays in use.
+ */
 export async function discoverGitTracks(
+  source: GitTracksFromCluster,
+  deps: DiscoverDeps & { readonly cluster: KubernetesPort },
+): Promise<DiscoverResult> {
+  const deadline = new TrackDeadline(
+    { name: source.id, timeout: DISCOVERY_TIMEOUT_MS },
+    'discovery',
+    undefined,
+  );
+  try {
+    return await discoverWithin(deadline, source, {
+      ...deps,
+      cluster: deadline.bound(deps.cluster),
+    });
+  } finally {
+    deadline.dispose();
+  }
+}
+
+async function discoverWithin(
+  deadline: TrackDeadline,
   source: GitTracksFromCluster,
   deps: DiscoverDeps & { readonly cluster: KubernetesPort },
 ): Promise<DiscoverResult> {
@@ -59,12 +96,17 @@ export async function discoverGitTracks(
       finalizersOf(object).includes(GC_FINALIZER),
   );
   const errors: string[] = [];
+  // Past the deadline every request fails alike: that is said once, at the end.
+  const failed = (error: unknown, what: (message: string) => string): void => {
+    if (error !== deadline.error) errors.push(what(messageOf(error)));
+  };
 
   // The finalizer first: from here on, deleting the GitTrack waits for its objects' collection.
   for (const object of live) {
+    if (deadline.passed) break;
     if (finalizersOf(object).includes(GC_FINALIZER)) continue;
     await holdFinalizer(cluster, refOfGitTrack(object), true).catch((error: unknown) =>
-      errors.push(messageOf(error)),
+      failed(error, (message) => message),
     );
   }
   const documents = live.map((object): RunTimeDocument => {
@@ -81,13 +123,16 @@ export async function discoverGitTracks(
 
   const collected: string[] = [];
   for (const object of deleting) {
+    if (deadline.passed) break;
     const ref = refOfGitTrack(object);
     try {
-      if (await collectDeleted(object, ref, previous, { ...deps, cluster, now })) {
+      // A collection under way stops at the discovery's deadline as at its own track's.
+      const collecting = { ...deps, cluster, now, signal: deadline.signal };
+      if (await collectDeleted(object, ref, previous, collecting)) {
         collected.push(ref.name);
       }
     } catch (error) {
-      errors.push(`GitTrack ${ref.namespace}/${ref.name}: ${messageOf(error)}`);
+      failed(error, (message) => `GitTrack ${ref.namespace}/${ref.name}: ${message}`);
       await writeGitTrackStatus(
         cluster,
         ref,
@@ -97,6 +142,7 @@ export async function discoverGitTracks(
   }
 
   for (const object of live) {
+    if (deadline.passed) break;
     const ref = refOfGitTrack(object);
     const track = tracks.find((t) => sameGitTrack(t, ref));
     const problem = problems.find((p) => p.origin.gitTrack && sameRef(p.origin.gitTrack, ref));
@@ -104,11 +150,14 @@ export async function discoverGitTracks(
       ? statusOf(await readTrackState(deps.state, track.name))
       : failedStatus('InvalidGitTrack', problem?.message ?? 'not read', now(), object);
     await writeGitTrackStatus(cluster, ref, status).catch((error: unknown) =>
-      errors.push(
-        `GitTrack ${ref.namespace}/${ref.name}: .status not written: ${messageOf(error)}`,
+      failed(
+        error,
+        (message) => `GitTrack ${ref.namespace}/${ref.name}: .status not written: ${message}`,
       ),
     );
   }
+  // Retried, with what it did not reach, at the next discovery.
+  if (deadline.passed) errors.push(deadline.error.message);
   return {
     source: source.id,
     tracks: tracks.map((track) => track.name),
@@ -131,7 +180,7 @@ async function collectDeleted(
   object: KubeObject,
   ref: GitTrackRef,
   previous: PublishedTracks | undefined,
-  deps: DiscoverDeps & { cluster: KubernetesPort; now: () => Date },
+  deps: DiscoverDeps & { cluster: KubernetesPort; now: () => Date; signal: AbortSignal },
 ): Promise<boolean> {
   const published = previous?.tracks.find((track) => sameGitTrack(track, ref));
   if (published === undefined) {
@@ -145,6 +194,7 @@ async function collectDeleted(
     cluster: deps.cluster,
     state: deps.state,
     now: deps.now,
+    signal: deps.signal,
   });
   if (result.result === 'failed') {
     throw new GitTrackDeletionError(result.error ?? 'some objects could not be deleted');
@@ -262,6 +312,26 @@ function failedStatus(
       },
     ],
   };
+}
+
+/**
+ * After a job of a track read from a GitTrack: the track's state to the GitTrack's `.status`, as
+ * Faros would, its requests ending within the track's `timeout` counted from here (the job's own
+ * ended with the job), so a cluster that stopped answering holds the job's queue once more for
+ * that long at most, not a minute more per request.
+ */
+export async function writeJobStatus(
+  track: Pick<Track, 'name' | 'timeout'>,
+  gitTrack: GitTrackRef,
+  cluster: KubernetesPort,
+  state: TrackState,
+): Promise<void> {
+  const deadline = new TrackDeadline(track, 'GitTrack status write', undefined);
+  try {
+    await writeGitTrackStatus(deadline.bound(cluster), gitTrack, statusOf(state));
+  } finally {
+    deadline.dispose();
+  }
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Track } from '../config/types.ts';
 import { deferredCluster } from '../cluster/deferred-cluster.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { commitOf } from '../object-id.ts';
-import { discoverGitTracks, statusOf, writeGitTrackStatus } from './discover-git-tracks.ts';
+import { discoverGitTracks, writeJobStatus } from './discover-git-tracks.ts';
 import {
   discoverTrackDocuments,
   type DiscoverDeps,
@@ -96,7 +96,7 @@ export async function executeApplyJob(
   if (gitTrack !== undefined && done.type !== 'lifecycle') {
     // Best effort: the next discovery of the source writes it again.
     const state = await readTrackState(deps.state, track.name);
-    await writeGitTrackStatus(cluster, gitTrack, statusOf(state)).catch(() => undefined);
+    await writeJobStatus(track, gitTrack, cluster, state).catch(() => undefined);
   }
   return done;
 }

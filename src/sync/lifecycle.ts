@@ -17,7 +17,7 @@ import { redactDeep } from '../redact.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { LifecycleJob } from './jobs.ts';
 import { unpinTrack } from './rollback.ts';
-import { actingAs } from './track-cluster.ts';
+import { actingAs, TrackDeadline } from './track-cluster.ts';
 import {
   takeApplyLease,
   busyJsonOf,
@@ -77,7 +77,11 @@ export interface LifecycleDeps {
 
 export interface DeleteDeps extends LifecycleDeps {
   readonly cluster: KubernetesPort;
-  /** Aborted when the caller is asked to stop: no delete is sent after it (apply-revision.ts ApplyDeps). */
+  /**
+   * Aborted when the caller is asked to stop: no delete is sent after it (apply-revision.ts
+   * ApplyDeps). The track's `timeout` stops a delete likewise, and cancels its requests still
+   * waiting then (track-cluster.ts TrackDeadline).
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -179,13 +183,18 @@ const NO_STATE_NOTE =
  * and stored artifacts stay, for audit and for a track created again under
  * the same name. When some object cannot be deleted, the state stays (with
  * the inventory of what is left) so the delete can be run again.
+ *
+ * Its cluster requests end at its start plus the track's `timeout`, as a
+ * sync's do (track-cluster.ts TrackDeadline): at the deadline the requests
+ * still waiting are cancelled and no delete is sent after them; what was
+ * deleted is reported as such and the rest stays in the inventory, the
+ * delete failing with the deadline's message, its lease given back.
  */
 export async function deleteTrack(
   track: DeletedTrack,
   policy: DeletionPolicy | undefined,
   deps: DeleteDeps,
 ): Promise<LifecycleResult> {
-  const now = deps.now ?? (() => new Date());
   const applied = effectivePolicy(track, policy);
   // Already deleted (or never synced): without an inventory nothing says which objects are
   // the track's, and a history entry would claim a deletion that did not happen. Checked
@@ -197,6 +206,24 @@ export async function deleteTrack(
       note: NO_STATE_NOTE,
     };
   }
+  // From here: time spent waiting for the lease counts too, as for a sync.
+  const deadline = new TrackDeadline(track, 'delete', deps.signal);
+  try {
+    return await collectTrack(track, applied, deps, deadline);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+/** {@link deleteTrack} of a track that has state: under its lease, its cluster bounded by `deadline`. */
+async function collectTrack(
+  track: DeletedTrack,
+  applied: Exclude<DeletionPolicy, 'MirrorPrune'>,
+  deps: DeleteDeps,
+  deadline: TrackDeadline,
+): Promise<LifecycleResult> {
+  const now = deps.now ?? (() => new Date());
+  // The lease is taken with the caller's own signal; the collection stops at the deadline too.
   const { holder, state } = await takeApplyLease(deps.state, track, 'delete', now(), deps.signal);
   let changeset: ChangeSetEntry[] = [];
   let interrupted: Interrupted | undefined;
@@ -207,10 +234,11 @@ export async function deleteTrack(
       note = 'the track is suspended: nothing was collected';
     } else if (applied === 'Delete') {
       // Collected as the track's service account, when it names one.
-      const pruned = await pruneObjects(actingAs(deps.cluster, track), state.inventory, {
-        track: track.name,
-        ...(deps.signal ? { signal: deps.signal } : {}),
-      });
+      const pruned = await pruneObjects(
+        actingAs(deadline.bound(deps.cluster), track),
+        state.inventory,
+        { track: track.name, signal: deadline.signal },
+      );
       changeset = redactDeep(pruned.changeset);
       interrupted = pruned.interrupted;
       retained = pruned.retained;
@@ -222,6 +250,7 @@ export async function deleteTrack(
     throw error;
   }
   const failed = changeset.filter((entry) => entry.action === 'failed');
+  const collected = changeset.filter((entry) => entry.action === 'deleted').map((e) => e.subject);
   // A Namespace or CRD left in place for what it holds (cascade.ts) is still the track's: the
   // state stays with it, as with an object that could not be deleted, and the delete can be run
   // again once those objects are gone.
@@ -242,7 +271,12 @@ export async function deleteTrack(
       setCondition(s, 'Ready', 'False', 'DeletionFailed', error, now());
       releaseApplyLease(s, holder);
     });
-    await record(deps, track.name, kept.appliedRevision, 'failed', { action: 'delete', error });
+    // What it did delete before it stopped (a failure, the track's timeout) is history too.
+    await record(deps, track.name, kept.appliedRevision, 'failed', {
+      action: 'delete',
+      error,
+      ...(collected.length > 0 ? { collected } : {}),
+    });
     return {
       ...lifecycleResult(track, 'delete', 'failed', kept),
       policy: applied,
@@ -254,7 +288,7 @@ export async function deleteTrack(
   await record(deps, track.name, state.appliedRevision, 'deleted', {
     action: 'delete',
     policy: applied,
-    collected: changeset.filter((entry) => entry.action === 'deleted').map((e) => e.subject),
+    collected,
   });
   return {
     ...lifecycleResult(track, 'delete', 'deleted', state),

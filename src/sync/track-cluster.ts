@@ -52,7 +52,15 @@ export class TrackTimeoutError extends DriftlessError {
 }
 
 /** What a {@link TrackDeadline} bounds: named in its error. */
-export type TrackJob = 'sync' | 'rollback' | 'drift check';
+export type TrackJob =
+  | 'sync'
+  | 'rollback'
+  | 'drift check'
+  | 'delete'
+  | 'diff'
+  | 'status check'
+  | 'discovery'
+  | 'GitTrack status write';
 
 /**
  * The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days): Node fires a longer one
