@@ -36,12 +36,16 @@ function setSession(session: SessionJson | null): void {
 }
 
 /**
- * The session when a gateway in front refused `api/session` (401). In AWS under a JWT authorizer
- * that route has the authorizer whatever `readAccess` is, so that a token can be checked, and
- * this page has none: the token form is the way in. The 401 does not say whether reads need
- * sign-in; one read does, asked without credentials: the gateway refuses it too when they do.
+ * The session when a gateway in front refused `api/session`: the dashboard itself answers its
+ * session to anyone, so a 401 or 403 there is API Gateway's. In AWS that route has the authorizer
+ * whatever `readAccess` is, so that the function learns who asks. Under a JWT authorizer (401)
+ * this page has none: the token form is the way in. Under IAM (403: the request was not signed,
+ * or its principal may not invoke the route) the page cannot sign anyone in: a SigV4 signing
+ * proxy in front of the browser signs every request, so the page says to open it through one.
+ * The refusal does not say whether reads need sign-in; one read does, asked without
+ * credentials: the gateway refuses it too when they do.
  */
-async function gatewaySignIn(): Promise<SessionJson> {
+async function gatewaySignIn(refusal: 401 | 403): Promise<SessionJson> {
   const readsOpen = await getJson('api/tracks', { authorization: null }).then(
     () => true,
     () => false,
@@ -50,14 +54,15 @@ async function gatewaySignIn(): Promise<SessionJson> {
     user: null,
     readAccess: readsOpen ? 'open' : 'authenticated',
     canAct: false,
-    signIn: ['gateway'],
+    signIn: [refusal === 401 ? 'gateway' : 'sigv4'],
   };
 }
 
 export async function loadSession(): Promise<SessionJson> {
   const session = await getJson<SessionJson>('api/session').catch((error: unknown) => {
-    // The dashboard itself answers its session to anyone: a 401 is the gateway's.
-    if (error instanceof ApiError && error.status === 401) return gatewaySignIn();
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      return gatewaySignIn(error.status);
+    }
     throw error;
   });
   // A stored header the server no longer accepts (password changed, server restarted): drop it.
@@ -66,9 +71,16 @@ export async function loadSession(): Promise<SessionJson> {
   return session;
 }
 
+/** How to sign in where the page has no form for it (`sigv4`); undefined where it has one. */
+export function signInElsewhere(session: SessionJson | null): string | undefined {
+  return session !== null && session.signIn.length > 0 && session.signIn.every((k) => k === 'sigv4')
+    ? 'Open this dashboard through your SigV4 signing proxy (AWS IAM) to sign in.'
+    : undefined;
+}
+
 /** Whether any sign-in form fits this dashboard (with only `gateway`, a token form for JWT authorizers). */
 function canSignInHere(session: SessionJson | null): boolean {
-  return session !== null && session.signIn.length > 0;
+  return session !== null && session.signIn.some((kind) => kind !== 'sigv4');
 }
 
 function field(label: string, input: HTMLInputElement, hint?: string): HTMLElement {
@@ -171,6 +183,7 @@ export function renderSessionArea(container: HTMLElement): void {
     return;
   }
   const signedInHere = storedAuthorization() !== null;
+  const elsewhere = signInElsewhere(session);
   replaceContent(
     container,
     session.user === null
@@ -185,7 +198,13 @@ export function renderSessionArea(container: HTMLElement): void {
             },
             'Sign in',
           )
-        : h('span', { class: 'header-user' }, 'Not signed in')
+        : h(
+            'span',
+            { class: 'header-user' },
+            'Not signed in',
+            // Under IAM the way in is outside the page: say where, as a form would.
+            elsewhere === undefined ? null : [' ', h('span', { class: 'hint' }, elsewhere)],
+          )
       : [
           h('span', { class: 'header-user' }, 'Signed in as ', h('strong', null, session.user)),
           // A gateway's sign-in is not ours to end.

@@ -8,7 +8,7 @@ import { ApiError, messageOf, postAction } from './api.ts';
 import { openDialog } from './dialog.ts';
 import { h, replaceContent, uniqueId, type Child } from './dom.ts';
 import { absoluteTime, firstLine, shortRevision } from './format.ts';
-import { currentSession, openSignIn } from './session.ts';
+import { currentSession, openSignIn, signInElsewhere } from './session.ts';
 
 interface ActionText {
   readonly label: string;
@@ -205,6 +205,7 @@ export function actionBar(
   function render(detail: TrackDetail): void {
     const session = currentSession();
     const canAct = session?.canAct === true;
+    const elsewhere = signInElsewhere(session);
     const { status } = detail.row;
     const shown: DashboardAction[] = [
       'sync',
@@ -234,7 +235,9 @@ export function actionBar(
             'p',
             { class: 'actions-reason', id: reasonId },
             session?.user ? `${session.user} may not run actions here.` : 'Sign in to run actions.',
-            session?.user || session?.signIn.length === 0
+            // No form for it on the page (IAM): where to sign in instead of a button.
+            session?.user || elsewhere === undefined ? null : ` ${elsewhere}`,
+            session?.user || session?.signIn.length === 0 || elsewhere !== undefined
               ? null
               : [
                   ' ',

@@ -17,8 +17,8 @@
  *                                                             events, each with the authorizer
  *                                                             dashboard.authorizer/readAccess ask
  *                                                             (the page and assets none under jwt;
- *                                                             GET /api/session its own under jwt
- *                                                             with open reads)
+ *                                                             GET /api/session its own with open
+ *                                                             reads)
  *   ${file(infra/serverless/config-facts.js):dashboardRouteExtensions}  the cfn-lint metadata of
  *                                                             those routes some configs add
  *   ${file(infra/serverless/config-facts.js):httpApiAuthorizers}  provider.httpApi.authorizers:
@@ -228,13 +228,15 @@ async function dashboardAuthorizer(context) {
  * when dashboard.readAccess is `open`: reading needs no sign-in then,
  * actions (POST) always do.
  *
- * Under a JWT authorizer with open reads, `GET /api/session` keeps the
- * authorizer in a route of its own (API Gateway picks the most specific
- * route): the function knows who asks only from an authorizer, and the
- * page's token form checks a token, and learns who may act, by asking the
- * session. Without it a token was never accepted and actions could not be
- * reached from the page. A visitor without a token gets the gateway's 401
- * there, and the page still shows the open reads and offers the token form.
+ * With open reads, `GET /api/session` keeps the authorizer in a route of
+ * its own (API Gateway picks the most specific route): the function knows
+ * who asks only from an authorizer, and the page learns who may act by
+ * asking the session. Without it nobody was ever signed in on the page, and
+ * actions could not be reached from it: under JWT the page's token form
+ * checks a token there; under IAM the signing proxy signs the session as it
+ * signs every request. A visitor without a token or signature gets the
+ * gateway's 401 (JWT) or 403 (IAM) there, and the page still shows the open
+ * reads, with the actions disabled and how to sign in.
  *
  * The page and its assets (`GET /`, `GET /assets/{file}`) are the same
  * static files for everyone and hold no data (`driftless serve` serves them
@@ -261,7 +263,7 @@ export async function dashboardRoutes(context) {
   return [
     route('GET', '/', pageOpen),
     route('GET', '/assets/{file}', pageOpen),
-    ...(readsOpen && type === 'jwt' ? [route('GET', '/api/session', false)] : []),
+    ...(readsOpen ? [route('GET', '/api/session', false)] : []),
     route('GET', '/api/{proxy+}', readsOpen),
     route('POST', '/api/{proxy+}', false),
   ];
@@ -273,9 +275,8 @@ export async function dashboardRoutes(context) {
  * serverless.yml's extensions say so (cfn-lint W3005) only for routes every config has.
  */
 export async function dashboardRouteExtensions(context) {
-  const type = (await dashboardAuthorizer(context)).type;
   const readAccess = (await dashboard(context)).readAccess ?? 'authenticated';
-  if (type !== 'jwt' || readAccess !== 'open') return {};
+  if (readAccess !== 'open') return {};
   const redundantDependsOn = { 'cfn-lint': { config: { ignore_checks: ['W3005'] } } };
   return { extensions: { HttpApiRouteGetApiSession: { Metadata: redundantDependsOn } } };
 }

@@ -8,10 +8,10 @@
  * API Gateway checked the SigV4 signature (IAM) or the token (JWT) before
  * the function ran and put the caller into `requestContext.authorizer`,
  * which a client cannot set. A route without an authorizer (GET routes
- * under `readAccess: open`, but `GET /api/session` under a JWT authorizer;
- * the page and its assets under a JWT authorizer)
- * is anonymous, whatever headers it carries; the `Authorization` header is
- * not even passed on.
+ * under `readAccess: open`, but not `GET /api/session`, which keeps it so
+ * that the page learns who may act; the page and its assets under a JWT
+ * authorizer) is anonymous, whatever headers it carries, a SigV4 signature
+ * too; the `Authorization` header is not even passed on.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';

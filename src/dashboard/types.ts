@@ -79,8 +79,12 @@ export interface SessionJson {
   readonly readAccess: 'open' | 'authenticated';
   /** Whether this user may run actions. */
   readonly canAct: boolean;
-  /** How to sign in here: `basic` / `bearer` (serve), `gateway` (AWS: API Gateway did it). */
-  readonly signIn: readonly ('basic' | 'bearer' | 'gateway')[];
+  /**
+   * How to sign in here: `basic` / `bearer` (serve), `gateway` (AWS: API Gateway did it), `sigv4`
+   * (the page's own, when API Gateway's IAM authorizer refused the session: a signing proxy in
+   * front of the browser signs in, with no form on the page).
+   */
+  readonly signIn: readonly ('basic' | 'bearer' | 'gateway' | 'sigv4')[];
 }
 
 /** The actions of `POST /api/tracks/<track>/<action>`. */

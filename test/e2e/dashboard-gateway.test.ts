@@ -15,6 +15,12 @@
  * and the session). This is a
  * unit-style browser test of the page built from web/ (web/session.ts), not
  * an AWS integration test: no API Gateway, no OIDC issuer, no signed JWT.
+ *
+ * The same front stands in for API Gateway's IAM check under
+ * `{type: iam}` with open reads: it answers 403 to a request of a route
+ * with the authorizer that is not signed, and the browser's requests are
+ * "signed" by a header every one of them carries, as a SigV4 signing proxy
+ * (aws-sigv4-proxy) in front of the browser would sign them.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +50,11 @@ import * as configFacts from '../../infra/serverless/config-facts.js';
 const TOKEN = `issuer-token-${randomBytes(12).toString('hex')}`;
 /** The claim a JWT authorizer hands on, which the dashboard shows as the user. */
 const USER = 'alice@example.com';
+/** The signature the signing proxy adds to every request, which the IAM gateway accepts. */
+const SIGNATURE = `AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE/${randomBytes(6).toString('hex')}`;
+/** The IAM principal that signature is of, and the name the dashboard shows for it. */
+const IAM_ARN = 'arn:aws:sts::123456789012:assumed-role/Ops/alice';
+const IAM_USER = 'Ops/alice';
 /** Where the page keeps the Authorization header it sends (web/api.ts). */
 const AUTHORIZATION_KEY = 'driftless.authorization';
 
@@ -100,7 +111,8 @@ interface Route {
 
 /** The dashboard's routes that config-facts.js gives serverless.yml for this `dashboard:`. */
 async function dashboardRoutes(dir: string, dashboard: Record<string, unknown>): Promise<Route[]> {
-  const config = join(dir, `driftless-${String(dashboard['readAccess'])}.yaml`);
+  const type = String((dashboard['authorizer'] as { type?: string } | undefined)?.type ?? 'iam');
+  const config = join(dir, `driftless-${type}-${String(dashboard['readAccess'])}.yaml`);
   await writeFile(config, dump({ dashboard }));
   const events = (await configFacts.dashboardRoutes({
     resolveVariable: async () => config,
@@ -128,7 +140,14 @@ interface Gateway {
   close(): Promise<void>;
 }
 
-async function startGateway(deps: DashboardDeps, routes: readonly Route[]): Promise<Gateway> {
+/** The check the gateway stands in for: a token (JWT authorizer) or a signature (IAM). */
+type Check = 'jwt' | 'iam';
+
+async function startGateway(
+  deps: DashboardDeps,
+  routes: readonly Route[],
+  check: Check = 'jwt',
+): Promise<Gateway> {
   const handler = createDashboardHandler(async () => deps, silentLogger);
   let accepted = TOKEN;
   const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
@@ -141,12 +160,22 @@ async function startGateway(deps: DashboardDeps, routes: readonly Route[]): Prom
       return;
     }
     const authorized = route.authorized;
-    if (authorized && request.headers.authorization !== `Bearer ${accepted}`) {
+    if (check === 'iam' && authorized && request.headers.authorization !== SIGNATURE) {
+      // What API Gateway's IAM authorizer answers to an unsigned request; the function never runs.
+      response.writeHead(403, { 'Content-Type': 'application/json' });
+      response.end('{"message":"Forbidden"}');
+      return;
+    }
+    if (check === 'jwt' && authorized && request.headers.authorization !== `Bearer ${accepted}`) {
       // What API Gateway's JWT authorizer answers; the function never runs.
       response.writeHead(401, { 'Content-Type': 'application/json' });
       response.end('{"message":"Unauthorized"}');
       return;
     }
+    const caller =
+      check === 'iam'
+        ? { iam: { userArn: IAM_ARN, accountId: '123456789012' } }
+        : { jwt: { claims: { email: USER }, scopes: null } };
     const event: HttpApiEvent = {
       rawPath: url.pathname,
       rawQueryString: url.search.replace(/^\?/, ''),
@@ -157,8 +186,9 @@ async function startGateway(deps: DashboardDeps, routes: readonly Route[]): Prom
         requestId: randomBytes(8).toString('hex'),
         stage: '$default',
         http: { method: request.method ?? 'GET', path: url.pathname },
-        // A route with the authorizer puts the token's claims here; one without, nothing.
-        ...(authorized ? { authorizer: { jwt: { claims: { email: USER }, scopes: null } } } : {}),
+        // A route with the authorizer puts the token's claims or the signer here; one without,
+        // nothing.
+        ...(authorized ? { authorizer: caller } : {}),
       },
     };
     const result = await handler(event);
@@ -180,6 +210,16 @@ async function startGateway(deps: DashboardDeps, routes: readonly Route[]): Prom
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+/** The header's session area once loadSession() has answered (it is empty before). */
+async function settledSession(page: Page): Promise<string> {
+  const area = page.locator('header .session');
+  await area.locator(':scope > *').first().waitFor();
+  return (await area.innerText()).trim();
+}
+
+const trackLink = (page: Page, track: string) =>
+  page.getByRole('link', { name: track, exact: true });
 
 describe('the dashboard page behind a gateway that checks tokens (JWT authorizer)', () => {
   let dir: string;
@@ -239,13 +279,6 @@ describe('the dashboard page behind a gateway that checks tokens (JWT authorizer
     return page;
   }
 
-  /** The header's session area once loadSession() has answered (it is empty before). */
-  async function settledSession(page: Page): Promise<string> {
-    const area = page.locator('header .session');
-    await area.locator(':scope > *').first().waitFor();
-    return (await area.innerText()).trim();
-  }
-
   /** Opens the header's sign-in and returns the dialog, asserting it asks for a token. */
   async function tokenForm(page: Page) {
     assert.equal(await settledSession(page), 'Sign in', 'the header offers to sign in');
@@ -269,9 +302,6 @@ describe('the dashboard page behind a gateway that checks tokens (JWT authorizer
     await dialog.getByRole('button', { name: 'Sign in' }).click();
     await dialog.waitFor({ state: 'detached' });
   }
-
-  const trackLink = (page: Page, track: string) =>
-    page.getByRole('link', { name: track, exact: true });
 
   /** What the page reported other than the 401s of the API, which these tests provoke. */
   const unexpectedProblems = (page: Page) =>
@@ -360,6 +390,116 @@ describe('the dashboard page behind a gateway that checks tokens (JWT authorizer
       queued.map((job) => [job.type, 'track' in job ? job.track : undefined]),
       [['fetch', 'web']],
     );
+    assert.deepEqual(unexpectedProblems(page), []);
+  });
+});
+
+describe('the dashboard page behind a gateway that checks signatures (IAM), with open reads', () => {
+  let dir: string;
+  let gateway: Gateway;
+  /** What the dashboard queued. */
+  const queued: Job[] = [];
+  let browser: LaunchedBrowser;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-dashboard-iam-'));
+    // The page as built from web/ now, not whatever dist/web holds.
+    const webDir = join(dir, 'web');
+    await buildWeb(webDir);
+    const store = new FsStore({ path: join(dir, 'store') });
+    gateway = await startGateway(
+      {
+        tracks: async () => CONFIG.tracks,
+        state: store,
+        artifacts: store,
+        queue: { enqueue: async (job) => void queued.push(job) },
+        objects: async (_track, state) => storedObjects(state),
+        // As the dashboard function is configured in AWS (aws/function-deps.ts).
+        readAccess: 'open',
+        signIn: ['gateway'],
+        assets: directoryAssets(webDir),
+      },
+      await dashboardRoutes(dir, { authorizer: { type: 'iam' }, readAccess: 'open' }),
+      'iam',
+    );
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await gateway?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A fresh tab on the page, signed by the proxy or not, once the session area is drawn. */
+  async function openPage(signed: boolean): Promise<Page> {
+    const page = await browser.newPage(
+      signed ? { extraHTTPHeaders: { authorization: SIGNATURE } } : {},
+    );
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${gateway.url}/`);
+    await settledSession(page);
+    return page;
+  }
+
+  /** What the page reported other than the gateway's refusals of the API, which it expects. */
+  const unexpectedProblems = (page: Page) =>
+    browser
+      .problemsOf(page)
+      .filter((problem) => !(problem.kind === 'resource' && /\/api\//.test(problem.url ?? '')));
+
+  it('through the signing proxy: names the signer and runs actions in their name', async () => {
+    // Prepare
+    queued.length = 0;
+    const page = await openPage(true);
+
+    // Act 1
+    const session = await settledSession(page);
+
+    // Assess 1: the session route's authorizer named the signer (no sign-out: the proxy signs).
+    assert.equal(session, `Signed in as ${IAM_USER}`);
+
+    // Act 2: sync a track
+    await trackLink(page, 'web').click();
+    const sync = page.getByRole('button', { name: 'Sync now' });
+    await sync.waitFor();
+    await page.locator('.action-buttons button.primary:not([disabled])').waitFor();
+    await sync.click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Sync', exact: true }).click();
+    await page.getByText(`queued by ${IAM_USER}`, { exact: false }).waitFor();
+
+    // Assess 2: queued in the signer's name.
+    assert.deepEqual(
+      queued.map((job) => [job.type, 'track' in job ? job.track : undefined]),
+      [['fetch', 'web']],
+    );
+    assert.deepEqual(unexpectedProblems(page), []);
+  });
+
+  it('without a signature: shows the tracks read-only and says to sign in through the proxy', async () => {
+    // Prepare
+    queued.length = 0;
+    const page = await openPage(false);
+
+    // Act
+    const session = await settledSession(page);
+    await trackLink(page, 'api').waitFor();
+    await trackLink(page, 'web').click();
+    const sync = page.getByRole('button', { name: 'Sync now' });
+    await sync.waitFor();
+    const reason = page.locator('.actions-reason');
+    await reason.waitFor();
+
+    // Assess: the gateway's 403 for the session is no broken page and no token form.
+    const hint = 'Open this dashboard through your SigV4 signing proxy (AWS IAM) to sign in.';
+    assert.equal(session, `Not signed in ${hint}`);
+    assert.equal(await page.getByText('Session unknown').count(), 0);
+    assert.equal(await page.getByText('Sign in to see this dashboard').count(), 0);
+    assert.equal(await page.getByRole('button', { name: 'Sign in' }).count(), 0);
+    assert.equal(await sync.isDisabled(), true);
+    assert.equal(await page.locator('.action-buttons button:not([disabled])').count(), 0);
+    assert.equal((await reason.innerText()).trim(), `Sign in to run actions. ${hint}`);
+    assert.deepEqual(queued, []);
     assert.deepEqual(unexpectedProblems(page), []);
   });
 });

@@ -4,10 +4,10 @@
  * does), read by cfn-lint and checkov, the real tools from PyPI (pinned in
  * test/testbin/python/template-checks.txt, installed in a venv of their own).
  *
- * Two configs, so that the conditional parts are checked too: the example
+ * Three configs, so that the conditional parts are checked too: the example
  * (dashboard behind AWS_IAM, SOPS with a KMS key, SNS and EventBridge
- * notifications, a bucket track and its EventBridge rule) and the same with
- * the dashboard's JWT authorizer and open reads. Every finding is either fixed
+ * notifications, a bucket track and its EventBridge rule), and the same with
+ * open reads, under the dashboard's JWT authorizer and under AWS_IAM. Every finding is either fixed
  * in serverless.yml or suppressed there, next to its resource, with the reason;
  * the suppressions themselves are checked here, so none is added silently.
  */
@@ -63,11 +63,13 @@ const CFN_LINT_IGNORES: Record<string, string[]> = {
   ...Object.fromEntries(FUNCTIONS.map((fn) => [`${fn}LambdaFunction`, ['W3005']])),
   ...Object.fromEntries(ROUTES.map((route) => [route, ['W3005']])),
 };
-/** The jwt config (readAccess: open) has one route more: GET /api/session keeps the authorizer. */
+/** Configs with readAccess: open have one route more: GET /api/session keeps the authorizer. */
 const CFN_LINT_IGNORES_OF: Record<string, Record<string, string[]>> = {
   example: CFN_LINT_IGNORES,
   jwt: { ...CFN_LINT_IGNORES, HttpApiRouteGetApiSession: ['W3005'] },
+  'iam-open': { ...CFN_LINT_IGNORES, HttpApiRouteGetApiSession: ['W3005'] },
 };
+const CONFIGS = Object.keys(CFN_LINT_IGNORES_OF);
 
 // CloudFormation JSON and the tools' reports, read field by field.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -157,21 +159,30 @@ before(
     // Inside the checkout: the package patterns name the config relatively.
     await mkdir(join(REPO_ROOT, '.driftless'), { recursive: true });
     configDir = await mkdtemp(join(REPO_ROOT, '.driftless', 'template-checks-'));
-    const jwtConfig = join(configDir, 'driftless.yaml');
-    const config = load(await readFile(join(REPO_ROOT, EXAMPLE_CONFIG), 'utf8')) as Json;
-    config.dashboard = {
+    const example = await readFile(join(REPO_ROOT, EXAMPLE_CONFIG), 'utf8');
+    /** The example with this `dashboard:`, in a file of its own. */
+    const exampleWith = async (name: string, dashboard: Json) => {
+      const path = join(configDir, `driftless-${name}.yaml`);
+      await writeFile(path, dump({ ...(load(example) as Json), dashboard }));
+      return relative(REPO_ROOT, path);
+    };
+    const jwtConfig = await exampleWith('jwt', {
       readAccess: 'open',
       authorizer: {
         type: 'jwt',
         issuer: 'https://login.example.com/realms/ops',
         audience: ['driftless-dashboard'],
       },
-    };
-    await writeFile(jwtConfig, dump(config));
+    });
+    const iamOpenConfig = await exampleWith('iam-open', {
+      readAccess: 'open',
+      authorizer: { type: 'iam' },
+    });
 
     for (const [name, path] of [
       ['example', EXAMPLE_CONFIG],
-      ['jwt', relative(REPO_ROOT, jwtConfig)],
+      ['jwt', jwtConfig],
+      ['iam-open', iamOpenConfig],
     ] as const) {
       await packageService({
         config: path,
@@ -239,7 +250,7 @@ after(async () => {
 });
 
 describe('the packaged CloudFormation', () => {
-  for (const name of ['example', 'jwt']) {
+  for (const name of CONFIGS) {
     it(`passes cfn-lint without an error or a warning (${name} config)`, () => {
       // Assess
       const file = templates.get(name)!;

@@ -41,8 +41,8 @@ interface RouteEvent {
   readonly httpApi: { method: string; path: string; authorizer?: Json };
 }
 
-/** `METHOD path` -> the authorizer config-facts.js gives the route (`none` without one). */
-async function routesFor(dashboard: Record<string, unknown>): Promise<Record<string, string>> {
+/** What a config-facts.js variable source answers for a config with this `dashboard:`. */
+async function factOf(fact: string, dashboard: Record<string, unknown>): Promise<Json> {
   const dir = await mkdtemp(join(tmpdir(), 'driftless-dashboard-routes-'));
   try {
     const config = join(dir, 'driftless.yaml');
@@ -53,18 +53,23 @@ async function routesFor(dashboard: Record<string, unknown>): Promise<Record<str
         return config;
       },
     };
-    const routes = (await configFacts.dashboardRoutes(context)) as RouteEvent[];
-    return Object.fromEntries(
-      routes.map(({ httpApi }) => [
-        `${httpApi.method} ${httpApi.path}`,
-        httpApi.authorizer === undefined
-          ? 'none'
-          : (httpApi.authorizer.name ?? httpApi.authorizer.type),
-      ]),
-    );
+    return await configFacts[fact](context);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** `METHOD path` -> the authorizer config-facts.js gives the route (`none` without one). */
+async function routesFor(dashboard: Record<string, unknown>): Promise<Record<string, string>> {
+  const routes = (await factOf('dashboardRoutes', dashboard)) as RouteEvent[];
+  return Object.fromEntries(
+    routes.map(({ httpApi }) => [
+      `${httpApi.method} ${httpApi.path}`,
+      httpApi.authorizer === undefined
+        ? 'none'
+        : (httpApi.authorizer.name ?? httpApi.authorizer.type),
+    ]),
+  );
 }
 
 describe('the dashboard routes’ authorizers', () => {
@@ -95,7 +100,7 @@ describe('the dashboard routes’ authorizers', () => {
     });
   });
 
-  it('under IAM (the default): every route is signed, the page too (the signing proxy signs it)', async () => {
+  it('under IAM (the default): every route is signed, the page too (the signing proxy signs it); with open reads the session and actions stay signed', async () => {
     // Act
     const byDefault = await routesFor({});
     const iam = await routesFor({ authorizer: { type: 'iam' }, readAccess: 'authenticated' });
@@ -110,12 +115,42 @@ describe('the dashboard routes’ authorizers', () => {
     };
     assert.deepEqual(byDefault, signed);
     assert.deepEqual(iam, signed);
+    // Without it on the session, the function never learned who the signing proxy signed for.
     assert.deepEqual(open, {
       'GET /': 'none',
       'GET /assets/{file}': 'none',
+      'GET /api/session': 'aws_iam',
       'GET /api/{proxy+}': 'none',
       'POST /api/{proxy+}': 'aws_iam',
     });
+  });
+});
+
+describe('the cfn-lint note of the route only some configs have', () => {
+  it('notes GET /api/session wherever reads are open, under IAM as under JWT, and nothing elsewhere', async () => {
+    // Prepare: the note serverless.yml's extensions give every route that every config has.
+    const note = {
+      extensions: {
+        HttpApiRouteGetApiSession: {
+          Metadata: { 'cfn-lint': { config: { ignore_checks: ['W3005'] } } },
+        },
+      },
+    };
+
+    // Act
+    const iamOpen = await factOf('dashboardRouteExtensions', { readAccess: 'open' });
+    const jwtOpen = await factOf('dashboardRouteExtensions', {
+      authorizer: JWT,
+      readAccess: 'open',
+    });
+    const closed = await factOf('dashboardRouteExtensions', { authorizer: JWT });
+    const byDefault = await factOf('dashboardRouteExtensions', {});
+
+    // Assess: a note for a route the template lacks would be an extension of nothing.
+    assert.deepEqual(iamOpen, note);
+    assert.deepEqual(jwtOpen, note);
+    assert.deepEqual(closed, {});
+    assert.deepEqual(byDefault, {});
   });
 });
 
