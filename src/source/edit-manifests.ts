@@ -257,7 +257,7 @@ function editField(
   const shared = sharedNode(document, path);
   if (shared !== undefined) return shared;
   const node = document.getIn(path, true);
-  const current = isNode(node) ? node.toJSON() : node;
+  const current = isNode(node) ? node.toJSON() : valueless(document, path) ? null : node;
   if (isDeepStrictEqual(current, field.value)) return 'same';
   if (!isDeepStrictEqual(current, field.base)) {
     return typeof current === 'string' && current.includes('${')
@@ -267,6 +267,14 @@ function editField(
   if (field.value === undefined) document.deleteIn(path);
   else setField(document, path, field.value);
   return 'changed';
+}
+
+/**
+ * Whether `path` is a key Git writes without a value (`{a, b: x}`, `? a`): null,
+ * as every YAML reader takes it, though the library holds no node for it.
+ */
+function valueless(document: Document.Parsed, path: readonly (string | number)[]): boolean {
+  return document.getIn(path, true) === undefined && document.hasIn(path);
 }
 
 /**
@@ -290,6 +298,8 @@ function sharedNode(
     `Git writes it ${how}: a YAML anchor and its aliases share one value, so it is not written back; change it in Git`;
   for (let depth = 0; depth <= path.length; depth++) {
     const node = document.getIn(path.slice(0, depth), true);
+    // Written without a value: nothing shared, nothing below it.
+    if (valueless(document, path.slice(0, depth))) return undefined;
     if (node === undefined) {
       // Not written here: a merge key of the map above may bring it.
       const parent = depth > 0 ? document.getIn(path.slice(0, depth - 1), true) : undefined;
@@ -580,6 +590,17 @@ function pairEnd(pair: Pair): number {
   return Math.max(keyEnd, value ?? keyEnd);
 }
 
+/**
+ * The comments (`# …`) of `text`, a stretch of YAML holding no scalar (what lies between a
+ * key and its value), each without the spacing before it.
+ */
+function commentsIn(text: string): string[] {
+  return text.split(/\r?\n/).flatMap((line) => {
+    const comment = /(?:^|[ \t])(#.*?)[ \t]*$/.exec(line);
+    return comment === null ? [] : [comment[1]!];
+  });
+}
+
 /** `text` with each line after the first indented by `lead` more (empty lines stay empty). */
 function indented(text: string, lead: string): string {
   return text.replace(/\n(?=[^\n])/g, `\n${lead}`);
@@ -639,6 +660,8 @@ class Splicer {
   /** Splices for the value of `pair` (in `map`, as parsed), now `value`. */
   private value(map: YAMLMap, pair: Pair, value: unknown): void {
     const was = pair.value;
+    // A key still without a value (`{a, b: x}`): nothing to write, `a` stays as it is.
+    if (was == null && value == null) return;
     // The same node when it kept its place in the file; a new one has no range.
     if (isNode(was) && isNode(value) && was.range && value.range?.[0] === was.range[0]) {
       if (isMap(was) && isMap(value) && was.items.length > 0 && this.map(was, value)) return;
@@ -673,11 +696,18 @@ class Splicer {
     const start = pairStart(text, pair);
     let from = keyEnd;
     let printed: string;
+    // Comments written between an explicit key and its value, kept on lines before the pair.
+    let comments = '';
     if (start < keyStart(pair) || !/^[ \t]*:/.test(text.slice(keyEnd))) {
       // An explicit key (`? a`, its value on a `: …` line of its own): the pair is printed anew,
       // `a: value`, since a value spliced in after the key would make `a: value` the key.
       from = start;
-      printed = indented(this.block(this.fresh(key, false), value, endsLine), this.lead(start));
+      const lead = this.lead(start);
+      printed = indented(this.block(this.fresh(key, false), value, endsLine), lead);
+      const between = text.slice(keyEnd, was?.[0] ?? to);
+      comments = commentsIn(between)
+        .map((comment) => `${comment}\n${lead}`)
+        .join('');
     } else {
       // Printed as a pair of the same column: `k: value`, or `k:` and indented lines.
       printed = indented(
@@ -708,7 +738,7 @@ class Splicer {
     }
     // A block value's text ends with its line break: so does the new one's.
     if (text[end - 1] === '\n') printed += '\n';
-    this.splices.push({ from, to: end, text: printed });
+    this.splices.push({ from, to: end, text: comments + printed });
   }
 
   /** Cuts out `pairs`, consecutive pairs of `map`, some of which stay. */

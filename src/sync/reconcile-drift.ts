@@ -26,6 +26,8 @@ import type { KubeObject } from '../cluster/kube-object.ts';
 import { judgeObjects } from './object-statuses.ts';
 import type { ObservedObject } from './observed-object.ts';
 import { takeApplyLease, releaseApplyLease, updateTrackState } from './track-state.ts';
+import type { ReencryptedFile } from './reencrypt-secret.ts';
+import { recordRefusedWriteBack } from './write-back.ts';
 
 export interface DriftResult {
   readonly track: string;
@@ -100,6 +102,8 @@ async function checkDrift(
   let observed: ObservedObject[] | undefined;
   // Subjects the correction put back: in sync again when the observation is recorded.
   let putBack = new Set<string>();
+  // Secrets encrypted again for write-back by this check, kept for the next (reencrypt-secret.ts).
+  let reencrypted: Record<string, ReencryptedFile> | undefined;
   try {
     // Nothing applied yet, nothing to compare: still a check, so the schedule waits an interval.
     if (!revision) return noDriftFound(track.name, revision);
@@ -126,12 +130,17 @@ async function checkDrift(
     const toCorrect = { ...report, drifted: report.drifted.filter((d) => !toGit.has(d.subject)) };
     // A Secret is written back only encrypted again, here where the decryption keys are.
     let sources: readonly EncryptedSource[] | undefined;
+    const made: Record<string, ReencryptedFile> = {};
     const secretChange: SecretChange = async (object, live, paths) => {
       sources ??=
         parseBundle(await deps.artifacts.get(track.name, revision)).encryptedSources ?? [];
       // Loaded for a Secret written back only: it brings the SOPS runner.
-      const { reencryptedSecret } = await import('./reencrypt-secret.ts');
-      return reencryptedSecret(track, object, live, paths, sources, deps);
+      const { reencryptedSecret, reencryptedFileOf } = await import('./reencrypt-secret.ts');
+      const earlier = before.reencrypted?.[object.subject];
+      const change = await reencryptedSecret(track, object, live, paths, sources, deps, earlier);
+      const kept = reencryptedFileOf(change);
+      if (kept !== undefined) made[object.subject] = kept;
+      return change;
     };
     const toWrite = job.detectOnly
       ? { changes: [], refused: [] }
@@ -141,6 +150,7 @@ async function checkDrift(
           selected,
           secretChange,
         );
+    if (!job.detectOnly) reencrypted = made;
     const added =
       track.writeBack?.include && !job.detectOnly
         ? await addedInCluster(track, deps.cluster, catalog, bundle.objects)
@@ -180,6 +190,13 @@ async function checkDrift(
         missing: report.missing,
       });
     }
+    if (result.writeBack.length === 0 && result.writeBackRefused.length > 0) {
+      // No write-back job follows to record the refusals: recorded here.
+      await recordRefusedWriteBack(track.name, revision, result.writeBackRefused, {
+        state: deps.state,
+        now,
+      });
+    }
     return result;
   } catch (error) {
     throw redactError(error);
@@ -191,6 +208,11 @@ async function checkDrift(
           at: state.driftCheckedAt,
           objects: afterCorrection(observed, putBack),
         };
+      }
+      if (reencrypted !== undefined) {
+        // Only what this check made: a Secret no longer changed needs none.
+        if (Object.keys(reencrypted).length > 0) state.reencrypted = reencrypted;
+        else delete state.reencrypted;
       }
       releaseApplyLease(state, holder);
     });

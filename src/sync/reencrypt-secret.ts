@@ -5,11 +5,20 @@
  * stored artifact, puts the cluster's values in, and encrypts it again for
  * the same recipients (the file's own `sops` metadata), so only ciphertext
  * leaves it, in the write-back job. Anything else is refused.
+ *
+ * sops encrypts anew each time (a fresh data key, fresh IVs), so the same
+ * values never give the same file twice. The ciphertext made for a Secret is
+ * kept in the track's state, and a later check that finds the same values
+ * hands it again: Git's copy from the write-back before (not synced yet)
+ * then reads as already written, not as a change Git made meanwhile.
  */
+import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import type { Track } from '../config/types.ts';
 import { DriftlessError } from '../errors.ts';
 import { addSecretValues, holdsSecretValue } from '../redact.ts';
+import { DecryptionError } from '../render/errors.ts';
 import { DEFAULT_RENDER_LIMITS } from '../render/limits.ts';
 import { rendererBinary } from '../render/renderer-binaries.ts';
 import { recipientsOf, sopsDecrypt, sopsEncrypt } from '../render/sops.ts';
@@ -22,7 +31,33 @@ export class SecretNotWritableError extends DriftlessError {
   readonly code = 'SECRET_NOT_WRITABLE';
 }
 
-/** The Secret's file encrypted anew with the cluster's values at `paths`; see the module comment. */
+/**
+ * A Secret's file as a drift check encrypted it again: which file, the SHA-256 of the file it
+ * was made from (as the compared revision has it), and the ciphertext. Kept in the track's
+ * state (ciphertext only) by subject.
+ */
+export interface ReencryptedFile {
+  readonly file: string;
+  readonly base: string;
+  readonly content: string;
+}
+
+/** What to keep of `change`, a Secret's file encrypted again, for the next check. */
+export function reencryptedFileOf(change: WriteBackChange): ReencryptedFile | undefined {
+  return change.replace === undefined
+    ? undefined
+    : { file: change.file, base: digestOf(change.replace.base), content: change.replace.content };
+}
+
+function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * The Secret's file encrypted anew with the cluster's values at `paths`, or `earlier` (made by
+ * a check before, from the same file) again when it holds the same values; see the module
+ * comment.
+ */
 export async function reencryptedSecret(
   track: Pick<Track, 'name' | 'decryption'>,
   object: RenderedObject,
@@ -30,6 +65,7 @@ export async function reencryptedSecret(
   paths: readonly string[],
   sources: readonly EncryptedSource[],
   deps: SecretDeps,
+  earlier?: ReencryptedFile,
 ): Promise<WriteBackChange> {
   const source = sources.find((candidate) => candidate.path === object.source.file);
   if (source === undefined) {
@@ -92,13 +128,27 @@ export async function reencryptedSecret(
   if (metadata === undefined) {
     throw new SecretNotWritableError(`${source.path} has no sops metadata`);
   }
-  const content = await sopsEncrypt(
-    source.path,
-    'yaml',
-    Buffer.from(documents.map(String).join('')),
-    recipientsOf(metadata),
-    tool,
-  );
+  const reused =
+    earlier !== undefined &&
+    earlier.file === source.path &&
+    earlier.base === digestOf(source.content) &&
+    (await holdsSameValues(
+      { ...source, content: earlier.content },
+      documents.map((candidate) => candidate.toJS()),
+      { ...tool, ageKeys, kmsKeys: decryption.kmsKeys },
+      parseAllDocuments,
+    ))
+      ? earlier.content
+      : undefined;
+  const content =
+    reused ??
+    (await sopsEncrypt(
+      source.path,
+      'yaml',
+      Buffer.from(documents.map(String).join('')),
+      recipientsOf(metadata),
+      tool,
+    ));
   if (holdsSecretValue(plaintextOf(content, parseAllDocuments))) {
     // A key the file's encryption rule (encrypted_regex and the like) leaves in clear text.
     throw new SecretNotWritableError(
@@ -111,6 +161,29 @@ export async function reencryptedSecret(
     fields: [],
     replace: { content, base: source.content },
   };
+}
+
+/**
+ * Whether `encrypted` decrypts to `values` (each document's). An earlier ciphertext the keys
+ * no longer open is simply not reused.
+ */
+async function holdsSameValues(
+  encrypted: EncryptedSource,
+  values: readonly unknown[],
+  options: Parameters<typeof sopsDecrypt>[1],
+  parseAllDocuments: (typeof import('yaml'))['parseAllDocuments'],
+): Promise<boolean> {
+  let plaintext: Buffer;
+  try {
+    plaintext = await sopsDecrypt(encrypted, options);
+  } catch (error) {
+    if (error instanceof DecryptionError) return false;
+    throw error;
+  }
+  const decrypted = parseAllDocuments(plaintext.toString('utf8')).map((document) =>
+    document.toJS(),
+  );
+  return isDeepStrictEqual(decrypted, values);
 }
 
 /**

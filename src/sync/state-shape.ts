@@ -34,6 +34,7 @@ const FIELDS: Readonly<Record<string, readonly [Expected, 'nullable'?]>> = {
   commits: ['mapping'],
   applying: ['list', 'nullable'],
   applyLease: ['mapping', 'nullable'],
+  reencrypted: ['mapping'],
 };
 
 function kindOf(value: unknown): string {

@@ -9,6 +9,7 @@ import type { ClusterCapabilities } from '../render/index.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { ObservedObject } from './observed-object.ts';
 import type { CommitInfo } from '../source/ports.ts';
+import type { ReencryptedFile } from './reencrypt-secret.ts';
 import { DriftlessError, throwIfInterrupted } from '../errors.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
 import { checkedStateValue } from './state-shape.ts';
@@ -84,6 +85,11 @@ export interface TrackState {
   applying?: InventoryEntry[] | null;
   /** Held while an apply job runs: at most one per track, across processes and functions. */
   applyLease?: ApplyLease | null;
+  /**
+   * The SOPS-encrypted Secrets the last drift check encrypted again for write-back, by subject
+   * (ciphertext only): a check finding the same values hands the same file (reencrypt-secret.ts).
+   */
+  reencrypted?: Record<string, ReencryptedFile>;
 }
 
 /** The jobs that hold a track's apply lease while they run. */

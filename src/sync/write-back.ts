@@ -7,6 +7,7 @@
  * never forced. The commit's own webhook then applies a revision equal to
  * the cluster: nothing changes, so nothing loops.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Track } from '../config/types.ts';
 import { DriftlessError, InterruptedError, messageOf } from '../errors.ts';
 import type { ManifestEdits, WriteBackConflict } from '../source/edit-manifests.ts';
@@ -18,8 +19,11 @@ export interface WriteBackResult {
   readonly track: string;
   /** The revision the drift check compared with. */
   readonly revision: string;
-  /** `written-back`, `unchanged` (Git already had it all), or `failed`. */
-  readonly result: 'written-back' | 'unchanged' | 'failed';
+  /**
+   * `written-back`, `unchanged` (Git already had it all), `failed`, or `refused` (a drift check
+   * that could write back none of what it found: no job ran).
+   */
+  readonly result: 'written-back' | 'unchanged' | 'failed' | 'refused';
   /** The commit pushed, or null. */
   readonly commit: string | null;
   /** Subjects whose changes are in Git now. */
@@ -120,9 +124,15 @@ export async function writeBackTrack(
       error: messageOf(error),
     };
   }
-  await deps.state.appendHistory(track.name, {
-    revision: result.commit ?? job.revision,
-    appliedAt: now().toISOString(),
+  await recordWriteBack(deps.state, result, now());
+  return result;
+}
+
+/** The history entry of a write-back: see docs/cli.md (history). */
+function recordWriteBack(state: StateStore, result: WriteBackResult, at: Date): Promise<void> {
+  return state.appendHistory(result.track, {
+    revision: result.commit ?? result.revision,
+    appliedAt: at.toISOString(),
     result: result.result,
     trigger: 'write-back',
     writtenBack: result.writtenBack,
@@ -130,5 +140,39 @@ export async function writeBackTrack(
     ...(result.refused.length > 0 ? { refused: result.refused } : {}),
     ...(result.error === undefined ? {} : { error: result.error }),
   });
-  return result;
+}
+
+/**
+ * Records a drift check that found changes to write back and had to refuse them all (a Secret
+ * in plain text, an object kustomize renders): no write-back job follows to record them. A
+ * refusal stays until someone acts, and each check finds it again: the same refusals of the
+ * same revision as the track's newest history entry are not recorded again.
+ */
+export async function recordRefusedWriteBack(
+  track: string,
+  revision: string,
+  refused: WriteBackResult['refused'],
+  deps: Pick<WriteBackDeps, 'state' | 'now'>,
+): Promise<void> {
+  const [newest] = await deps.state.listHistory(track, 1);
+  if (
+    newest?.trigger === 'write-back' &&
+    newest.result === 'refused' &&
+    newest.revision === revision &&
+    isDeepStrictEqual(newest['refused'], refused)
+  ) {
+    return;
+  }
+  const result: WriteBackResult = {
+    track,
+    revision,
+    result: 'refused',
+    commit: null,
+    writtenBack: [],
+    conflicts: [],
+    refused,
+    // What `driftless history` shows in its ERROR column.
+    error: `nothing written back: ${refused.map((entry) => entry.error).join('; ')}`,
+  };
+  await recordWriteBack(deps.state, result, (deps.now ?? (() => new Date()))());
 }

@@ -1,0 +1,145 @@
+/**
+ * Write-back (two-way sync) checked twice before the next sync, on the test
+ * cluster and the test Git server, with the real sops and age: a
+ * SOPS-encrypted Secret written back once is not written again, nor taken as
+ * a change Git made (sops encrypts anew each time), while a value Git really
+ * changed meanwhile still wins; and a check that refuses all it found (a
+ * Secret in plain text) records it in the track's history, once.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { SecretRef } from '../../src/config/secret-ref.ts';
+import { SecretUnavailableError } from '../../src/config/read-secret.ts';
+import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
+import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
+import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
+import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
+import { generateAgeKey, sopsEncrypt, type AgeKey } from '../harness/sops.ts';
+import { TrackFixture } from '../harness/track-fixture.ts';
+import { driftAndWriteBack } from '../harness/write-back.ts';
+
+const SECRET_RULE = 'rules: [{apiGroups: [""], resources: [secrets], syncTo: git}]';
+
+function secretYaml(password: string): string {
+  return `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\nstringData:\n  password: ${password}\n`;
+}
+
+describe('write-back checked again before the next sync', () => {
+  const fixture = new TrackFixture('wbz');
+  let key: AgeKey;
+  let deps: SyncDeps;
+
+  before(async () => {
+    Object.assign(process.env, rendererEnvironment(await rendererBinaries()));
+    key = await generateAgeKey();
+    await fixture.start();
+    const readSecret = async (ref: SecretRef): Promise<string> => {
+      if (ref.scheme === 'env' && ref.name === 'AGE_KEY') return key.identity;
+      throw new SecretUnavailableError(`secret ${JSON.stringify(ref)}: not set`);
+    };
+    deps = { ...fixture.deps, readSecret, env: process.env };
+  });
+  after(() => fixture.stop());
+
+  const fileIn = (repo: GitRepository, path: string) =>
+    runGit(['--git-dir', repo.bareDir, 'show', `main:${path}`]);
+  const head = async (repo: GitRepository) =>
+    (await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main'])).trim();
+
+  /** Sets the Secret's password in the cluster, as `kubectl edit` would. */
+  async function setPassword(ns: string, value: string): Promise<void> {
+    await fixture.core.patchNamespacedSecret({
+      name: 'db',
+      namespace: ns,
+      body: [
+        { op: 'replace', path: '/data/password', value: Buffer.from(value).toString('base64') },
+      ],
+    });
+  }
+
+  it('takes a SOPS-encrypted Secret it wrote back as written, and a value Git changed since as Git’s', async () => {
+    // Prepare: an encrypted Secret under a syncTo: git rule, synced, then changed in the cluster.
+    const { track, repo, ns } = await fixture.newTrack(
+      'sealed',
+      `decryption: {provider: sops, keys: ["env:AGE_KEY"]}\n${SECRET_RULE}`,
+    );
+    const encrypt = (password: string) =>
+      sopsEncrypt(secretYaml(password), {
+        format: 'yaml',
+        age: [key.recipient],
+        encryptedRegex: '^(data|stringData)$',
+      });
+    await pushFiles(repo, { 'db.yaml': await encrypt('from-git') });
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, deps)).result, 'applied');
+    await setPassword(ns, 'rotated-in-cluster');
+    const first = await driftAndWriteBack(track, deps);
+    assert.equal(first.written.result, 'written-back', first.written.error);
+    const writtenBack = await fileIn(repo, 'db.yaml');
+
+    // Act: the next check, before any sync (the cluster still differs from the revision synced).
+    const second = await driftAndWriteBack(track, deps);
+
+    // Assess: nothing new to write, and no conflict.
+    assert.deepEqual(second.written.conflicts, []);
+    assert.equal(second.written.result, 'unchanged');
+    assert.equal(second.written.commit, null);
+    assert.deepEqual(second.written.writtenBack, [`Secret/${ns}/db`]);
+    assert.equal(await head(repo), first.written.commit);
+
+    // Someone changes the value in Git meanwhile: Git wins, reported as a conflict.
+    const inGit = await encrypt('changed-in-git');
+    await pushFiles(repo, { 'db.yaml': inGit });
+    const third = await driftAndWriteBack(track, deps);
+    assert.deepEqual(third.written.conflicts, [
+      {
+        subject: `Secret/${ns}/db`,
+        path: '',
+        message: 'Git changed db.yaml since the revision compared with: Git wins',
+      },
+    ]);
+    assert.equal(await fileIn(repo, 'db.yaml'), inGit);
+    assert.notEqual(inGit, writtenBack);
+  });
+
+  it('records a check that refused all it found in the history, once, saying why', async () => {
+    // Prepare: a Secret in plain text under a syncTo: git rule, changed in the cluster.
+    const { track, repo, ns } = await fixture.newTrack('plain', SECRET_RULE);
+    await pushFiles(repo, { 'db.yaml': secretYaml('from-git') });
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, deps)).result, 'applied');
+    const value = `planted-${Math.random().toString(36).slice(2, 10)}`;
+    await setPassword(ns, value);
+    const revision = await head(repo);
+
+    // Act: two checks, nothing written back.
+    const check = () => reconcileDrift(track, { type: 'drift', track: track.name }, deps);
+    const first = await check();
+    const second = await check();
+
+    // Assess
+    const refused = [
+      {
+        subject: `Secret/${ns}/db`,
+        error: `Secret/${ns}/db: Secrets are never written back to Git in plain text: db.yaml is not SOPS-encrypted in Git`,
+      },
+    ];
+    assert.deepEqual(first.writeBack, []);
+    assert.deepEqual(first.writeBackRefused, refused);
+    assert.deepEqual(second.writeBackRefused, refused);
+    const entries = (await fixture.deps.state.listHistory('plain')).filter(
+      (entry) => entry.trigger === 'write-back',
+    );
+    assert.equal(entries.length, 1, 'one entry for the refusal, not one per check');
+    const { appliedAt, ...entry } = entries[0]!;
+    assert.ok(Date.parse(appliedAt) > 0);
+    assert.deepEqual(entry, {
+      revision,
+      result: 'refused',
+      trigger: 'write-back',
+      writtenBack: [],
+      refused,
+      error: `nothing written back: ${refused[0]!.error}`,
+    });
+    assert.ok(!JSON.stringify(entries).includes(value), 'the history holds no secret value');
+    assert.equal(await head(repo), revision);
+  });
+});
