@@ -1,8 +1,9 @@
 /**
  * Commit statuses `driftless/<track>` on the track's Git host (DESIGN.md
- * "Notifications and metrics"): `pending` when a revision is fetched,
- * `success` once it is applied and healthy (applied, for a track that does
- * not wait for health), `failure` with the first error otherwise. Each host
+ * "Notifications and metrics"): `pending` when a revision is fetched (and
+ * while the track is pinned at another one, saying so), `success` once it
+ * is applied and healthy (applied, for a track that does not wait for
+ * health), `failure` with the first error otherwise. Each host
  * has its own API; this module only builds the request, deliver.ts sends it.
  */
 import { gitHostRepository, providerOfHost } from '../config/git-host.ts';
@@ -44,7 +45,8 @@ export function commitStatusOf(
   });
   switch (event.event) {
     case 'fetched':
-      return status('pending', 'fetched; applying');
+      // Result `pinned`: fetched, but the track's pin keeps it from being applied (job-events.ts).
+      return status('pending', event.result === 'pinned' ? event.message : 'fetched; applying');
     case 'healthy':
       return status('success', 'applied and healthy');
     case 'applied':

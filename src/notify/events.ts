@@ -9,7 +9,10 @@ export interface NotificationEvent {
   readonly event: NotificationEventType;
   /** The commit concerned, or null (a fetch that could not resolve one). */
   readonly revision: string | null;
-  /** The job's result word (`applied`, `failed`, `corrected`, ...). */
+  /**
+   * The job's result word (`applied`, `failed`, `corrected`, ...); `pinned` on a `fetched` event
+   * of a revision not applied because the track is pinned at another one.
+   */
   readonly result: string;
   /** One line for people; the first error when something failed. */
   readonly message: string;

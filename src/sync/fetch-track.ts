@@ -21,6 +21,7 @@ import {
   fetchedMessage,
   readTrackState,
   setCondition,
+  setParsed,
   updateTrackState,
   type TrackState,
 } from './track-state.ts';
@@ -51,6 +52,11 @@ export interface FetchResult {
   /** 'fetched': stored (or already stored) and a sync is due; 'stale': a later resolution exists; 'failed'. */
   readonly outcome: 'fetched' | 'stale' | 'failed';
   readonly error?: string;
+  /**
+   * The revision the track was pinned at when this one was fetched: the sync that follows
+   * applies nothing until `driftless unpin` (job-events.ts tells the commit so).
+   */
+  readonly pinned?: string;
 }
 
 /** How many skipped files to name in a status message; the rest are counted. */
@@ -110,6 +116,8 @@ export async function fetchTrack(
       if (revision && condition !== 'FilesFetched')
         setCondition(state, 'FilesFetched', 'True', 'Fetched', fetchedMessage(revision), now());
       setCondition(state, condition, 'False', reason, message, now());
+      // FilesParsed is False for this render now, not for a stored revision a sync could load.
+      if (condition === 'FilesParsed') state.unloadedRevision = null;
       setCondition(state, 'Ready', 'False', reason, message, now());
     });
     if (revision) {
@@ -203,9 +211,11 @@ export async function fetchTrack(
     deps.signal,
   );
   let stale = false;
+  let pinned: string | null = null;
   await updateTrackState(deps.state, track.name, (state) => {
     stale = state.desiredResolvedAt !== null && state.desiredResolvedAt > resolvedAt;
     if (stale) return;
+    pinned = state.pinned;
     // Its last sync failed to load it (an empty selection, a cluster unreachable, say).
     const failedBefore = state.desiredRevision === revision && failedToParse(state, revision);
     if (commit !== undefined) rememberCommit(state, commitOf(revision), commit);
@@ -226,18 +236,22 @@ export async function fetchTrack(
       skipped.length === 0 &&
       previous?.status === 'True' &&
       previous.message.startsWith(`revision ${revision} `);
-    setCondition(
+    setParsed(
       state,
-      'FilesParsed',
-      'True',
-      'Parsed',
-      keep ? previous.message : `revision ${revision} parsed and stored${describeSkipped(skipped)}`,
+      revision,
       now(),
+      keep ? previous.message : `revision ${revision} parsed and stored${describeSkipped(skipped)}`,
     );
   });
   if (stale) return { result: { track: track.name, revision, resolvedAt, outcome: 'stale' } };
   return {
-    result: { track: track.name, revision, resolvedAt, outcome: 'fetched' },
+    result: {
+      track: track.name,
+      revision,
+      resolvedAt,
+      outcome: 'fetched',
+      ...(pinned === null ? {} : { pinned }),
+    },
     next: {
       type: 'sync',
       track: track.name,

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { NotificationEventType } from '../config/types.ts';
 import type { NotificationEvent } from '../notify/events.ts';
+import { commitOf, shortRevision } from '../object-id.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { JobResult } from './run-job.ts';
 import { conditionOf, readTrackState, updateTrackState } from './track-state.ts';
@@ -71,18 +72,21 @@ function newsOf(done: JobResult): JobNews {
   const tells = (...drafts: Draft[]): JobNews => ({ drafts, settled: [] });
   switch (done.type) {
     case 'fetch': {
-      const { outcome, revision, error } = done.result;
+      const { outcome, revision, error, pinned } = done.result;
       if (outcome === 'failed')
         return tells(event('failed', 'failed', revision, error ?? 'fetch failed'));
-      return outcome === 'fetched'
+      if (outcome !== 'fetched') return tells();
+      return pinned === undefined
         ? tells(event('fetched', 'fetched', revision, 'revision fetched'))
-        : tells();
+        : tells(...notApplied(revision, pinned));
     }
     case 'sync':
     case 'rollback': {
       const { result, revision, error, state } = done.result;
       if (result === 'failed')
         return tells(event('failed', result, revision, error ?? 'sync failed'));
+      // Nothing applied: the health in its state is the pinned revision's, told by its rollback.
+      if (result === 'pinned') return tells(...notApplied(revision, state.pinned));
       const out: Draft[] = [];
       // `unchanged` is applied too: the revision's objects are all in the cluster, it only
       // changed none of them (a README-only commit, the commit a write-back pushed). Told when
@@ -152,6 +156,20 @@ function newsOf(done: JobResult): JobNews {
     case 'suspended':
       return tells();
   }
+}
+
+/**
+ * The `fetched` event of a revision the track's pin keeps from being applied (result `pinned`):
+ * its commit status stays `pending`, saying why, since `driftless unpin` may still apply it.
+ * The fetch tells it when it finds the pin, the pinned sync after it when the pin came between
+ * (the same event, so told once). None for the pinned commit itself: its rollback applied it.
+ */
+function notApplied(revision: string | null, pinned: string | null): Draft[] {
+  if (revision === null || pinned === null || commitOf(pinned) === commitOf(revision)) return [];
+  const message = `fetched; not applied while the track is pinned at ${shortRevision(pinned)} (run "driftless unpin" to apply it)`;
+  return [
+    { event: 'fetched', result: 'pinned', revision, message, subjects: [], transition: 'fetch' },
+  ];
 }
 
 /**

@@ -12,9 +12,12 @@ import type { HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncOutcome, SyncResult } from './sync-result.ts';
 import {
   conditionOf,
+  DEPENDENCY_NOT_READY,
   failedToParse,
   releaseApplyLease,
   setCondition,
+  setParsed,
+  setUnloaded,
   updateTrackState,
   type TrackState,
 } from './track-state.ts';
@@ -31,7 +34,7 @@ export interface Refusal {
 export type SyncAttempt =
   /** The track is pinned: nothing was applied. */
   | { readonly type: 'pinned'; readonly pinnedAt: string | null }
-  /** A revision resolved later is desired: nothing was applied, nothing is recorded. */
+  /** A revision resolved later is desired: nothing was applied, nothing goes into history. */
   | { readonly type: 'superseded' }
   /**
    * A chart rendered for other cluster capabilities than the cluster's:
@@ -104,17 +107,9 @@ function recordReconciled(
   }
   if (options.cluster !== undefined) state.cluster = options.cluster;
   if (options.pin) state.pinned = revision;
-  // Loaded now: FilesParsed, False since an earlier load of it failed, holds again.
-  if (failedToParse(state, revision)) {
-    setCondition(
-      state,
-      'FilesParsed',
-      'True',
-      'Parsed',
-      `revision ${revision} parsed and stored`,
-      now,
-    );
-  }
+  // Loaded now: FilesParsed, False since an earlier load of it (or of another) failed, holds again.
+  if (failedToParse(state, revision)) setParsed(state, revision, now);
+  else settleUnloaded(state, revision, now);
   state.inventory = result.inventory;
   state.failedObjects = Object.fromEntries(
     result.changeset
@@ -207,6 +202,20 @@ function recordReconciled(
   );
 }
 
+/**
+ * FilesParsed False because another revision than `concerned` could not be loaded no longer
+ * holds: the track is about `concerned` now — the revision a sync loaded or waits to apply, the
+ * pin that stopped it, the newer revision that superseded it. `concerned` was parsed and stored
+ * (a fetch, or the rollback that pinned it, did). A False of `concerned` itself stays until a
+ * sync loads it; so does one of a commit that failed to render (no unloadedRevision), which the
+ * next fetch judges.
+ */
+function settleUnloaded(state: TrackState, concerned: string | null, now: Date): void {
+  const unloaded = state.unloadedRevision;
+  if (concerned === null || typeof unloaded !== 'string' || unloaded === concerned) return;
+  if (conditionOf(state, 'FilesParsed')?.status === 'False') setParsed(state, concerned, now);
+}
+
 /** Writes the attempt into the track's state (releasing the lease) and history. */
 export async function recordSync(
   store: StateStore,
@@ -227,8 +236,10 @@ export async function recordSync(
           `pinned at ${attempt.pinnedAt}; run "driftless unpin" to follow Git again`,
           now,
         );
+        settleUnloaded(s, s.pinned, now);
         break;
       case 'superseded':
+        settleUnloaded(s, s.desiredRevision, now);
         break;
       case 'rerender':
         s.capabilities = attempt.capabilities;
@@ -243,8 +254,10 @@ export async function recordSync(
         break;
       case 'refused':
         // The last good revision stays; the reason goes into status.
-        if (attempt.condition !== 'Ready') {
-          setCondition(s, attempt.condition, 'False', attempt.reason, attempt.message, now);
+        if (attempt.condition === 'FilesParsed') {
+          setUnloaded(s, revision, attempt.reason, attempt.message, now);
+        } else if (attempt.reason === DEPENDENCY_NOT_READY) {
+          settleUnloaded(s, revision, now);
         }
         setCondition(s, 'Ready', 'False', attempt.reason, attempt.message, now);
         break;

@@ -17,6 +17,7 @@ const FIELDS: Readonly<Record<string, readonly [Expected, 'nullable'?]>> = {
   renderedWith: ['string', 'nullable'],
   appliedRevision: ['string', 'nullable'],
   pinned: ['string', 'nullable'],
+  unloadedRevision: ['string', 'nullable'],
   conditions: ['list'],
   objectsDiscovered: ['number'],
   objectsApplied: ['number'],

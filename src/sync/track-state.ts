@@ -48,6 +48,12 @@ export interface TrackState {
   appliedRevision: string | null;
   /** Set by rollback: the track stays at this revision until unpinned. */
   pinned: string | null;
+  /**
+   * The stored revision the apply step could not load (FilesParsed False says why); null when
+   * FilesParsed holds, or is False for a commit that failed to render, which only a fetch
+   * settles. Absent in a state written before it was recorded ({@link failedToParse}).
+   */
+  unloadedRevision?: string | null;
   conditions: Condition[];
   objectsDiscovered: number;
   objectsApplied: number;
@@ -237,17 +243,41 @@ export function fetchedMessage(revision: string): string {
 }
 
 /**
- * Whether FilesParsed is False for `revision` itself, not for a newer commit that failed to
- * render: the last fetch was of `revision` (FilesFetched names it). The fetch step leaves such
- * a False to the apply step, which judges the revision again when it loads it: a step that
- * set True only for the next to set False again would move the condition's
- * lastTransitionTime on every sync that fails the same way.
+ * Whether FilesParsed is False for `revision` itself (its load failed), not for a newer commit
+ * that failed to render. The fetch step leaves such a False to the apply step, which judges the
+ * revision again when it loads it: a step that set True only for the next to set False again
+ * would move the condition's lastTransitionTime on every sync that fails the same way.
  */
 export function failedToParse(state: TrackState, revision: string): boolean {
-  return (
-    conditionOf(state, 'FilesParsed')?.status === 'False' &&
-    conditionOf(state, 'FilesFetched')?.message === fetchedMessage(revision)
-  );
+  if (conditionOf(state, 'FilesParsed')?.status !== 'False') return false;
+  // Written before unloadedRevision was: FilesFetched named the revision last fetched, as then.
+  if (state.unloadedRevision === undefined) {
+    return conditionOf(state, 'FilesFetched')?.message === fetchedMessage(revision);
+  }
+  return state.unloadedRevision === revision;
+}
+
+/** FilesParsed True for `revision`, parsed and stored (and loaded, if a sync did): no failed load stands. */
+export function setParsed(
+  state: TrackState,
+  revision: string,
+  now: Date,
+  message = `revision ${revision} parsed and stored`,
+): void {
+  setCondition(state, 'FilesParsed', 'True', 'Parsed', message, now);
+  state.unloadedRevision = null;
+}
+
+/** FilesParsed False because the apply step could not load `revision`. */
+export function setUnloaded(
+  state: TrackState,
+  revision: string,
+  reason: string,
+  message: string,
+  now: Date,
+): void {
+  setCondition(state, 'FilesParsed', 'False', reason, message, now);
+  state.unloadedRevision = revision;
 }
 
 /**

@@ -213,4 +213,45 @@ describe('Gitea: its webhooks deploy, and the commit statuses come back', () => 
     // The last good revision is still what runs.
     assert.equal(await liveValue('shop-settings'), 'one');
   });
+
+  it('a commit pushed while the track is pinned stays pending, saying so; unpin applies it', async () => {
+    // Prepare: the track rolled back to (pinned at) the revision that runs.
+    const running = (await readTrackState(ctx.state, TRACK)).appliedRevision;
+    assert.ok(running !== null);
+    await serve.queue.enqueue({ type: 'rollback', track: TRACK, revision: running });
+    await serve.queue.idle();
+    assert.equal((await readTrackState(ctx.state, TRACK)).pinned, running, recentLogs());
+
+    // Act: Gitea delivers the push; its sync stops at the pin.
+    const sha = await pushFiles(pushTarget, { 'settings.yaml': configMap('shop-settings', 'two') });
+
+    // Assess
+    const notApplied = `fetched; not applied while the track is pinned at ${running.slice(0, 12)} (run "driftless unpin" to apply it)`;
+    assert.ok(
+      await eventually(async () => (await statusesOf(sha))[0]?.description === notApplied, 60_000),
+      `${JSON.stringify(await statusesOf(sha))}${recentLogs()}`,
+    );
+    await serve.queue.idle();
+    assert.deepEqual(
+      (await statusesOf(sha)).map((s) => [s.status, s.description]),
+      [['pending', notApplied]],
+      'pending is where it stays, said once',
+    );
+    assert.equal(await liveValue('shop-settings'), 'one');
+
+    // Act: unpin; the sync it asks for applies the commit.
+    await serve.queue.enqueue({ type: 'lifecycle', track: TRACK, action: 'unpin' });
+
+    // Assess
+    assert.ok(
+      await eventually(async () => (await statusesOf(sha))[0]?.status === 'success', 60_000),
+      `${JSON.stringify(await statusesOf(sha))}${recentLogs()}`,
+    );
+    assert.deepEqual((await statusesOf(sha)).map((s) => s.status).reverse(), [
+      'pending',
+      'pending',
+      'success',
+    ]);
+    assert.equal(await liveValue('shop-settings'), 'two');
+  });
 });

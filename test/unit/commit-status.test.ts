@@ -60,6 +60,16 @@ describe('commit status states', () => {
     assert.equal(commitStatusOf(event({ event: 'degraded' }), waits)?.state, 'failure');
   });
 
+  it('stays pending for a commit fetched while the track is pinned, saying why', () => {
+    const why = `fetched; not applied while the track is pinned at ${'d'.repeat(12)} (run "driftless unpin" to apply it)`;
+    assert.deepEqual(commitStatusOf(event({ result: 'pinned', message: why }), waits), {
+      sha: SHA,
+      state: 'pending',
+      description: why,
+    });
+    assert.equal(commitStatusOf(event(), waits)?.description, 'fetched; applying');
+  });
+
   it('applied is success only for a track that does not wait for health', () => {
     assert.equal(commitStatusOf(event({ event: 'applied' }), waits), undefined);
     assert.equal(commitStatusOf(event({ event: 'applied' }), { wait: false })?.state, 'success');

@@ -109,7 +109,7 @@ describe('write-back of an explicit key (`? a`), printed anew as a pair', () => 
 
 describe('a drift check that refused every write-back it found', () => {
   it('is recorded once while it refuses the same, and again when that changes', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'driftless-write-back-z-'));
+    const dir = await mkdtemp(join(tmpdir(), 'driftless-write-back-yaml-'));
     try {
       const store = new FsStore({ path: dir });
       const revision = '5'.repeat(40);
