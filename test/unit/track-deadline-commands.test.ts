@@ -120,7 +120,7 @@ describe("a track's timeout against a cluster that stops answering", () => {
   let answering: InMemoryCluster;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'driftless-deadline-z-'));
+    dir = await mkdtemp(join(tmpdir(), 'driftless-deadline-commands-'));
   });
 
   beforeEach(async () => {
