@@ -151,6 +151,14 @@ const resourcesFor = (fn: FunctionName, action: string) =>
     .filter((s) => s.Effect === 'Allow' && actions(s).includes(action))
     .flatMap((s) => [s.Resource].flat().map(text));
 const queueArn = (id: string) => text({ 'Fn::GetAtt': [id, 'Arn'] });
+/** Whether a resource pattern matches `value`, `*` standing for any run of characters (IAM). */
+const globMatches = (pattern: string, value: string) =>
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(value);
 
 /** The HTTP API routes of a template. */
 const routesOf = (of: Template): Record<string, Json>[] =>
@@ -510,6 +518,54 @@ describe('serverless package', () => {
         lambda(fn).Environment.Variables.DRIFTLESS_BUCKET,
         { Ref: 'ArtifactBucket' },
         fn,
+      );
+    }
+  });
+
+  it('refuses PutObjects into the bucket without the conditional headers the store sends: records need If-None-Match, state If-Match or If-None-Match', () => {
+    // Prepare
+    const statements = resource('ArtifactBucketPolicy').Properties.PolicyDocument
+      .Statement as (Statement & { Principal?: unknown })[];
+    const objects = (prefix: string) => text({ 'Fn::Sub': `\${ArtifactBucket.Arn}/${prefix}/*` });
+    /** The Deny statements naming exactly `<prefix>/*` of the bucket. */
+    const denying = (prefix: string) =>
+      statements.filter(
+        (s) => s.Effect === 'Deny' && [s.Resource].flat().map(text).includes(objects(prefix)),
+      );
+
+    // Assess: for every caller (a leaked key, a bug), and PutObject only: the condition keys
+    // exist on PutObject alone, so `Null` would hold on every read and deny it.
+    const expected: Record<string, Json> = {
+      artifacts: { Null: { 's3:if-none-match': 'true' } },
+      history: { Null: { 's3:if-none-match': 'true' } },
+      deliveries: { Null: { 's3:if-none-match': 'true' } },
+      // One Null block: denied only when both headers are absent (create, or update).
+      state: { Null: { 's3:if-none-match': 'true', 's3:if-match': 'true' } },
+    };
+    for (const [prefix, condition] of Object.entries(expected)) {
+      const found = denying(prefix);
+      assert.equal(found.length, 1, `one Deny statement names ${prefix}/*`);
+      assert.equal(found[0]!.Principal, '*', prefix);
+      assert.equal(found[0]!.Action, 's3:PutObject', prefix);
+      assert.deepEqual(found[0]!.Condition, condition, prefix);
+    }
+    // Published track lists (last write wins) and job bodies (named by their digest) are written
+    // without a condition: only the TLS rule may cover them.
+    for (const prefix of ['published', 'jobs']) {
+      const covering = statements.filter(
+        (s) =>
+          s.Effect === 'Deny' &&
+          [s.Resource]
+            .flat()
+            .map((r) => (r as { 'Fn::Sub'?: string })['Fn::Sub'])
+            .some(
+              (sub) => sub !== undefined && globMatches(sub, `\${ArtifactBucket.Arn}/${prefix}/x`),
+            ),
+      );
+      assert.deepEqual(
+        covering.map((s) => s.Condition),
+        [{ Bool: { 'aws:SecureTransport': 'false' } }],
+        prefix,
       );
     }
   });
