@@ -1,5 +1,5 @@
 /** `driftless diff`: what sync would change, by server-side dry-run; exit 1 when anything would. */
-import { actingAs } from '../sync/track-cluster.ts';
+import { actingAs, readWithinTimeout } from '../sync/track-cluster.ts';
 import {
   previewChanges,
   type PlannedAction,
@@ -13,7 +13,6 @@ import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import { loadRevisionBundle, targetRevision } from './load-revision.ts';
-import { readWithinTimeout } from './run-on-track.ts';
 import { findTrack } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
 import { colourDiff } from './unified-diff.ts';

@@ -1,17 +1,13 @@
 /**
  * One track's sync or rollback in the CLI: under a progress line, with the
- * local context's stores, and reported as failed when it cannot run at all;
- * and the reads of `diff` and `status --objects`, bounded by the track's
- * `timeout` as a sync is.
+ * local context's stores, and reported as failed when it cannot run at all.
  */
-import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
 import { messageOf } from '../errors.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { ApplyDeps } from '../sync/apply-revision.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import type { SyncResult } from '../sync/sync-result.ts';
-import { TrackDeadline, type TrackJob } from '../sync/track-cluster.ts';
 import { emptyTrackState, readTrackState } from '../sync/track-state.ts';
 import type { Output } from './output.ts';
 
@@ -67,29 +63,4 @@ async function failedToRun(
     state: await readTrackState(state, track.name).catch(() => emptyTrackState()),
     error: messageOf(error),
   };
-}
-
-/**
- * `read` of the track's cluster, its requests ending at its start plus the track's `timeout`
- * (track-cluster.ts TrackDeadline), as a sync's do: for a command that only reads (`diff`,
- * `status --objects`). Past the deadline it fails with the deadline's TrackTimeoutError, whatever
- * it got so far: the reads cut short would otherwise show as objects that could not be read or
- * would fail, which says nothing true about them.
- */
-export async function readWithinTimeout<T>(
-  track: Pick<Track, 'name' | 'timeout'>,
-  job: TrackJob,
-  cluster: KubernetesPort,
-  read: (cluster: KubernetesPort) => Promise<T>,
-): Promise<T> {
-  const deadline = new TrackDeadline(track, job, undefined);
-  try {
-    const result = await read(deadline.bound(cluster));
-    if (deadline.passed) throw deadline.error;
-    return result;
-  } catch (error) {
-    throw deadline.passed ? deadline.error : error;
-  } finally {
-    deadline.dispose();
-  }
 }

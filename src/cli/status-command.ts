@@ -4,7 +4,7 @@ import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
-import { readWithinTimeout } from './run-on-track.ts';
+import { readWithinTimeout } from '../sync/track-cluster.ts';
 import { findReadTrack } from './select-tracks.ts';
 import { formatObjectStatuses, formatStatusDetail, formatStatusSummary } from './status-view.ts';
 import { statusJson } from '../sync/status-json.ts';

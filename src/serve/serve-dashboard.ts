@@ -18,6 +18,7 @@ import { silentLogger, type Logger } from '../logger.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { observeObjects } from '../sync/object-statuses.ts';
+import { readWithinTimeout } from '../sync/track-cluster.ts';
 import type { TrackState } from '../sync/track-state.ts';
 import { QueueClosedError } from './track-queue.ts';
 
@@ -70,7 +71,12 @@ async function credentialsOf(
   return { users: users.filter((user) => user !== undefined), tokens };
 }
 
-/** The objects as the cluster has them now; the last drift check's when it cannot be read. */
+/**
+ * The objects as the cluster has them now; the last drift check's when it cannot be read. The
+ * reading ends within the track's `timeout`, as `status --objects` does: an API server that
+ * stops answering gets the page the stored objects and the timeout's error, not a request that
+ * waits a minute or more per read.
+ */
 async function liveObjects(
   ctx: LocalContext,
   track: Track,
@@ -78,12 +84,18 @@ async function liveObjects(
 ): Promise<ObservedObjects> {
   const observedAt = new Date().toISOString();
   try {
-    const objects = await observeObjects(track, {
-      cluster: await ctx.cluster(track),
-      artifacts: ctx.artifacts,
-      state: ctx.state,
-      ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
-    });
+    const objects = await readWithinTimeout(
+      track,
+      'dashboard read',
+      await ctx.cluster(track),
+      (cluster) =>
+        observeObjects(track, {
+          cluster,
+          artifacts: ctx.artifacts,
+          state: ctx.state,
+          ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
+        }),
+    );
     return { observedAt, source: 'live', objects };
   } catch (error) {
     return { ...storedObjects(state), error: `the cluster could not be read: ${messageOf(error)}` };
@@ -115,15 +127,25 @@ export async function serveDashboard(
         );
       }),
   };
-  // Everyone looking at a track shares one reading of the cluster for a few seconds.
-  const recent = new Map<string, { at: number; objects: Promise<ObservedObjects> }>();
+  // Everyone looking at a track shares one reading of the cluster, while it runs and for a few
+  // seconds after: the page's polls of a slow or hung cluster wait on the reading under way
+  // rather than each sending its own (`at` is when it ended; undefined while it runs).
+  const recent = new Map<string, { at: number | undefined; objects: Promise<ObservedObjects> }>();
   const objects = (track: Track, state: TrackState): Promise<ObservedObjects> => {
-    const now = Date.now();
     const cached = recent.get(track.name);
-    if (cached !== undefined && now - cached.at < LIVE_OBJECTS_TTL_MS) return cached.objects;
-    const reading = liveObjects(ctx, track, state);
-    recent.set(track.name, { at: now, objects: reading });
-    return reading;
+    if (
+      cached !== undefined &&
+      (cached.at === undefined || Date.now() - cached.at < LIVE_OBJECTS_TTL_MS)
+    ) {
+      return cached.objects;
+    }
+    const entry: { at: number | undefined; objects: Promise<ObservedObjects> } = {
+      at: undefined,
+      // liveObjects never rejects: a failed reading is the stored objects with its error.
+      objects: liveObjects(ctx, track, state).finally(() => (entry.at = Date.now())),
+    };
+    recent.set(track.name, entry);
+    return entry.objects;
   };
   return (request) =>
     handleDashboard(

@@ -5,8 +5,8 @@
  * valid ones as tracks, collects the objects of a deleted GitTrack by its
  * deletion policy before releasing it (as Faros does), and writes each
  * GitTrack's `.status`. Its cluster requests are held to a track's timeout,
- * as a sync's are (track-cluster.ts TrackDeadline); so is the `.status` write
- * after a job of a track read from a GitTrack.
+ * as a sync's are (track-cluster.ts TrackDeadline); the `.status` write after
+ * a job of a track read from a GitTrack to a shorter bound of its own.
  */
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { KubernetesApiError } from '../cluster/errors.ts';
@@ -315,10 +315,21 @@ function failedStatus(
 }
 
 /**
+ * How long the `.status` write after a job may take: the track's `timeout`, but at most 10 s. It
+ * is one small PATCH (a GET and a second PATCH when the CRD has no status subresource), answered
+ * in well under a second by an API server that answers at all, and best effort: the next
+ * discovery of the source writes it again. A full `timeout` of its own would let a cluster that
+ * stopped answering, and so already held the job for that long, hold the track's queue (and every
+ * job queued behind it) for as long once more. Never longer than the track's own `timeout`, the
+ * most a whole job of the track may take. (Its error, which names the track's timeout, is not
+ * shown: the job's outcome stands without it.)
+ */
+export const JOB_STATUS_WRITE_TIMEOUT_MS = 10_000;
+
+/**
  * After a job of a track read from a GitTrack: the track's state to the GitTrack's `.status`, as
- * Faros would, its requests ending within the track's `timeout` counted from here (the job's own
- * ended with the job), so a cluster that stopped answering holds the job's queue once more for
- * that long at most, not a minute more per request.
+ * Faros would, its requests ending within {@link JOB_STATUS_WRITE_TIMEOUT_MS} (or the track's
+ * shorter `timeout`) counted from here, not a minute more per request.
  */
 export async function writeJobStatus(
   track: Pick<Track, 'name' | 'timeout'>,
@@ -326,7 +337,11 @@ export async function writeJobStatus(
   cluster: KubernetesPort,
   state: TrackState,
 ): Promise<void> {
-  const deadline = new TrackDeadline(track, 'GitTrack status write', undefined);
+  const deadline = new TrackDeadline(
+    { name: track.name, timeout: Math.min(track.timeout, JOB_STATUS_WRITE_TIMEOUT_MS) },
+    'GitTrack status write',
+    undefined,
+  );
   try {
     await writeGitTrackStatus(deadline.bound(cluster), gitTrack, statusOf(state));
   } finally {

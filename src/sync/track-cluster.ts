@@ -60,7 +60,8 @@ export type TrackJob =
   | 'diff'
   | 'status check'
   | 'discovery'
-  | 'GitTrack status write';
+  | 'GitTrack status write'
+  | 'dashboard read';
 
 /**
  * The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days): Node fires a longer one
@@ -152,5 +153,30 @@ export class TrackDeadline {
   dispose(): void {
     clearTimeout(this.timer);
     this.interrupt?.removeEventListener('abort', this.onInterrupt);
+  }
+}
+
+/**
+ * `read` of the track's cluster, its requests ending at its start plus the track's `timeout`
+ * ({@link TrackDeadline}), as a sync's do: for what only reads (`diff`, `status --objects`, the
+ * objects on `serve`'s dashboard). Past the deadline it fails with the deadline's
+ * TrackTimeoutError, whatever it got so far: the reads cut short would otherwise show as objects
+ * that could not be read or would fail, which says nothing true about them.
+ */
+export async function readWithinTimeout<T>(
+  track: Pick<Track, 'name' | 'timeout'>,
+  job: TrackJob,
+  cluster: KubernetesPort,
+  read: (cluster: KubernetesPort) => Promise<T>,
+): Promise<T> {
+  const deadline = new TrackDeadline(track, job, undefined);
+  try {
+    const result = await read(deadline.bound(cluster));
+    if (deadline.passed) throw deadline.error;
+    return result;
+  } catch (error) {
+    throw deadline.passed ? deadline.error : error;
+  } finally {
+    deadline.dispose();
   }
 }

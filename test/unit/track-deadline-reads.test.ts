@@ -1,0 +1,319 @@
+/**
+ * Two more reads of a track's cluster held to a bound (track-deadline-commands.test.ts has the
+ * commands): the objects on `driftless serve`'s dashboard, within the track's `timeout`, and the
+ * GitTrack `.status` written after a job, within a short bound of its own. A cluster port that
+ * never answers the calls a test picks stands in for a hung API server (each request's own 60 s
+ * idle timeout never ends them here: only the bound can). The real fs store, serve's HTTP server
+ * and use-cases; a Git source and the in-memory cluster fake for what answers.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, beforeEach, describe, it, mock } from 'node:test';
+import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { Track } from '../../src/config/types.ts';
+import type { ObservedObjects, TrackDetail } from '../../src/dashboard/types.ts';
+import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { JOB_STATUS_WRITE_TIMEOUT_MS } from '../../src/sync/discover-git-tracks.ts';
+import { executeApplyJob } from '../../src/sync/execute-job.ts';
+import type { LocalContext } from '../../src/sync/local-context.ts';
+import type { ObservedObject } from '../../src/sync/observed-object.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
+import { updateTrackState } from '../../src/sync/track-state.ts';
+import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+
+const REVISION = '1'.repeat(40);
+const TOKEN = 'dashboard-token-never-logged';
+
+const configMap = (name: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "v"\n`;
+
+/** A Git source whose head is REVISION, holding `names` as ConfigMaps. */
+function gitAt(names: readonly string[]): GitSource {
+  return {
+    resolve: async () => ({ revision: REVISION, ref: 'refs/heads/main' }),
+    readFiles: async () =>
+      names.map((name) => ({
+        path: `${name}.yaml`,
+        content: new TextEncoder().encode(configMap(name)),
+      })),
+  };
+}
+
+/** A port that leaves the calls `hangs` picks unanswered; how many, and a wait for the first. */
+type HangingPort = KubernetesPort & {
+  readonly hung: () => number;
+  readonly firstHang: Promise<void>;
+};
+
+/**
+ * `cluster`, except that the calls `hangs` picks (by method, and subresource for an apply) are
+ * never answered, as by an API server that takes requests and answers none. No signal reaches
+ * them (no withSignal): only the caller's giving up ends the wait.
+ */
+function hangingOn(
+  cluster: InMemoryCluster,
+  hangs: (method: string, subresource?: string) => boolean,
+): HangingPort {
+  let hung = 0;
+  let hangStarted: () => void = () => undefined;
+  const firstHang = new Promise<void>((resolve) => (hangStarted = resolve));
+  const answer = <T>(hang: boolean, work: () => Promise<T>): Promise<T> => {
+    if (!hang) return work();
+    hung++;
+    hangStarted();
+    return new Promise<T>(() => undefined);
+  };
+  return {
+    hung: () => hung,
+    firstHang,
+    discover: () => answer(hangs('discover'), () => cluster.discover()),
+    serverVersion: () => answer(hangs('serverVersion'), () => cluster.serverVersion()),
+    apply: (object, options) =>
+      answer(hangs('apply', options.subresource), () => cluster.apply(object, options)),
+    get: (ref) => answer(hangs('get'), () => cluster.get(ref)),
+    list: (query) => answer(hangs('list'), () => cluster.list(query)),
+    delete: (ref) => answer(hangs('delete'), () => cluster.delete(ref)),
+  };
+}
+
+/** Whether `promise` has settled, once what is ready to run has run. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("serve's dashboard against a cluster that stops answering", () => {
+  let dir: string;
+  let store: FsStore;
+  let serve: RunningServe | undefined;
+  let answering: InMemoryCluster;
+  /** As the last drift check recorded it. */
+  const stored: ObservedObject = {
+    subject: 'ConfigMap/apps/a',
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    sync: 'InSync',
+    health: 'Healthy',
+    message: '',
+  };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-deadline-reads-'));
+  });
+
+  beforeEach(async () => {
+    store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
+    answering = new InMemoryCluster();
+  });
+
+  afterEach(async () => {
+    await serve?.close();
+    serve = undefined;
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * Serve with the track `web` (its `timeout` as given) applied to the answering cluster, a
+   * stored observation of it, and `cluster` as its cluster from now on.
+   */
+  async function serving(timeout: string, cluster: KubernetesPort): Promise<RunningServe> {
+    const config = parseConfig(
+      `dashboard: {tokens: [env:DASH_TOKEN]}\ntracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps, timeout: ${timeout}}]`,
+      'driftless.yaml',
+    );
+    const track = config.tracks[0]!;
+    const deps = { cluster: answering, source: gitAt(['a']), artifacts: store, state: store };
+    const result = await syncTrack(track, { trigger: 'manual' }, deps);
+    assert.equal(result.result, 'applied', result.error);
+    await updateTrackState(store, 'web', (state) => {
+      state.observed = { at: '2026-11-28T12:00:00.000Z', objects: [stored] };
+    });
+    const ctx: LocalContext = {
+      config,
+      artifacts: store,
+      state: store,
+      source: async () => gitAt(['a']),
+      cluster: async () => cluster,
+      close: () => undefined,
+    };
+    serve = await startServe(ctx, {
+      port: 0,
+      host: '127.0.0.1',
+      env: { DASH_TOKEN: TOKEN },
+      runAtStart: false,
+    });
+    return serve;
+  }
+
+  /** GET /api/tracks/web: its status, its objects, and how long it took. */
+  async function trackPage(running: RunningServe) {
+    const started = Date.now();
+    // A bound of the test's own: without the fix the answer never comes.
+    const response = await fetch(`${running.url}/api/tracks/web`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: AbortSignal.timeout(12_000),
+    });
+    const body = (await response.json()) as TrackDetail;
+    return {
+      status: response.status,
+      objects: body.objects,
+      seconds: (Date.now() - started) / 1000,
+    };
+  }
+
+  it(
+    "answers the track's page at the track's timeout with the stored objects and why",
+    { timeout: 20_000 },
+    async () => {
+      // Prepare: discovery answers; reading the objects gets no answer.
+      const cluster = hangingOn(answering, (method) => method === 'get' || method === 'list');
+      const running = await serving('2s', cluster);
+
+      // Act
+      const page = await trackPage(running);
+
+      // Assess: not a hang; the page as a failed live reading answers it, naming track and timeout
+      assert.ok(page.seconds >= 1.9 && page.seconds < 10, `took ${page.seconds} s`);
+      assert.ok(cluster.hung() > 0);
+      assert.equal(page.status, 200);
+      assert.deepEqual(page.objects, {
+        observedAt: '2026-11-28T12:00:00.000Z',
+        source: 'stored',
+        objects: [stored],
+        error:
+          'the cluster could not be read: track "web": the dashboard read did not finish within the track\'s timeout (2000 ms)',
+      } satisfies ObservedObjects);
+    },
+  );
+
+  it(
+    'has a poll that comes while a reading still waits share it rather than send its own',
+    { timeout: 20_000 },
+    async () => {
+      // Prepare: a 4 s timeout; the second poll comes after the 3 s a finished reading is kept.
+      const cluster = hangingOn(answering, (method) => method === 'get' || method === 'list');
+      const running = await serving('4s', cluster);
+      const first = trackPage(running);
+      await cluster.firstHang;
+      const hungByOne = cluster.hung();
+      await sleep(3_200);
+
+      // Act
+      const second = await trackPage(running);
+      await first;
+
+      // Assess: answered when the first reading gave up, and nothing more was sent to the cluster
+      assert.ok(second.seconds < 2, `the second poll took ${second.seconds} s`);
+      assert.equal(cluster.hung(), hungByOne);
+      assert.match(second.objects.error ?? '', /the dashboard read did not finish/);
+    },
+  );
+});
+
+describe('the GitTrack .status write after a job against a cluster that stops answering', () => {
+  let dir: string;
+  let store: FsStore;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-status-write-'));
+  });
+
+  beforeEach(async () => {
+    store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
+  });
+
+  afterEach(() => {
+    mock.timers.reset();
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** `web`, read from a GitTrack, with the `timeout` given, applied to `answering`. */
+  async function syncedFromGitTrack(timeout: string, answering: InMemoryCluster): Promise<Track> {
+    const config = parseConfig(
+      `tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps, timeout: ${timeout}}]`,
+      'driftless.yaml',
+    );
+    const track: Track = {
+      ...config.tracks[0]!,
+      origin: { source: 'cluster-default', gitTrack: { namespace: 'apps', name: 'web' } },
+    };
+    const deps = { cluster: answering, source: gitAt(['a']), artifacts: store, state: store };
+    const result = await syncTrack(track, { trigger: 'manual' }, deps);
+    assert.equal(result.result, 'applied', result.error);
+    return track;
+  }
+
+  /** A sync job of `track` whose `.status` write is never answered; its job promise and port. */
+  function syncJob(track: Track, answering: InMemoryCluster) {
+    const cluster = hangingOn(answering, (method, subresource) => subresource === 'status');
+    const job = executeApplyJob(
+      track,
+      {
+        type: 'sync',
+        track: 'web',
+        revision: REVISION,
+        resolvedAt: new Date().toISOString(),
+        trigger: 'manual',
+      },
+      {
+        tracks: [track],
+        artifacts: store,
+        state: store,
+        queue: { enqueue: async () => undefined },
+        cluster: async () => cluster,
+      },
+    );
+    return { job, cluster };
+  }
+
+  for (const [timeout, bound] of [
+    ['2m', JOB_STATUS_WRITE_TIMEOUT_MS],
+    ['3s', 3_000],
+  ] as const) {
+    it(
+      `gives up the write after ${bound} ms with a track timeout of ${timeout}, the job's outcome standing`,
+      { timeout: 20_000 },
+      async () => {
+        // Prepare: the job's sync is answered, the status write after it is not. The timers are
+        // the test's from here: the sync's own deadline never fires, the write's is moved by hand.
+        const answering = new InMemoryCluster();
+        const track = await syncedFromGitTrack(timeout, answering);
+        mock.timers.enable({ apis: ['setTimeout'] });
+        const { job, cluster } = syncJob(track, answering);
+
+        // Act
+        await cluster.firstHang;
+        mock.timers.tick(bound - 1);
+        const before = await settled(job);
+        mock.timers.tick(1);
+        const atBound = await settled(job);
+
+        // Assess: not a moment before the bound, and then at once
+        assert.equal(before, false);
+        assert.equal(atBound, true, `the job still waited on the write after ${bound} ms`);
+        const done = await job;
+        assert.equal(done.type, 'sync');
+        assert.equal(done.type === 'sync' && done.result.result, 'unchanged');
+        assert.equal(cluster.hung(), 1);
+      },
+    );
+  }
+});
