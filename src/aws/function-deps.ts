@@ -252,7 +252,9 @@ export async function dashboardDeps(
     queue,
     objects: async (_track, state) => storedObjects(state),
     readAccess: config.dashboard?.readAccess ?? 'authenticated',
-    signIn: ['gateway'],
+    // Under IAM a SigV4 signing proxy in front of the browser signs in, with no form on the page;
+    // under JWT the page's token form does (web/session.ts). IAM is the default authorizer.
+    signIn: [config.dashboard?.authorizer.type === 'jwt' ? 'gateway' : 'sigv4'],
     assets: webAssets,
   };
 }

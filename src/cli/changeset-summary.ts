@@ -45,13 +45,24 @@ export function formatCounts(changeset: readonly ChangeSetEntry[], colours: Pale
   return counts.length === 0 ? objects : `${objects}: ${counts.join(', ')}`;
 }
 
+/**
+ * An entry's error for a line or row that shows its subject already: the error starts with the
+ * subject (ChangeSetEntry), which would be said twice. Undefined when the entry has no error.
+ */
+export function errorBesideSubject(
+  entry: Pick<ChangeSetEntry, 'subject' | 'error'>,
+): string | undefined {
+  const prefix = `${entry.subject}: `;
+  return entry.error?.startsWith(prefix) ? entry.error.slice(prefix.length) : entry.error;
+}
+
 /** The SUBJECT / ACTION / ERROR table (skip reasons in the last column too), then the counts. */
 export function formatChangeset(changeset: readonly ChangeSetEntry[], colours: Palette): string {
   if (changeset.length === 0) return formatCounts(changeset, colours);
   const rows = changeset.map((entry) => [
     entry.subject,
     colourAction(entry.action, colours),
-    entry.error ?? entry.reason ?? '',
+    errorBesideSubject(entry) ?? entry.reason ?? '',
   ]);
   return `${formatTable(['SUBJECT', 'ACTION', 'ERROR'], rows)}\n${formatCounts(changeset, colours)}`;
 }

@@ -14,6 +14,7 @@ import {
 } from '../sync/lifecycle.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { describeBusy, LEASE_ID_LENGTH, readTrackState } from '../sync/track-state.ts';
+import { errorBesideSubject } from './changeset-summary.ts';
 import type { CommandHandler } from './command-handler.ts';
 import { EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import { findTrack } from './select-tracks.ts';
@@ -93,8 +94,9 @@ export const deleteCommand: CommandHandler = async (ctx, line, output, signal) =
     output.json(result);
   } else {
     for (const entry of result.changeset) {
+      const error = errorBesideSubject(entry);
       output.print(
-        `  ${entry.action.padEnd(9)} ${entry.subject}${entry.reason ? ` (${entry.reason})` : ''}${entry.error ? `: ${entry.error}` : ''}`,
+        `  ${entry.action.padEnd(9)} ${entry.subject}${entry.reason ? ` (${entry.reason})` : ''}${error ? `: ${error}` : ''}`,
       );
     }
     if (result.note) output.print(`  ${result.note}`);

@@ -1,7 +1,8 @@
 /**
  * Commit statuses `driftless/<track>` on the track's Git host (DESIGN.md
  * "Notifications and metrics"): `pending` when a revision is fetched (and
- * while the track is pinned at another one, saying so), `success` once it
+ * when it is not applied, the track pinned at another one or a newer commit
+ * applied instead, saying so), `success` once it
  * is applied and healthy (applied, for a track that does not wait for
  * health), `failure` with the first error otherwise. Each host
  * has its own API; this module only builds the request, deliver.ts sends it.
@@ -26,6 +27,9 @@ export interface HttpRequest {
   readonly body: string;
 }
 
+/** The results of a `fetched` event whose revision is not applied (job-events.ts). */
+const NOT_APPLIED: ReadonlySet<string> = new Set(['pinned', 'superseded']);
+
 /** GitHub's limit on a status description; the others allow more. */
 const MAX_DESCRIPTION = 140;
 const FULL_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -45,8 +49,9 @@ export function commitStatusOf(
   });
   switch (event.event) {
     case 'fetched':
-      // Result `pinned`: fetched, but the track's pin keeps it from being applied (job-events.ts).
-      return status('pending', event.result === 'pinned' ? event.message : 'fetched; applying');
+      // Result `pinned` or `superseded`: fetched, but the track's pin or a newer commit keeps it
+      // from being applied (job-events.ts); the message says which.
+      return status('pending', NOT_APPLIED.has(event.result) ? event.message : 'fetched; applying');
     case 'healthy':
       return status('success', 'applied and healthy');
     case 'applied':

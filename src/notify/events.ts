@@ -10,8 +10,9 @@ export interface NotificationEvent {
   /** The commit concerned, or null (a fetch that could not resolve one). */
   readonly revision: string | null;
   /**
-   * The job's result word (`applied`, `failed`, `corrected`, ...); `pinned` on a `fetched` event
-   * of a revision not applied because the track is pinned at another one.
+   * The job's result word (`applied`, `failed`, `corrected`, ...); on a `fetched` event of a
+   * revision that was not applied, `pinned` (the track is pinned at another one) or `superseded`
+   * (a newer commit is applied instead).
    */
   readonly result: string;
   /** One line for people; the first error when something failed. */

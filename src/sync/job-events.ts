@@ -87,6 +87,13 @@ function newsOf(done: JobResult): JobNews {
         return tells(event('failed', result, revision, error ?? 'sync failed'));
       // Nothing applied: the health in its state is the pinned revision's, told by its rollback.
       if (result === 'pinned') return tells(...notApplied(revision, state.pinned));
+      // Nothing applied either: the health in its state is another revision's. A chart to render
+      // again for the cluster (`rerender`) is no other revision: the fetch it asks for goes on.
+      if (result === 'superseded') {
+        return done.result.rerender === true
+          ? tells()
+          : tells(...supersededBy(revision, state.desiredRevision));
+      }
       const out: Draft[] = [];
       // `unchanged` is applied too: the revision's objects are all in the cluster, it only
       // changed none of them (a README-only commit, the commit a write-back pushed). Told when
@@ -169,6 +176,27 @@ function notApplied(revision: string | null, pinned: string | null): Draft[] {
   const message = `fetched; not applied while the track is pinned at ${shortRevision(pinned)} (run "driftless unpin" to apply it)`;
   return [
     { event: 'fetched', result: 'pinned', revision, message, subjects: [], transition: 'fetch' },
+  ];
+}
+
+/**
+ * The `fetched` event of a revision a newer one superseded before it was applied (result
+ * `superseded`; newest wins, apply-revision.ts): its commit status stays `pending`, saying so,
+ * rather than "applying" forever. `desired` is the newer revision, the one the track's state
+ * wants now. None when it is the same commit (another render of it is applied).
+ */
+function supersededBy(revision: string | null, desired: string | null): Draft[] {
+  if (revision === null || desired === null || commitOf(desired) === commitOf(revision)) return [];
+  const message = `fetched; not applied: superseded by newer commit ${shortRevision(commitOf(desired))}, which is applied instead`;
+  return [
+    {
+      event: 'fetched',
+      result: 'superseded',
+      revision,
+      message,
+      subjects: [],
+      transition: 'fetch',
+    },
   ];
 }
 

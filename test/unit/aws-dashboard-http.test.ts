@@ -20,6 +20,7 @@ import {
   principalName,
 } from '../../src/aws/dashboard-http.ts';
 import type { HttpApiEvent } from '../../src/aws/lambda-events.ts';
+import { dashboardDeps } from '../../src/aws/function-deps.ts';
 import { SqsJobQueue } from '../../src/aws/sqs-job-queue.ts';
 import type { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { parseConfig } from '../../src/config/parse-config.ts';
@@ -473,5 +474,52 @@ tracks:
     assert.doesNotMatch(result.body, /internal-bucket/);
     assert.deepEqual(JSON.parse(result.body), { error: 'internal error; see the function log' });
     assert.equal(logged.length, 1);
+  });
+});
+
+describe('the dashboard function’s ports', () => {
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-dashboard-deps-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  /** The session the deployed function answers a signed-in user with, under `dashboard`. */
+  async function sessionUnder(name: string, dashboard: string, authorizer: object) {
+    const file = join(dir, `${name}.yaml`);
+    await writeFile(
+      file,
+      `store: {type: fs, path: ${JSON.stringify(join(dir, 'store'))}}\n${dashboard}tracks:\n  - name: web\n    repository: https://git.example.com/web.git\n`,
+    );
+    const handler = createDashboardHandler(
+      () => dashboardDeps(() => ({ enqueue: async () => undefined }), { DRIFTLESS_CONFIG: file }),
+      silentLogger,
+    );
+    const result = await handler(
+      event({ rawPath: '/api/session', requestContext: { authorizer } }),
+    );
+    assert.equal(result.statusCode, 200, result.body);
+    return JSON.parse(result.body) as { user: string; signIn: string[] };
+  }
+
+  it('says a SigV4 signing proxy signs in under IAM, the default, and the gateway’s token under JWT', async () => {
+    // Act
+    const iam = await sessionUnder('iam', '', IAM_ALICE);
+    const iamOpen = await sessionUnder(
+      'iam-open',
+      'dashboard: {readAccess: open, authorizer: {type: iam}}\n',
+      IAM_ALICE,
+    );
+    const jwt = await sessionUnder(
+      'jwt',
+      'dashboard:\n  authorizer: {type: jwt, issuer: https://login.example.com, audience: [driftless]}\n',
+      { jwt: { claims: { sub: '5f3c', email: 'alice@example.com' } } },
+    );
+
+    // Assess
+    assert.deepEqual([iam.user, iam.signIn], ['Ops/alice', ['sigv4']]);
+    assert.deepEqual([iamOpen.user, iamOpen.signIn], ['Ops/alice', ['sigv4']]);
+    assert.deepEqual([jwt.user, jwt.signIn], ['alice@example.com', ['gateway']]);
   });
 });

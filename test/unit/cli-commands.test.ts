@@ -316,6 +316,24 @@ describe('driftless commands over fake ports', () => {
       );
     });
 
+    it('names each object a delete could not delete once, before its error', async () => {
+      // Prepare: "infra" synced; then its Deployments may not be read.
+      await driftless('sync', '--track', 'infra');
+      cluster.failingKinds.add('Deployment');
+
+      // Act
+      const text = await driftless('delete', '--track', 'infra');
+
+      // Assess
+      assert.equal(text.code, 3, text.stderr);
+      const lines = text.stdout.split('\n');
+      assert.deepEqual(lines.slice(0, 2), [
+        '  deleted   ConfigMap/apps/settings',
+        '  failed    Deployment/apps/web: Deployment: forbidden',
+      ]);
+      assert.match(lines[2] ?? '', /^infra: not deleted: /);
+    });
+
     it('records nothing and changes no condition when suspend, resume or unpin find the track as asked', async () => {
       // Prepare
       await driftless('sync', '--track', 'infra');

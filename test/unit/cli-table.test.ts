@@ -72,12 +72,37 @@ describe('formatChangeset', () => {
         'Deployment/apps/web  configured',
         'ConfigMap/apps/a     unchanged',
         'ConfigMap/apps/b     created',
-        'Job/apps/migrate     failed      Job/apps/migrate: denied',
+        'Job/apps/migrate     failed      denied',
         'ConfigMap/apps/c     skipped     update strategy "never"',
         'ConfigMap/apps/d     unchanged',
         '6 objects: 1 created, 1 configured, 2 unchanged, 1 skipped, 1 failed',
       ].join('\n'),
     );
+  });
+
+  it('names a failed object once: in its row, not again before its error', () => {
+    // Prepare: an error starts with its subject (ChangeSetEntry); one may be about another object.
+    const changeset = [
+      {
+        subject: 'ConfigMap/apps/c',
+        action: 'failed' as const,
+        error: 'ConfigMap/apps/c: admission webhook denied the request',
+      },
+      {
+        subject: 'Deployment/apps/web',
+        action: 'failed' as const,
+        error: 'CustomResourceDefinition/widgets.example.com: not established',
+      },
+    ];
+
+    // Act
+    const text = formatChangeset(changeset, palette(false));
+
+    // Assess
+    assert.deepEqual(text.split('\n').slice(1, 3), [
+      'ConfigMap/apps/c     failed  admission webhook denied the request',
+      'Deployment/apps/web  failed  CustomResourceDefinition/widgets.example.com: not established',
+    ]);
   });
 
   it('says so when nothing was in the changeset', () => {
