@@ -30,15 +30,22 @@ export interface WriteBackChanges {
   readonly refused: { readonly subject: string; readonly error: string }[];
 }
 
+/** A Secret changed in the cluster: as Git has it, as the cluster has it, and the fields changed. */
+export interface ChangedSecret {
+  readonly object: RenderedObject;
+  readonly live: KubeObject;
+  readonly paths: readonly string[];
+}
+
 /**
- * A Secret's change as a whole file encrypted anew (sync/reencrypt-secret.ts,
- * where the decryption keys are); it throws when that cannot be done.
+ * The changes of Secrets as their files encrypted anew (sync/reencrypt-secret.ts, where the
+ * decryption keys are), all at once: Secrets of one file go into one encryption of it. A
+ * Secret that cannot be written so is refused with the reason; a throw refuses them all.
  */
-export type SecretChange = (
-  object: RenderedObject,
-  live: KubeObject,
-  paths: readonly string[],
-) => Promise<WriteBackChange>;
+export type SecretChanges = (secrets: readonly ChangedSecret[]) => Promise<{
+  readonly changes: readonly WriteBackChange[];
+  readonly refused: readonly { readonly subject: string; readonly reason: string }[];
+}>;
 
 /**
  * Why `object` has no document of its own in Git to write its changes to, or
@@ -61,10 +68,12 @@ export async function writeBackChanges(
   cluster: KubernetesPort,
   drifted: readonly DriftedObject[],
   objects: readonly RenderedObject[],
-  secretChange?: SecretChange,
+  secretChanges?: SecretChanges,
 ): Promise<WriteBackChanges> {
   const changes: WriteBackChange[] = [];
   const refused: { subject: string; error: string }[] = [];
+  // Encrypted again after the loop, together: a file may hold several of them.
+  const secrets: ChangedSecret[] = [];
   for (const entry of drifted) {
     const object = objects.find((candidate) => candidate.subject === entry.subject);
     if (object === undefined) continue;
@@ -83,19 +92,12 @@ export async function writeBackChanges(
       ...new Set(entry.patch.map((op) => op.path.replace(/\/(?:\d+|-)(?:\/.*)?$/, ''))),
     ].filter((path) => path !== '' && !NOT_WRITTEN.some((rule) => rule.test(path)));
     if (object.kind === 'Secret') {
-      const plain = `${entry.subject}: Secrets are never written back to Git in plain text`;
-      if (secretChange === undefined) {
+      if (secretChanges === undefined) {
         refused.push({
           subject: entry.subject,
-          error: `${plain}; keep it SOPS-encrypted in Git (with the track's decryption) or give it a syncTo: kubernetes rule`,
+          error: `${notInPlainText(entry.subject)}; keep it SOPS-encrypted in Git (with the track's decryption) or give it a syncTo: kubernetes rule`,
         });
-        continue;
-      }
-      try {
-        changes.push(await secretChange(object, live, paths));
-      } catch (error) {
-        refused.push({ subject: entry.subject, error: `${plain}: ${messageOf(error)}` });
-      }
+      } else secrets.push({ object, live, paths });
       continue;
     }
     const fields = paths.map((path) => {
@@ -111,5 +113,25 @@ export async function writeBackChanges(
     if (fields.length === 0) continue;
     changes.push({ ...changeOf(object), fields });
   }
+  if (secrets.length > 0 && secretChanges !== undefined) {
+    try {
+      const made = await secretChanges(secrets);
+      changes.push(...made.changes);
+      for (const { subject, reason } of made.refused) {
+        refused.push({ subject, error: `${notInPlainText(subject)}: ${reason}` });
+      }
+    } catch (error) {
+      for (const { object } of secrets) {
+        refused.push({
+          subject: object.subject,
+          error: `${notInPlainText(object.subject)}: ${messageOf(error)}`,
+        });
+      }
+    }
+  }
   return { changes, refused };
+}
+
+function notInPlainText(subject: string): string {
+  return `${subject}: Secrets are never written back to Git in plain text`;
 }

@@ -24,7 +24,9 @@ export interface WriteBackChange {
   /**
    * The whole file again (a SOPS-encrypted Secret, encrypted anew in the
    * apply step), replacing `base`, the file as the compared revision had
-   * it; `fields` is then empty. Ciphertext only: never a plaintext.
+   * it; `fields` is then empty. Ciphertext only: never a plaintext. The
+   * Secrets of one file changed together each carry the same file, holding
+   * all their values (one encryption).
    */
   readonly replace?: { readonly content: string; readonly base: string };
   /**

@@ -73,21 +73,8 @@ export function editManifests(
   }
 
   for (const [file, fileChanges] of byFile) {
-    const replaced = fileChanges.find((change) => change.replace !== undefined);
-    if (replaced?.replace !== undefined) {
-      // An encrypted file is replaced whole, and only if Git still has it as it was compared.
-      const current = read(file);
-      if (current === replaced.replace.content) written.push(replaced.subject);
-      else if (current === replaced.replace.base) {
-        files.set(file, replaced.replace.content);
-        written.push(replaced.subject);
-      } else {
-        conflicts.push({
-          subject: replaced.subject,
-          path: '',
-          message: `Git changed ${file} since the revision compared with: Git wins`,
-        });
-      }
+    if (fileChanges.some((change) => change.replace !== undefined)) {
+      replaceFile(file, read(file), fileChanges, { files, written, conflicts, refused });
       continue;
     }
     const adds = fileChanges.filter((change) => change.add !== undefined);
@@ -139,6 +126,44 @@ export function editManifests(
     if (edited.size > 0) files.set(file, spliced(file, text, documents, edited));
   }
   return { files, written, conflicts, refused };
+}
+
+/**
+ * Replaces `file` whole (a SOPS-encrypted file encrypted again), and only if Git still has it
+ * as it was compared. The Secrets of one file come encrypted together, each change carrying
+ * the same file; a change that does not (a field edit, a file encrypted for another Secret
+ * alone) is refused naming the file, never dropped.
+ */
+function replaceFile(
+  file: string,
+  current: string | undefined,
+  changes: readonly WriteBackChange[],
+  into: Pick<ManifestEdits, 'files' | 'written' | 'conflicts' | 'refused'>,
+): void {
+  const first = changes.find((change) => change.replace !== undefined)!;
+  const { content, base } = first.replace!;
+  const together = changes.filter(
+    (change) => change.replace?.content === content && change.replace.base === base,
+  );
+  for (const change of changes) {
+    if (together.includes(change)) continue;
+    into.refused.push({
+      subject: change.subject,
+      error: `${file} is written whole, encrypted again with the change of ${first.subject}, which does not hold the change of ${change.subject}: not written back`,
+    });
+  }
+  if (current === base) into.files.set(file, content);
+  else if (current !== content) {
+    for (const change of together) {
+      into.conflicts.push({
+        subject: change.subject,
+        path: '',
+        message: `Git changed ${file} since the revision compared with: Git wins`,
+      });
+    }
+    return;
+  }
+  into.written.push(...together.map((change) => change.subject));
 }
 
 /** Whether `file` is a local chart's template (`{{ ... }}`): Helm renders the object from it. */

@@ -12,9 +12,8 @@ import type { DriftJob } from './jobs.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
-import { writeBackChanges, type SecretChange } from '../drift/write-back-changes.ts';
+import { writeBackChanges, type SecretChanges } from '../drift/write-back-changes.ts';
 import { parseBundle } from '../render/parse-bundle.ts';
-import type { EncryptedSource } from '../render/types.ts';
 import { objectsNotInGit } from '../drift/objects-not-in-git.ts';
 import type { ResourceCatalog } from '../cluster/discovery.ts';
 import type { RenderedObject } from '../render/types.ts';
@@ -129,18 +128,18 @@ async function checkDrift(
     // created from Git when missing).
     const toCorrect = { ...report, drifted: report.drifted.filter((d) => !toGit.has(d.subject)) };
     // A Secret is written back only encrypted again, here where the decryption keys are.
-    let sources: readonly EncryptedSource[] | undefined;
     const made: Record<string, ReencryptedFile> = {};
-    const secretChange: SecretChange = async (object, live, paths) => {
-      sources ??=
+    const secretChanges: SecretChanges = async (secrets) => {
+      const sources =
         parseBundle(await deps.artifacts.get(track.name, revision)).encryptedSources ?? [];
       // Loaded for a Secret written back only: it brings the SOPS runner.
-      const { reencryptedSecret, reencryptedFileOf } = await import('./reencrypt-secret.ts');
-      const earlier = before.reencrypted?.[object.subject];
-      const change = await reencryptedSecret(track, object, live, paths, sources, deps, earlier);
-      const kept = reencryptedFileOf(change);
-      if (kept !== undefined) made[object.subject] = kept;
-      return change;
+      const { reencryptedSecrets, reencryptedFileOf } = await import('./reencrypt-secret.ts');
+      const encrypted = await reencryptedSecrets(track, secrets, sources, deps, before.reencrypted);
+      for (const change of encrypted.changes) {
+        const kept = reencryptedFileOf(change);
+        if (kept !== undefined) made[change.subject] = kept;
+      }
+      return encrypted;
     };
     const toWrite = job.detectOnly
       ? { changes: [], refused: [] }
@@ -148,7 +147,7 @@ async function checkDrift(
           deps.cluster,
           report.drifted.filter((d) => toGit.has(d.subject)),
           selected,
-          secretChange,
+          secretChanges,
         );
     if (!job.detectOnly) reencrypted = made;
     const added =

@@ -4,26 +4,29 @@
  * the one holding the track's decryption keys — decrypts the file from the
  * stored artifact, puts the cluster's values in, and encrypts it again for
  * the same recipients (the file's own `sops` metadata), so only ciphertext
- * leaves it, in the write-back job. Anything else is refused.
+ * leaves it, in the write-back job. Anything else is refused. The Secrets of
+ * one file changed together go into one encryption of it, each Secret's
+ * change carrying that file.
  *
  * sops encrypts anew each time (a fresh data key, fresh IVs), so the same
  * values never give the same file twice. The ciphertext made for a Secret is
- * kept in the track's state, and a later check that finds the same values
+ * kept in the track's state (for each Secret of the file), and a later check that finds the same values
  * hands it again: Git's copy from the write-back before (not synced yet)
  * then reads as already written, not as a change Git made meanwhile.
  */
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject } from '../cluster/kube-object.ts';
+import type { Document } from 'yaml';
 import type { Track } from '../config/types.ts';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, messageOf } from '../errors.ts';
 import { addSecretValues, holdsSecretValue } from '../redact.ts';
 import { DecryptionError } from '../render/errors.ts';
 import { DEFAULT_RENDER_LIMITS } from '../render/limits.ts';
 import { rendererBinary } from '../render/renderer-binaries.ts';
 import { recipientsOf, sopsDecrypt, sopsEncrypt } from '../render/sops.ts';
-import type { EncryptedSource, RenderedObject } from '../render/types.ts';
+import type { EncryptedSource } from '../render/types.ts';
 import { changeOf, type WriteBackChange } from '../render/write-back-change.ts';
+import type { ChangedSecret } from '../drift/write-back-changes.ts';
 import type { SecretDeps } from './resolve-secrets.ts';
 
 /** A Secret whose change cannot be written back encrypted. */
@@ -53,23 +56,70 @@ function digestOf(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+/** What the Secrets of a drift check give to write back: a change each, or why not. */
+export interface ReencryptedSecrets {
+  readonly changes: WriteBackChange[];
+  /** Secrets not written back, and why (naming the file). */
+  readonly refused: { readonly subject: string; readonly reason: string }[];
+}
+
 /**
- * The Secret's file encrypted anew with the cluster's values at `paths`, or `earlier` (made by
- * a check before, from the same file) again when it holds the same values; see the module
- * comment.
+ * The changed `secrets` as their files encrypted anew with the cluster's values, one change per
+ * Secret. The Secrets of one file go into one encryption of it (decrypted once, every Secret's
+ * values put in, encrypted once), and each of their changes carries that same file: a file
+ * encrypted for each Secret would hold only that Secret's values, and writing one would lose
+ * the others'. `earlier` (by subject) is what checks before made, handed again when it holds
+ * the same values; see the module comment.
  */
-export async function reencryptedSecret(
+export async function reencryptedSecrets(
   track: Pick<Track, 'name' | 'decryption'>,
-  object: RenderedObject,
-  live: KubeObject,
-  paths: readonly string[],
+  secrets: readonly ChangedSecret[],
   sources: readonly EncryptedSource[],
   deps: SecretDeps,
-  earlier?: ReencryptedFile,
-): Promise<WriteBackChange> {
-  const source = sources.find((candidate) => candidate.path === object.source.file);
+  earlier: Readonly<Record<string, ReencryptedFile>> = {},
+): Promise<ReencryptedSecrets> {
+  const changes: WriteBackChange[] = [];
+  const refused: { subject: string; reason: string }[] = [];
+  const byFile = new Map<string, ChangedSecret[]>();
+  for (const secret of secrets) {
+    const file = secret.object.source.file;
+    byFile.set(file, [...(byFile.get(file) ?? []), secret]);
+  }
+  for (const [file, group] of byFile) {
+    const refusedHere = new Set<string>();
+    const refuse = (subject: string, reason: string) => {
+      refusedHere.add(subject);
+      refused.push({ subject, reason });
+    };
+    try {
+      changes.push(...(await reencryptedFile(track, file, group, sources, deps, earlier, refuse)));
+    } catch (error) {
+      // Nothing of the file is written: each Secret not refused for a reason of its own is
+      // refused for this one, none left out.
+      for (const { object } of group) {
+        if (!refusedHere.has(object.subject)) refuse(object.subject, messageOf(error));
+      }
+    }
+  }
+  return { changes, refused };
+}
+
+/**
+ * The changes of `group`, the changed Secrets of `file`, as that file encrypted anew once with
+ * the values of all those `refuse` is not told of. Throws when the file cannot be written at all.
+ */
+async function reencryptedFile(
+  track: Pick<Track, 'name' | 'decryption'>,
+  file: string,
+  group: readonly ChangedSecret[],
+  sources: readonly EncryptedSource[],
+  deps: SecretDeps,
+  earlier: Readonly<Record<string, ReencryptedFile>>,
+  refuse: (subject: string, reason: string) => void,
+): Promise<WriteBackChange[]> {
+  const source = sources.find((candidate) => candidate.path === file);
   if (source === undefined) {
-    throw new SecretNotWritableError(`${object.source.file} is not SOPS-encrypted in Git`);
+    throw new SecretNotWritableError(`${file} is not SOPS-encrypted in Git`);
   }
   if (source.format !== 'yaml') {
     throw new SecretNotWritableError(`${source.path}: only YAML files are encrypted again`);
@@ -91,76 +141,105 @@ export async function reencryptedSecret(
   // Loaded here: the comment-keeping YAML library is for write-back alone.
   const { parseAllDocuments, parseDocument } = await import('yaml');
   const documents = parseAllDocuments(plaintext.toString('utf8'));
-  const document = documents.find((candidate) => {
-    const value = candidate.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null;
-    return value?.kind === 'Secret' && value.metadata?.name === object.name;
-  });
-  if (document === undefined) {
-    throw new SecretNotWritableError(`${source.path} has no Secret ${object.name} any more`);
+  const written: ChangedSecret[] = [];
+  for (const secret of group) {
+    const refusal = putValues(source.path, documents, secret);
+    if (refusal === undefined) written.push(secret);
+    else refuse(secret.object.subject, refusal);
   }
-  const liveData = (live['data'] ?? {}) as Record<string, string>;
-  for (const path of paths) {
-    const [field, ...rest] = path
-      .split('/')
-      .slice(1)
-      .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
-    if ((field === 'data' || field === 'stringData') && rest.length === 1) {
-      const key = rest[0]!;
-      const value = liveData[key];
-      // Written where Git keeps the key: stringData as text, data as base64.
-      const asText = document.hasIn(['stringData', key]);
-      if (value === undefined) {
-        document.deleteIn(['stringData', key]);
-        document.deleteIn(['data', key]);
-      } else if (asText) {
-        const text = Buffer.from(value, 'base64').toString('utf8');
-        addSecretValues([text]);
-        document.setIn(['stringData', key], text);
-      } else {
-        document.setIn(['data', key], value);
-      }
-    } else if (field !== undefined) {
-      throw new SecretNotWritableError(`${path} of a Secret is not written back`);
-    }
-  }
+  if (written.length === 0) return [];
   const metadata = (parseDocument(source.content).toJS() as { sops?: Record<string, unknown> })
     .sops;
   if (metadata === undefined) {
     throw new SecretNotWritableError(`${source.path} has no sops metadata`);
   }
-  const reused =
-    earlier !== undefined &&
-    earlier.file === source.path &&
-    earlier.base === digestOf(source.content) &&
-    (await holdsSameValues(
-      { ...source, content: earlier.content },
-      documents.map((candidate) => candidate.toJS()),
-      { ...tool, ageKeys, kmsKeys: decryption.kmsKeys },
-      parseAllDocuments,
-    ))
-      ? earlier.content
-      : undefined;
-  const content =
-    reused ??
-    (await sopsEncrypt(
-      source.path,
-      'yaml',
-      Buffer.from(documents.map(String).join('')),
-      recipientsOf(metadata),
-      tool,
-    ));
+  const values = documents.map((document) => document.toJS());
+  let content: string | undefined;
+  // What a check before made of this file as it is now, one candidate per ciphertext.
+  const candidates = new Set(
+    group
+      .map(({ object }) => earlier[object.subject])
+      .filter((made) => made?.file === source.path && made.base === digestOf(source.content))
+      .map((made) => made!.content),
+  );
+  for (const candidate of candidates) {
+    const options = { ...tool, ageKeys, kmsKeys: decryption.kmsKeys };
+    const encrypted = { ...source, content: candidate };
+    if (await holdsSameValues(encrypted, values, options, parseAllDocuments)) {
+      content = candidate;
+      break;
+    }
+  }
+  content ??= await sopsEncrypt(
+    source.path,
+    'yaml',
+    Buffer.from(documents.map(String).join('')),
+    recipientsOf(metadata),
+    tool,
+  );
   if (holdsSecretValue(plaintextOf(content, parseAllDocuments))) {
     // A key the file's encryption rule (encrypted_regex and the like) leaves in clear text.
     throw new SecretNotWritableError(
       `${source.path}: encrypted again, it would still hold a secret value in plain text (the file's sops rule does not encrypt every changed key)`,
     );
   }
-  return {
-    // The encrypted file is the object's own file (found by that path above).
-    ...changeOf(object),
-    fields: [],
-    replace: { content, base: source.content },
-  };
+  const replace = { content, base: source.content };
+  // The encrypted file is each object's own file (found by that path above).
+  return written.map(({ object }) => ({ ...changeOf(object), fields: [], replace }));
+}
+
+/**
+ * Puts the cluster's values of `secret` at its changed paths into its document of `documents`
+ * (the decrypted `file`); why not, when it cannot be written back (then nothing is put in).
+ */
+function putValues(
+  file: string,
+  documents: readonly Document.Parsed[],
+  { object, live, paths }: ChangedSecret,
+): string | undefined {
+  const document = documents.find((candidate) => {
+    const value = candidate.toJS() as {
+      kind?: unknown;
+      metadata?: { name?: unknown; namespace?: unknown };
+    } | null;
+    const namespace = value?.metadata?.namespace;
+    return (
+      value?.kind === 'Secret' &&
+      value.metadata?.name === object.name &&
+      (namespace === undefined || namespace === object.namespace)
+    );
+  });
+  if (document === undefined) return `${file} has no Secret ${object.name} any more`;
+  const keys: { field: string; key: string }[] = [];
+  for (const path of paths) {
+    const [field, ...rest] = path
+      .split('/')
+      .slice(1)
+      .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if ((field === 'data' || field === 'stringData') && rest.length === 1) {
+      keys.push({ field, key: rest[0]! });
+    } else if (field !== undefined) {
+      // Checked before any value is put in: a Secret is written back whole or not at all.
+      return `${file}: ${path} of a Secret is not written back`;
+    }
+  }
+  const liveData = (live['data'] ?? {}) as Record<string, string>;
+  for (const { key } of keys) {
+    const value = liveData[key];
+    // Written where Git keeps the key: stringData as text, data as base64.
+    const asText = document.hasIn(['stringData', key]);
+    if (value === undefined) {
+      document.deleteIn(['stringData', key]);
+      document.deleteIn(['data', key]);
+    } else if (asText) {
+      const text = Buffer.from(value, 'base64').toString('utf8');
+      addSecretValues([text]);
+      document.setIn(['stringData', key], text);
+    } else {
+      document.setIn(['data', key], value);
+    }
+  }
+  return undefined;
 }
 
 /**

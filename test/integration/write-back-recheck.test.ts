@@ -2,14 +2,16 @@
  * Write-back (two-way sync) checked twice before the next sync, on the test
  * cluster and the test Git server, with the real sops and age: a
  * SOPS-encrypted Secret written back once is not written again, nor taken as
- * a change Git made (sops encrypts anew each time), while a value Git really
- * changed meanwhile still wins; and a check that refuses all it found (a
- * Secret in plain text) records it in the track's history, once.
+ * a change Git made (sops encrypts anew each time), also in a file holding
+ * two Secrets, while a value Git really changed meanwhile still wins; and a
+ * check that refuses all it found (a Secret in plain text) records it in the
+ * track's history, once.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SecretRef } from '../../src/config/secret-ref.ts';
 import { SecretUnavailableError } from '../../src/config/read-secret.ts';
+import { sopsDecrypt } from '../../src/render/sops.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
 import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
 import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
@@ -46,10 +48,10 @@ describe('write-back checked again before the next sync', () => {
   const head = async (repo: GitRepository) =>
     (await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main'])).trim();
 
-  /** Sets the Secret's password in the cluster, as `kubectl edit` would. */
-  async function setPassword(ns: string, value: string): Promise<void> {
+  /** Sets the Secret's password (`db`'s unless named) in the cluster, as `kubectl edit` would. */
+  async function setPassword(ns: string, value: string, name = 'db'): Promise<void> {
     await fixture.core.patchNamespacedSecret({
-      name: 'db',
+      name,
       namespace: ns,
       body: [
         { op: 'replace', path: '/data/password', value: Buffer.from(value).toString('base64') },
@@ -99,6 +101,52 @@ describe('write-back checked again before the next sync', () => {
     ]);
     assert.equal(await fileIn(repo, 'db.yaml'), inGit);
     assert.notEqual(inGit, writtenBack);
+  });
+
+  it('takes a SOPS-encrypted file of two Secrets it wrote back as written', async () => {
+    // Prepare: two encrypted Secrets in one file, synced, both changed in the cluster, written back.
+    const { track, repo, ns } = await fixture.newTrack(
+      'pair',
+      `decryption: {provider: sops, keys: ["env:AGE_KEY"]}\n${SECRET_RULE}`,
+    );
+    const pair = (db: string, cache: string) =>
+      `${secretYaml(db)}---\n${secretYaml(cache).replace('name: db', 'name: cache')}`;
+    await pushFiles(repo, {
+      'db.yaml': await sopsEncrypt(pair('from-git', 'cache-from-git'), {
+        format: 'yaml',
+        age: [key.recipient],
+        encryptedRegex: '^(data|stringData)$',
+      }),
+    });
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, deps)).result, 'applied');
+    await setPassword(ns, 'rotated-in-cluster');
+    await setPassword(ns, 'cache-rotated', 'cache');
+    const first = await driftAndWriteBack(track, deps);
+    assert.equal(first.written.result, 'written-back', first.written.error);
+    const subjects = [`Secret/${ns}/cache`, `Secret/${ns}/db`];
+    assert.deepEqual([...first.written.writtenBack].sort(), subjects);
+
+    // Act: the next check, before any sync.
+    const second = await driftAndWriteBack(track, deps);
+
+    // Assess: nothing new to write, no conflict, both taken as written.
+    assert.deepEqual(second.written.conflicts, []);
+    assert.equal(second.written.result, 'unchanged');
+    assert.deepEqual([...second.written.writtenBack].sort(), subjects);
+    assert.equal(await head(repo), first.written.commit);
+    const plaintext = await sopsDecrypt(
+      { path: 'db.yaml', format: 'yaml', content: await fileIn(repo, 'db.yaml') },
+      {
+        binary: (await rendererBinaries()).sops,
+        ageKeys: [key.identity],
+        kmsKeys: [],
+        timeoutMs: 30_000,
+      },
+    );
+    // sops prints the YAML its own way (indented by 4): the values are compared.
+    const documents = plaintext.toString('utf8').split('---\n');
+    assert.match(documents[0]!, /name: db\n[^]*password: rotated-in-cluster\n/);
+    assert.match(documents[1]!, /name: cache\n[^]*password: cache-rotated\n/);
   });
 
   it('records a check that refused all it found in the history, once, saying why', async () => {

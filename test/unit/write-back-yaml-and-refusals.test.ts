@@ -2,8 +2,10 @@
  * Write-back edits around what YAML lets a key be written without: a key
  * with no value in a flow mapping (`{a, b: x}`, `a` is null) and the comments
  * of an explicit key (`? a`) whose pair is printed anew. Byte for byte, each
- * result parsed back. And a drift check's refusals recorded in history
- * without a write-back job: once while they stay the same (real fs store).
+ * result parsed back. A SOPS-encrypted file replaced whole for all its
+ * Secrets, any change it does not hold refused. And a drift check's
+ * refusals recorded in history without a write-back job: once while they
+ * stay the same (real fs store).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -104,6 +106,75 @@ describe('write-back of an explicit key (`? a`), printed anew as a pair', () => 
     ]);
     assert.equal(after, `${HEAD}data:\n  # the key\n  a:\n    k: w\n    size: m\n  b: x\n`);
     assert.deepEqual(dataOf(after), { a: { k: 'w', size: 'm' }, b: 'x' });
+  });
+});
+
+describe('write-back of a SOPS-encrypted file holding two Secrets', () => {
+  const BASE = 'kind: Secret\nsops: {mac: ENC[old]}\n';
+  const BOTH = 'kind: Secret\nsops: {mac: ENC[both]}\n';
+  function secret(name: string, replace?: WriteBackChange['replace']): WriteBackChange {
+    return {
+      subject: `Secret/apps/${name}`,
+      apiVersion: 'v1',
+      kind: 'Secret',
+      name,
+      namespace: 'apps',
+      file: 'secrets.yaml',
+      line: 1,
+      ...(replace === undefined ? {} : { replace }),
+      fields: [],
+    };
+  }
+
+  it('writes the file once and reports both Secrets written', () => {
+    const changes = [
+      secret('a', { content: BOTH, base: BASE }),
+      secret('b', { content: BOTH, base: BASE }),
+    ];
+    const edits = editManifests(() => BASE, changes);
+    assert.deepEqual([...edits.files], [['secrets.yaml', BOTH]]);
+    assert.deepEqual(edits.written, ['Secret/apps/a', 'Secret/apps/b']);
+    assert.deepEqual(edits.conflicts, []);
+    assert.deepEqual(edits.refused, []);
+    // Git already holding it (a write-back not synced yet): both written, nothing to change.
+    const again = editManifests(() => BOTH, changes);
+    assert.deepEqual([...again.files], []);
+    assert.deepEqual(again.written, ['Secret/apps/a', 'Secret/apps/b']);
+    // Git changed the file meanwhile: both are conflicts, Git wins.
+    const changed = editManifests(() => 'kind: Secret\nsops: {mac: ENC[git]}\n', changes);
+    assert.deepEqual([...changed.files], []);
+    assert.deepEqual(changed.written, []);
+    assert.deepEqual(
+      changed.conflicts.map((conflict) => conflict.subject),
+      ['Secret/apps/a', 'Secret/apps/b'],
+    );
+  });
+
+  it('refuses a change the file written does not hold, naming the file and the Secret', () => {
+    // A file encrypted for each Secret alone (as a job made before both went in one), and a
+    // field edit of an encrypted file: neither is in the file written, neither is dropped.
+    const edits = editManifests(
+      () => BASE,
+      [
+        secret('a', { content: 'kind: Secret\nsops: {mac: ENC[a]}\n', base: BASE }),
+        secret('b', { content: 'kind: Secret\nsops: {mac: ENC[b]}\n', base: BASE }),
+        { ...secret('c'), fields: [{ path: '/type', value: 'Opaque', base: 'x' }] },
+      ],
+    );
+    assert.equal(edits.files.get('secrets.yaml'), 'kind: Secret\nsops: {mac: ENC[a]}\n');
+    assert.deepEqual(edits.written, ['Secret/apps/a']);
+    assert.deepEqual(edits.refused, [
+      {
+        subject: 'Secret/apps/b',
+        error:
+          'secrets.yaml is written whole, encrypted again with the change of Secret/apps/a, which does not hold the change of Secret/apps/b: not written back',
+      },
+      {
+        subject: 'Secret/apps/c',
+        error:
+          'secrets.yaml is written whole, encrypted again with the change of Secret/apps/a, which does not hold the change of Secret/apps/c: not written back',
+      },
+    ]);
   });
 });
 
