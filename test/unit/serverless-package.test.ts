@@ -510,7 +510,10 @@ describe('serverless package', () => {
     assert.ok(rules.some((rule) => rule.Prefix === 'jobs/' && rule.ExpirationInDays === 15));
     const policy = resource('ArtifactBucketPolicy').Properties;
     assert.deepEqual(policy.Bucket, { Ref: 'ArtifactBucket' });
-    const deny = (policy.PolicyDocument.Statement as Statement[]).find((s) => s.Effect === 'Deny');
+    // The statement refusing plain HTTP, wherever it stands among the Deny statements.
+    const deny = (policy.PolicyDocument.Statement as Statement[]).find(
+      (s) => s.Effect === 'Deny' && s.Sid === 'DenyInsecureTransport',
+    );
     assert.deepEqual(deny?.Condition, { Bool: { 'aws:SecureTransport': 'false' } });
     assert.equal(deny?.Action, 's3:*');
     for (const fn of FUNCTIONS) {
