@@ -8,6 +8,7 @@ import type { Track } from '../config/types.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
 import { commitOf } from '../object-id.ts';
 import type { ArtifactStore, HistoryEntry, StateStore } from '../store/ports.ts';
+import { isSyncEntry } from '../sync/record-sync.ts';
 import { statusJson } from '../sync/status-json.ts';
 import { conditionOf, readTrackState, type TrackState } from '../sync/track-state.ts';
 import type {
@@ -28,9 +29,6 @@ export interface ReadModelDeps {
 
 /** History entries the track page shows. */
 const HISTORY_SHOWN = 100;
-
-/** Results that mean a sync or rollback ran to an end (what "last sync" means on the overview). */
-const SYNC_RESULTS = new Set(['applied', 'unchanged', 'failed']);
 
 /** The objects as the last drift check recorded them: the view of an adapter without a cluster. */
 export function storedObjects(state: TrackState): ObservedObjects {
@@ -53,7 +51,8 @@ function driftedIn(objects: readonly { readonly sync: string }[]): number {
 
 function overviewRow(track: Track, state: TrackState, history: HistoryEntry[]): OverviewRow {
   const ready = conditionOf(state, 'Ready');
-  const lastSync = history.find((entry) => SYNC_RESULTS.has(entry.result)) ?? null;
+  // What "last sync" means on the overview: a sync or rollback that ran to an end.
+  const lastSync = history.find(isSyncEntry) ?? null;
   const observed = state.observed?.objects;
   return {
     status: statusJson(track.name, state),

@@ -8,7 +8,7 @@ import type { ChangeAction } from '../apply/changeset.ts';
 import { describeUnhealthy } from '../apply/health.ts';
 import type { ReconcileResult } from '../apply/reconcile-objects.ts';
 import type { ClusterCapabilities } from '../render/index.ts';
-import type { HistoryTrigger, StateStore } from '../store/ports.ts';
+import type { HistoryEntry, HistoryTrigger, StateStore } from '../store/ports.ts';
 import type { SyncOutcome, SyncResult } from './sync-result.ts';
 import {
   conditionOf,
@@ -214,6 +214,20 @@ function settleUnloaded(state: TrackState, concerned: string | null, now: Date):
   const unloaded = state.unloadedRevision;
   if (concerned === null || typeof unloaded !== 'string' || unloaded === concerned) return;
   if (conditionOf(state, 'FilesParsed')?.status === 'False') setParsed(state, concerned, now);
+}
+
+/**
+ * Whether `entry` is the outcome of a sync or rollback (or of a fetch or render that failed) as
+ * {@link recordSync} and the fetch write them: not a write-back, drift correction or lifecycle
+ * action (a delete), which use the results `unchanged` and `failed` too.
+ */
+export function isSyncEntry(entry: HistoryEntry): boolean {
+  return (
+    (entry.result === 'applied' || entry.result === 'unchanged' || entry.result === 'failed') &&
+    entry.trigger !== 'write-back' &&
+    entry['action'] === undefined &&
+    entry['drifted'] === undefined
+  );
 }
 
 /** Writes the attempt into the track's state (releasing the lease) and history. */

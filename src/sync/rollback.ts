@@ -7,6 +7,7 @@ import { DriftlessError } from '../errors.ts';
 import type { ArtifactStore, StateStore } from '../store/ports.ts';
 import { applyStoredRevision, type ApplyDeps, type SyncResult } from './apply-revision.ts';
 import type { RollbackJob } from './jobs.ts';
+import { isSyncEntry } from './record-sync.ts';
 import { commitOf, shortRevision } from '../object-id.ts';
 import { readTrackState, setCondition, updateTrackState, type TrackState } from './track-state.ts';
 
@@ -92,7 +93,8 @@ export async function resolveRollbackTarget(
   // --previous steps further back instead of swinging between two revisions.
   const sequence: string[] = [];
   for (const entry of await deps.state.listHistory(track.name)) {
-    const good = entry.result === 'applied' || entry.result === 'unchanged';
+    // A write-back's `unchanged` names the revision it compared with, at the time it ended.
+    const good = isSyncEntry(entry) && entry.result !== 'failed';
     if (
       good &&
       entry.trigger !== 'rollback' &&

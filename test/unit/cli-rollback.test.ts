@@ -255,6 +255,26 @@ describe('driftless rollback and unpin', () => {
       assert.match(named.stderr, new RegExp(`web: rolling back to ${THREE}\\+b{12}\n`));
     });
 
+    it('goes back past a write-back entry recorded after the last sync', async () => {
+      // Prepare: a write-back of a drift check on ONE ends (unchanged) after TWO was synced.
+      await syncBoth();
+      await store.state.appendHistory('web', {
+        revision: ONE,
+        appliedAt: new Date(Date.now() + 1000).toISOString(),
+        result: 'unchanged',
+        trigger: 'write-back',
+        writtenBack: [],
+      });
+
+      // Act
+      const result = await driftless('rollback', '--track', 'web', '--previous', '-o', 'json');
+
+      // Assess: ONE, the revision before TWO; the write-back's entry is no sync of ONE after TWO.
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(JSON.parse(result.stdout).revision, ONE);
+      assert.equal(cluster.configMapValue('a'), 'one');
+    });
+
     it('refuses --previous with exit 3 when only one revision was ever applied', async () => {
       // Prepare
       assert.equal((await driftless('sync', '--track', 'web')).code, 0);

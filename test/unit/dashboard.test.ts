@@ -371,6 +371,32 @@ describe('dashboard routes', () => {
     assert.match(JSON.parse(signedIn.body).error, /tracks: web/);
   });
 
+  it("takes the overview's last sync from syncs only, not from newer write-backs, drift corrections or deletes", async () => {
+    // Prepare: under the sync of track "api", newer entries of other jobs with the same results.
+    const entry = (at: string, fields: Record<string, unknown>) =>
+      store.appendHistory('api', {
+        revision: ONE,
+        appliedAt: `2026-11-26T00:00:0${at}Z`,
+        trigger: 'schedule',
+        result: 'failed',
+        ...fields,
+      });
+    await entry('0', { result: 'applied', trigger: 'webhook', durationMs: 700 });
+    await entry('1', { trigger: 'write-back', writtenBack: [], error: 'push refused' });
+    await entry('2', { drifted: ['ConfigMap/apps/settings'], missing: [] });
+    await entry('3', { trigger: 'manual', action: 'delete', error: 'forbidden' });
+    await entry('4', { result: 'unchanged', trigger: 'write-back', writtenBack: [] });
+
+    // Act
+    const answer = await handleDashboard(request('GET', '/api/overview'), deps());
+
+    // Assess
+    const api = (JSON.parse(answer.body) as OverviewRow[]).find(
+      (row) => row.status.track === 'api',
+    );
+    assert.equal(api?.lastSync?.durationMs, 700);
+  });
+
   it('serves the page with a strict content security policy, and only built files', async () => {
     const page = await handleDashboard(request('GET', '/'), deps());
     const escape = await handleDashboard(request('GET', '/assets/../../etc/passwd'), deps());
