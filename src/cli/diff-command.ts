@@ -11,6 +11,7 @@ import { selectObjects } from '../sync/select-objects.ts';
 import { maskSecret } from '../apply/mask-secret.ts';
 import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
+import { errorBesideSubject } from './changeset-summary.ts';
 import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
 import { loadRevisionBundle, targetRevision } from './load-revision.ts';
 import { findTrack } from './select-tracks.ts';
@@ -100,7 +101,8 @@ export function formatChanges(
   if (changes.length === 0) return `${track}: no differences at ${shortRevision(revision)}`;
   const blocks = changes.map((change) => {
     const lines = [heading(change, colours)];
-    if (change.error) lines.push(colours.red(change.error));
+    // Under the heading that names the object: the error without the subject it starts with.
+    if (change.error) lines.push(colours.red(errorBesideSubject(change) ?? change.error));
     if (change.diff) lines.push(colourDiff(change.diff.trimEnd(), colours));
     return lines.join('\n');
   });

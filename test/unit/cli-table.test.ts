@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatChangeset, formatCounts } from '../../src/cli/changeset-summary.ts';
+import { formatChanges } from '../../src/cli/diff-command.ts';
 import { palette, stripAnsi } from '../../src/cli/colours.ts';
 import { formatTable } from '../../src/cli/table.ts';
 
@@ -124,5 +125,38 @@ describe('formatChangeset', () => {
     // Assess
     assert.equal(stripAnsi(coloured), plain);
     assert.ok(coloured.includes('\u001b[31mfailed\u001b[39m'));
+  });
+});
+
+describe('formatChanges (diff)', () => {
+  it('prints a refused dry-run under the heading that names the object, without naming it again', () => {
+    // Prepare
+    const changes = [
+      {
+        subject: 'ConfigMap/apps/a',
+        action: 'update' as const,
+        error: 'ConfigMap/apps/a: admission webhook "policy" denied the request',
+      },
+      {
+        subject: 'ConfigMap/apps/b',
+        action: 'create' as const,
+        error: 'the server could not be reached',
+      },
+    ];
+
+    // Act
+    const text = formatChanges('web', 'a'.repeat(40), changes, palette(false));
+
+    // Assess
+    assert.equal(
+      text.split('\n').slice(0, 5).join('\n'),
+      [
+        'ConfigMap/apps/a: update',
+        'admission webhook "policy" denied the request',
+        '',
+        'ConfigMap/apps/b: create',
+        'the server could not be reached',
+      ].join('\n'),
+    );
   });
 });
