@@ -45,7 +45,7 @@ function setSession(session: SessionJson | null): void {
  * The refusal does not say whether reads need sign-in; one read does, asked without
  * credentials: the gateway refuses it too when they do.
  */
-async function gatewaySignIn(refusal: 401 | 403): Promise<SessionJson> {
+async function gatewaySignIn(kind: 'gateway' | 'sigv4'): Promise<SessionJson> {
   const readsOpen = await getJson('api/tracks', { authorization: null }).then(
     () => true,
     () => false,
@@ -54,14 +54,17 @@ async function gatewaySignIn(refusal: 401 | 403): Promise<SessionJson> {
     user: null,
     readAccess: readsOpen ? 'open' : 'authenticated',
     canAct: false,
-    signIn: [refusal === 401 ? 'gateway' : 'sigv4'],
+    signIn: [kind],
   };
 }
 
 export async function loadSession(): Promise<SessionJson> {
   const session = await getJson<SessionJson>('api/session').catch((error: unknown) => {
     if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
-      return gatewaySignIn(error.status);
+      // A JWT authorizer answers a missing token 401, so a 403 to a page that sent no token of
+      // its own is IAM's; one to a token it sent is that token's scopes, and the form still fits.
+      const iam = error.status === 403 && storedAuthorization() === null;
+      return gatewaySignIn(iam ? 'sigv4' : 'gateway');
     }
     throw error;
   });

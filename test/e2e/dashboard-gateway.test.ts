@@ -137,6 +137,8 @@ interface Gateway {
   readonly url: string;
   /** The token the gateway accepts from now on (its issuer's keys changed, the token expired). */
   accept(token: string): void;
+  /** A valid token the JWT authorizer answers 403 from now on (it lacks the route's scopes). */
+  forbid(token: string): void;
   close(): Promise<void>;
 }
 
@@ -150,6 +152,7 @@ async function startGateway(
 ): Promise<Gateway> {
   const handler = createDashboardHandler(async () => deps, silentLogger);
   let accepted = TOKEN;
+  let forbidden: string | undefined;
   const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://gateway');
     const body = await bodyOf(request);
@@ -162,6 +165,17 @@ async function startGateway(
     const authorized = route.authorized;
     if (check === 'iam' && authorized && request.headers.authorization !== SIGNATURE) {
       // What API Gateway's IAM authorizer answers to an unsigned request; the function never runs.
+      response.writeHead(403, { 'Content-Type': 'application/json' });
+      response.end('{"message":"Forbidden"}');
+      return;
+    }
+    if (
+      check === 'jwt' &&
+      authorized &&
+      forbidden !== undefined &&
+      request.headers.authorization === `Bearer ${forbidden}`
+    ) {
+      // What API Gateway's JWT authorizer answers a valid token without the route's scopes.
       response.writeHead(403, { 'Content-Type': 'application/json' });
       response.end('{"message":"Forbidden"}');
       return;
@@ -206,6 +220,9 @@ async function startGateway(
     url: `http://127.0.0.1:${port}`,
     accept: (token) => {
       accepted = token;
+    },
+    forbid: (token) => {
+      forbidden = token;
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -356,6 +373,26 @@ describe('the dashboard page behind a gateway that checks tokens (JWT authorizer
       gateway.accept(TOKEN);
     }
   });
+  it('keeps the token form for a token the gateway refuses with 403 (missing scopes), never the IAM hint', async () => {
+    // Prepare: a token stored in this tab that the authorizer knows but refuses (403).
+    const scopeless = `scopeless-${randomBytes(8).toString('hex')}`;
+    openGateway.forbid(scopeless);
+    const page = await openPage(openGateway.url);
+    await page.evaluate(
+      ([key, value]) => (globalThis as unknown as InPage).sessionStorage.setItem(key!, value!),
+      [AUTHORIZATION_KEY, `Bearer ${scopeless}`],
+    );
+
+    // Act
+    await page.reload();
+
+    // Assess: the open reads, and the token form again, not the SigV4 proxy's hint.
+    await trackLink(page, 'web').waitFor();
+    assert.equal(await settledSession(page), 'Sign in');
+    assert.equal(await page.getByText('SigV4 signing proxy').count(), 0);
+    await tokenForm(page);
+  });
+
   it('with open reads: shows the tracks to anyone, accepts the token, then shows the user and acts', async () => {
     // Prepare
     const page = await openPage(openGateway.url);
