@@ -162,18 +162,30 @@ const MASKED = '***';
  *
  * Why: a failing plugin's stderr is quoted in the error, which reaches status,
  * history and logs, and plugins in debug mode or with a bug print tokens
- * there (a JWT, `k8s-aws-v1.<base64>`, an AWS secret key). Nothing tells us
- * which words are secret, so words shaped like one are hidden: runs of 20 or
- * more base64/base64url/JWT characters mixing upper case, lower case and
- * digits, and runs of 32 or more hex digits. What people need from the
- * message stays: words, paths, URLs without tokens, exit reasons, and request
- * ids (UUIDs: short hex runs between dashes, no upper case).
+ * there (a JWT, `k8s-aws-v1.<base64>`, an AWS secret key, a kubeadm bootstrap
+ * token). Nothing tells us which words are secret, so words shaped like one
+ * are hidden (see {@link looksLikeCredential}). What people need from the
+ * message stays: words, paths, host names, URLs without tokens, exit reasons,
+ * and request ids (UUIDs: short hex runs between dashes, no upper case).
  */
 function maskTokenLikeWords(text: string): string {
   return text.replace(/[A-Za-z0-9+/=_.-]{20,}/g, (word) =>
-    (/[A-Z]/.test(word) && /[a-z]/.test(word) && /[0-9]/.test(word)) ||
-    /[0-9a-fA-F]{32,}/.test(word)
-      ? MASKED
-      : word,
+    looksLikeCredential(word) ? MASKED : word,
+  );
+}
+
+/**
+ * Runs of 20 or more base64/base64url/JWT characters mixing upper case, lower case and
+ * digits; 32 or more hex digits; a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`); and
+ * 24 or more letters and digits, both, with no separator between them (a generated password
+ * or key: host names and paths have dots, dashes or slashes every few characters).
+ */
+function looksLikeCredential(word: string): boolean {
+  const mixesCases = /[A-Z]/.test(word) && /[a-z]/.test(word) && /[0-9]/.test(word);
+  return (
+    mixesCases ||
+    /[0-9a-fA-F]{32,}/.test(word) ||
+    /(?:^|[^a-z0-9])[a-z0-9]{6}\.[a-z0-9]{16}(?![a-z0-9])/.test(word) ||
+    (word.match(/[A-Za-z0-9]{24,}/g) ?? []).some((run) => /[0-9]/.test(run) && /[a-z]/i.test(run))
   );
 }

@@ -16,7 +16,8 @@ import { conditionOf, readTrackState, updateTrackState } from './track-state.ts'
  * remembered (in the track state's `notified`, under this name), and an
  * event the same as it is not told again.
  */
-type Transition = 'fetch' | 'deploy' | 'health' | 'drift' | 'writeBack' | 'lifecycle';
+type Transition =
+  'fetch' | 'notApplied' | 'deploy' | 'health' | 'drift' | 'writeBack' | 'lifecycle';
 
 const TRANSITION: Readonly<Record<NotificationEventType, Transition>> = {
   fetched: 'fetch',
@@ -34,7 +35,10 @@ const TRANSITION: Readonly<Record<NotificationEventType, Transition>> = {
 interface Draft extends Omit<NotificationEvent, 'track' | 'time'> {
   /**
    * The event's kind of transition: its type's, but for a failed write-back, which is the
-   * write-back's own (else it and the syncs around it would take turns being news).
+   * write-back's own (else it and the syncs around it would take turns being news), and for a
+   * `fetched` event of a revision not applied (pinned, superseded), which has a kind of its own:
+   * as a `fetch`, it would make the next poll's fetch of the applied commit news again, and
+   * that commit's status would go back from success to pending.
    */
   readonly transition: Transition;
 }
@@ -175,7 +179,14 @@ function notApplied(revision: string | null, pinned: string | null): Draft[] {
   if (revision === null || pinned === null || commitOf(pinned) === commitOf(revision)) return [];
   const message = `fetched; not applied while the track is pinned at ${shortRevision(pinned)} (run "driftless unpin" to apply it)`;
   return [
-    { event: 'fetched', result: 'pinned', revision, message, subjects: [], transition: 'fetch' },
+    {
+      event: 'fetched',
+      result: 'pinned',
+      revision,
+      message,
+      subjects: [],
+      transition: 'notApplied',
+    },
   ];
 }
 
@@ -187,7 +198,7 @@ function notApplied(revision: string | null, pinned: string | null): Draft[] {
  */
 function supersededBy(revision: string | null, desired: string | null): Draft[] {
   if (revision === null || desired === null || commitOf(desired) === commitOf(revision)) return [];
-  const message = `fetched; not applied: superseded by newer commit ${shortRevision(commitOf(desired))}, which is applied instead`;
+  const message = `fetched; not applied: newer commit ${shortRevision(commitOf(desired))} superseded it`;
   return [
     {
       event: 'fetched',
@@ -195,7 +206,7 @@ function supersededBy(revision: string | null, desired: string | null): Draft[] 
       revision,
       message,
       subjects: [],
-      transition: 'fetch',
+      transition: 'notApplied',
     },
   ];
 }

@@ -472,24 +472,37 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
     const awsSecret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY';
     const hexToken = 'a3f9c1d2e4b5a6978877665544332211ffeeddcc';
     const requestId = '123e4567-e89b-12d3-a456-426614174000';
+    const bootstrapToken = 'abcdef.0123456789abcdef';
+    const password = 'correcthorsebatterystaple42';
+    const host = 'ip-10-0-1-23.eu-west-1.compute.internal';
     const chatty = join(dir, 'chatty.mjs');
     await writeFile(
       chatty,
       `console.error(${JSON.stringify(
-        `debug: sending ${jwt} with ${awsSecret} and ${hexToken}\nrequest ${requestId} refused: token expired`,
+        `debug: sending ${jwt} with ${awsSecret} and ${hexToken}\nusing ${bootstrapToken} or ${password} at ${host}\nrequest ${requestId} refused: token expired`,
       )}); process.exit(1);`,
     );
     await assert.rejects(
       credentialsFor({ apiVersion: v1, command: process.execPath, args: [chatty] }).current(),
       (error: unknown) => {
         assert.ok(error instanceof CredentialError);
-        for (const planted of [jwt, awsSecret, hexToken, 'cGxhbnRlZC1tYXJrZXI', 'PLANTEDKEY']) {
+        for (const planted of [
+          jwt,
+          awsSecret,
+          hexToken,
+          'cGxhbnRlZC1tYXJrZXI',
+          'PLANTEDKEY',
+          bootstrapToken,
+          '0123456789abcdef',
+          password,
+        ]) {
           assert.ok(!error.message.includes(planted), `${planted} in: ${error.message}`);
         }
         assert.match(
           error.message,
           /exited with 1: debug: sending \*\*\* with \*\*\* and \*\*\*\n/,
         );
+        assert.ok(error.message.includes(`using *** or *** at ${host}\n`), error.message);
         assert.ok(error.message.endsWith(`request ${requestId} refused: token expired`));
         return true;
       },

@@ -116,7 +116,7 @@ describe('commit statuses of a superseded commit', () => {
       ? (done.result as FetchResult).outcome
       : (done.result as SyncResult).result;
 
-  const SUPERSEDED_BY_C = `fetched; not applied: superseded by newer commit ${C.slice(0, 12)}, which is applied instead`;
+  const SUPERSEDED_BY_C = `fetched; not applied: newer commit ${C.slice(0, 12)} superseded it`;
   const APPLYING = { state: 'pending', description: 'fetched; applying' };
   const APPLIED = { state: 'success', description: 'applied' };
 
@@ -150,6 +150,24 @@ describe('commit statuses of a superseded commit', () => {
         ['fetched', 'superseded'],
       ],
     );
+    assert.deepEqual(t.statusesOf(C), [APPLYING, APPLIED]);
+  });
+
+  it('leaves the applied newer commit at success when the next poll fetches it again', async () => {
+    // Prepare: B superseded by C, C applied.
+    const t = await appliedAtA();
+    const syncB = await t.fetch(B);
+    const syncC = await t.fetch(C);
+    await t.run(syncB);
+    await t.run(syncC);
+    const toldBefore = t.told.length;
+
+    // Act: the next poll finds C again and syncs it again.
+    const pollSync = await t.fetch(C);
+    await t.run(pollSync);
+
+    // Assess: nothing new is told, so C's status stays success.
+    assert.deepEqual(t.told.slice(toldBefore), []);
     assert.deepEqual(t.statusesOf(C), [APPLYING, APPLIED]);
   });
 
@@ -197,7 +215,7 @@ describe('commit statuses of a superseded commit', () => {
     // Assess
     assert.deepEqual(t.statusesOf(B).at(-1), {
       state: 'pending',
-      description: `fetched; not applied: superseded by newer commit ${A.slice(0, 12)}, which is applied instead`,
+      description: `fetched; not applied: newer commit ${A.slice(0, 12)} superseded it`,
     });
   });
 
