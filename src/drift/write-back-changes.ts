@@ -3,10 +3,11 @@
  * each drifted object, the fields the cluster changed with the cluster's
  * value and Git's, read from the live object. Only the fields drift found
  * are taken — never status, server-set metadata, the ownership label or
- * server defaults that Git did not set — and Secrets never leave: they are
- * refused, since they would reach Git in plain text. Objects kustomize or
- * Helm rendered are refused too: Git holds no document of them to edit,
- * only what they were built from.
+ * server defaults that Git did not set — and Secrets never leave in plain
+ * text: they, and every object of a SOPS-encrypted file, are written back
+ * only as their file encrypted again (sync/reencrypt-secret.ts), else
+ * refused. Objects kustomize or Helm rendered are refused too: Git holds no
+ * document of them to edit, only what they were built from.
  */
 import type { KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
@@ -30,22 +31,29 @@ export interface WriteBackChanges {
   readonly refused: { readonly subject: string; readonly error: string }[];
 }
 
-/** A Secret changed in the cluster: as Git has it, as the cluster has it, and the fields changed. */
-export interface ChangedSecret {
+/**
+ * An object written back only encrypted (a Secret, or any object of a SOPS-encrypted file),
+ * changed in the cluster: as Git has it, as the cluster has it, and the fields changed.
+ */
+export interface ChangedObject {
   readonly object: RenderedObject;
   readonly live: KubeObject;
   readonly paths: readonly string[];
 }
 
 /**
- * The changes of Secrets as their files encrypted anew (sync/reencrypt-secret.ts, where the
- * decryption keys are), all at once: Secrets of one file go into one encryption of it. A
- * Secret that cannot be written so is refused with the reason; a throw refuses them all.
+ * How objects are written back encrypted: `files`, the revision's SOPS-encrypted files, and
+ * `changes`, the changes of objects as their files encrypted anew (sync/reencrypt-secret.ts,
+ * where the decryption keys are), all at once: objects of one file go into one encryption of
+ * it. An object that cannot be written so is refused with the reason; a throw refuses them all.
  */
-export type SecretChanges = (secrets: readonly ChangedSecret[]) => Promise<{
-  readonly changes: readonly WriteBackChange[];
-  readonly refused: readonly { readonly subject: string; readonly reason: string }[];
-}>;
+export interface EncryptedWriteBack {
+  readonly files: ReadonlySet<string>;
+  readonly changes: (objects: readonly ChangedObject[]) => Promise<{
+    readonly changes: readonly WriteBackChange[];
+    readonly refused: readonly { readonly subject: string; readonly reason: string }[];
+  }>;
+}
 
 /**
  * Why `object` has no document of its own in Git to write its changes to, or
@@ -63,17 +71,20 @@ function builtFrom(object: RenderedObject): string | undefined {
   return undefined;
 }
 
-/** The changes of `drifted` objects to write back; see the module comment. */
+/**
+ * The changes of `drifted` objects to write back; see the module comment. Without `encrypted`
+ * (no decryption here), Secrets are refused.
+ */
 export async function writeBackChanges(
   cluster: KubernetesPort,
   drifted: readonly DriftedObject[],
   objects: readonly RenderedObject[],
-  secretChanges?: SecretChanges,
+  encrypted?: EncryptedWriteBack,
 ): Promise<WriteBackChanges> {
   const changes: WriteBackChange[] = [];
   const refused: { subject: string; error: string }[] = [];
   // Encrypted again after the loop, together: a file may hold several of them.
-  const secrets: ChangedSecret[] = [];
+  const toEncrypt: ChangedObject[] = [];
   for (const entry of drifted) {
     const object = objects.find((candidate) => candidate.subject === entry.subject);
     if (object === undefined) continue;
@@ -91,13 +102,14 @@ export async function writeBackChanges(
     const paths = [
       ...new Set(entry.patch.map((op) => op.path.replace(/\/(?:\d+|-)(?:\/.*)?$/, ''))),
     ].filter((path) => path !== '' && !NOT_WRITTEN.some((rule) => rule.test(path)));
-    if (object.kind === 'Secret') {
-      if (secretChanges === undefined) {
+    if (paths.length === 0) continue;
+    if (object.kind === 'Secret' || encrypted?.files.has(object.source.file)) {
+      if (encrypted === undefined) {
         refused.push({
           subject: entry.subject,
           error: `${notInPlainText(entry.subject)}; keep it SOPS-encrypted in Git (with the track's decryption) or give it a syncTo: kubernetes rule`,
         });
-      } else secrets.push({ object, live, paths });
+      } else toEncrypt.push({ object, live, paths });
       continue;
     }
     const fields = paths.map((path) => {
@@ -110,21 +122,21 @@ export async function writeBackChanges(
         ...(base === undefined ? {} : { base }),
       };
     });
-    if (fields.length === 0) continue;
     changes.push({ ...changeOf(object), fields });
   }
-  if (secrets.length > 0 && secretChanges !== undefined) {
+  if (toEncrypt.length > 0 && encrypted !== undefined) {
+    const why = new Map(toEncrypt.map(({ object }) => [object.subject, encryptedOnly(object)]));
     try {
-      const made = await secretChanges(secrets);
+      const made = await encrypted.changes(toEncrypt);
       changes.push(...made.changes);
       for (const { subject, reason } of made.refused) {
-        refused.push({ subject, error: `${notInPlainText(subject)}: ${reason}` });
+        refused.push({ subject, error: `${why.get(subject)}: ${reason}` });
       }
     } catch (error) {
-      for (const { object } of secrets) {
+      for (const { object } of toEncrypt) {
         refused.push({
           subject: object.subject,
-          error: `${notInPlainText(object.subject)}: ${messageOf(error)}`,
+          error: `${why.get(object.subject)}: ${messageOf(error)}`,
         });
       }
     }
@@ -134,4 +146,11 @@ export async function writeBackChanges(
 
 function notInPlainText(subject: string): string {
   return `${subject}: Secrets are never written back to Git in plain text`;
+}
+
+/** Why `object` is written back only encrypted again, opening the reason it is refused. */
+function encryptedOnly(object: RenderedObject): string {
+  return object.kind === 'Secret'
+    ? notInPlainText(object.subject)
+    : `${object.subject}: ${object.source.file} is SOPS-encrypted, so its objects are written back only encrypted again`;
 }

@@ -15,7 +15,9 @@
  * for other places too.
  *
  * A field Git changed since the revision the cluster was compared with is
- * left as Git has it and reported as a conflict: Git wins.
+ * left as Git has it and reported as a conflict: Git wins. What an earlier
+ * write-back not synced yet wrote there is no change made in Git: the cluster
+ * changed again since, and its newer value is written.
  *
  * What is written must read the same under YAML 1.1 too, as kubectl
  * (go-yaml v2) reads manifests: a new string such as `yes`, `on` or `0x1F`
@@ -46,25 +48,45 @@ export interface WriteBackConflict {
   readonly message: string;
 }
 
+/**
+ * What write-backs wrote: each field's value (by subject and JSON pointer; no value: removed)
+ * and each file replaced whole (a SOPS-encrypted file encrypted again), oldest first.
+ */
+export interface OwnWrites {
+  readonly fields: readonly {
+    readonly subject: string;
+    readonly path: string;
+    readonly value?: unknown;
+  }[];
+  readonly files: readonly { readonly file: string; readonly content: string }[];
+}
+
 export interface ManifestEdits {
   /** New contents of the files that changed. */
   readonly files: Map<string, string>;
   /** Subjects whose changes are now in the files (including those already there). */
   readonly written: string[];
+  /** What these edits wrote that Git did not have: the next write-back's `earlier`. */
+  readonly wrote: { fields: OwnWrites['fields'][number][]; files: OwnWrites['files'][number][] };
   readonly conflicts: WriteBackConflict[];
   /** Objects that could not be written at all. */
   readonly refused: { readonly subject: string; readonly error: string }[];
 }
 
-/** Applies `changes` to the files `read` returns (undefined: no such file). */
+/**
+ * Applies `changes` to the files `read` returns (undefined: no such file). `earlier`: what
+ * write-backs the compared revision does not hold yet wrote, which Git holding is no conflict.
+ */
 export function editManifests(
   read: (file: string) => string | undefined,
   changes: readonly WriteBackChange[],
+  earlier: OwnWrites = { fields: [], files: [] },
 ): ManifestEdits {
   const files = new Map<string, string>();
   const written: string[] = [];
   const conflicts: WriteBackConflict[] = [];
   const refused: { subject: string; error: string }[] = [];
+  const wrote: ManifestEdits['wrote'] = { fields: [], files: [] };
   const byFile = new Map<string, WriteBackChange[]>();
   for (const change of changes) {
     const ofFile = byFile.get(change.file);
@@ -74,7 +96,10 @@ export function editManifests(
 
   for (const [file, fileChanges] of byFile) {
     if (fileChanges.some((change) => change.replace !== undefined)) {
-      replaceFile(file, read(file), fileChanges, { files, written, conflicts, refused });
+      const ours = earlier.files.filter((write) => write.file === file).at(-1)?.content;
+      replaceFile(file, read(file), ours, fileChanges, { files, written, conflicts, refused });
+      const content = files.get(file);
+      if (content !== undefined) wrote.files.push({ file, content });
       continue;
     }
     const adds = fileChanges.filter((change) => change.add !== undefined);
@@ -113,10 +138,17 @@ export function editManifests(
       }
       const document = documents[index]!;
       let changed = false;
+      const ours = earlier.fields.filter((write) => write.subject === change.subject);
       for (const field of change.fields) {
-        const outcome = editField(document, field);
-        if (outcome === 'changed') changed = true;
-        else if (outcome !== 'same') {
+        const outcome = editField(document, field, ours);
+        if (outcome === 'changed') {
+          changed = true;
+          wrote.fields.push({
+            subject: change.subject,
+            path: field.path,
+            ...(field.value === undefined ? {} : { value: field.value }),
+          });
+        } else if (outcome !== 'same') {
           conflicts.push({ subject: change.subject, path: field.path, message: outcome });
         }
       }
@@ -125,18 +157,20 @@ export function editManifests(
     }
     if (edited.size > 0) files.set(file, spliced(file, text, documents, edited));
   }
-  return { files, written, conflicts, refused };
+  return { files, written, wrote, conflicts, refused };
 }
 
 /**
  * Replaces `file` whole (a SOPS-encrypted file encrypted again), and only if Git still has it
- * as it was compared. The Secrets of one file come encrypted together, each change carrying
- * the same file; a change that does not (a field edit, a file encrypted for another Secret
- * alone) is refused naming the file, never dropped.
+ * as it was compared, or as `ours` (the last write-back not synced yet) wrote it. The objects
+ * of one file come encrypted together, each change carrying the same file; a change that does
+ * not (a field edit, a file encrypted for another object alone) is refused naming the file,
+ * never dropped.
  */
 function replaceFile(
   file: string,
   current: string | undefined,
+  ours: string | undefined,
   changes: readonly WriteBackChange[],
   into: Pick<ManifestEdits, 'files' | 'written' | 'conflicts' | 'refused'>,
 ): void {
@@ -152,16 +186,19 @@ function replaceFile(
       error: `${file} is written whole, encrypted again with the change of ${first.subject}, which does not hold the change of ${change.subject}: not written back`,
     });
   }
-  if (current === base) into.files.set(file, content);
-  else if (current !== content) {
-    for (const change of together) {
-      into.conflicts.push({
-        subject: change.subject,
-        path: '',
-        message: `Git changed ${file} since the revision compared with: Git wins`,
-      });
+  // Git holding `content` already (a write-back of the same values before): nothing to commit.
+  if (current !== content) {
+    if (current !== base && (ours === undefined || current !== ours)) {
+      for (const change of together) {
+        into.conflicts.push({
+          subject: change.subject,
+          path: '',
+          message: `Git changed ${file} since the revision compared with: Git wins`,
+        });
+      }
+      return;
     }
-    return;
+    into.files.set(file, content);
   }
   into.written.push(...together.map((change) => change.subject));
 }
@@ -266,25 +303,26 @@ function documentOf(
   return index < 0 ? undefined : index;
 }
 
-/** `changed`, `same` (Git already has the cluster's value), or why the field is left. */
+/**
+ * `changed`, `same` (Git already has the cluster's value), or why the field is left. `ours`:
+ * the object's fields earlier write-backs not synced yet wrote.
+ */
 function editField(
   document: Document.Parsed,
   field: WriteBackChange['fields'][number],
+  ours: OwnWrites['fields'],
 ): 'changed' | 'same' | string {
-  // RFC 6901: `~1` is `/`, `~0` is `~`.
-  const path = pathIn(
-    document,
-    field.path
-      .split('/')
-      .slice(1)
-      .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~')),
-  );
+  const path = pathIn(document, tokensOf(field.path));
   const shared = sharedNode(document, path);
   if (shared !== undefined) return shared;
   const node = document.getIn(path, true);
   const current = isNode(node) ? node.toJSON() : valueless(document, path) ? null : node;
   if (isDeepStrictEqual(current, field.value)) return 'same';
-  if (!isDeepStrictEqual(current, field.base)) {
+  const written = ownValue(field, ours);
+  if (
+    !isDeepStrictEqual(current, field.base) &&
+    !(written !== undefined && isDeepStrictEqual(current, written.value))
+  ) {
     return typeof current === 'string' && current.includes('${')
       ? 'Git sets it with a ${variable}: not written back'
       : 'Git changed it since the revision compared with: Git wins';
@@ -292,6 +330,61 @@ function editField(
   if (field.value === undefined) document.deleteIn(path);
   else setField(document, path, field.value);
   return 'changed';
+}
+
+/** A JSON pointer's tokens (RFC 6901: `~1` is `/`, `~0` is `~`). */
+function tokensOf(pointer: string): string[] {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/**
+ * What Git holds at `field.path` when only write-backs changed it since the revision compared
+ * with: that revision's value (`field.base`) with each of `ours` written at, above or below the
+ * path put in, oldest first; undefined when none of them wrote there.
+ */
+function ownValue(
+  field: WriteBackChange['fields'][number],
+  ours: OwnWrites['fields'],
+): { readonly value: unknown } | undefined {
+  const at = tokensOf(field.path);
+  let value = field.base;
+  let touched = false;
+  for (const write of ours) {
+    const tokens = tokensOf(write.path);
+    const common = Math.min(tokens.length, at.length);
+    if (tokens.slice(0, common).some((token, index) => token !== at[index])) continue;
+    // Above the path (or at it): what it wrote there. Below: put into the value.
+    value =
+      tokens.length <= at.length
+        ? at.slice(tokens.length).reduce(stepInto, write.value)
+        : withValueAt(value, tokens.slice(at.length), write.value);
+    touched = true;
+  }
+  return touched ? { value } : undefined;
+}
+
+/** The value under `token` of a map, or undefined. */
+function stepInto(value: unknown, token: string): unknown {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[token]
+    : undefined;
+}
+
+/** A copy of the map `root` with `value` at `tokens` (undefined: removed there). */
+function withValueAt(root: unknown, tokens: readonly string[], value: unknown): unknown {
+  if (tokens.length === 0) return value;
+  const [token, ...rest] = tokens as [string, ...string[]];
+  const map: Record<string, unknown> =
+    root !== null && typeof root === 'object' && !Array.isArray(root)
+      ? { ...(root as Record<string, unknown>) }
+      : {};
+  const inner = withValueAt(map[token], rest, value);
+  if (inner === undefined) delete map[token];
+  else map[token] = inner;
+  return map;
 }
 
 /**

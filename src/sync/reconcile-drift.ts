@@ -12,7 +12,7 @@ import type { DriftJob } from './jobs.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { loadDesiredBundle } from './load-stored-revision.ts';
 import { selectObjects } from './select-objects.ts';
-import { writeBackChanges, type SecretChanges } from '../drift/write-back-changes.ts';
+import { writeBackChanges } from '../drift/write-back-changes.ts';
 import { parseBundle } from '../render/parse-bundle.ts';
 import { objectsNotInGit } from '../drift/objects-not-in-git.ts';
 import type { ResourceCatalog } from '../cluster/discovery.ts';
@@ -24,7 +24,12 @@ import { prefetchLists, readLive } from '../apply/read-live.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { judgeObjects } from './object-statuses.ts';
 import type { ObservedObject } from './observed-object.ts';
-import { takeApplyLease, releaseApplyLease, updateTrackState } from './track-state.ts';
+import {
+  takeApplyLease,
+  releaseApplyLease,
+  unsyncedWriteBacks,
+  updateTrackState,
+} from './track-state.ts';
 import type { ReencryptedFile } from './reencrypt-secret.ts';
 import { recordRefusedWriteBack } from './write-back.ts';
 
@@ -127,28 +132,35 @@ async function checkDrift(
     // syncTo: git objects changed in the cluster are written back, not put back (still
     // created from Git when missing).
     const toCorrect = { ...report, drifted: report.drifted.filter((d) => !toGit.has(d.subject)) };
-    // A Secret is written back only encrypted again, here where the decryption keys are.
+    // A Secret, and any object of a SOPS-encrypted file, is written back only encrypted again,
+    // here where the decryption keys are.
     const made: Record<string, ReencryptedFile> = {};
-    const secretChanges: SecretChanges = async (secrets) => {
+    const toGitDrifted = report.drifted.filter((d) => toGit.has(d.subject));
+    let toWrite: Awaited<ReturnType<typeof writeBackChanges>> = { changes: [], refused: [] };
+    if (!job.detectOnly && toGitDrifted.length > 0) {
+      // The stored revision keeps its encrypted files as Git has them (the loaded one does not).
       const sources =
         parseBundle(await deps.artifacts.get(track.name, revision)).encryptedSources ?? [];
-      // Loaded for a Secret written back only: it brings the SOPS runner.
-      const { reencryptedSecrets, reencryptedFileOf } = await import('./reencrypt-secret.ts');
-      const encrypted = await reencryptedSecrets(track, secrets, sources, deps, before.reencrypted);
-      for (const change of encrypted.changes) {
-        const kept = reencryptedFileOf(change);
-        if (kept !== undefined) made[change.subject] = kept;
-      }
-      return encrypted;
-    };
-    const toWrite = job.detectOnly
-      ? { changes: [], refused: [] }
-      : await writeBackChanges(
-          deps.cluster,
-          report.drifted.filter((d) => toGit.has(d.subject)),
-          selected,
-          secretChanges,
-        );
+      toWrite = await writeBackChanges(deps.cluster, toGitDrifted, selected, {
+        files: new Set(sources.map((source) => source.path)),
+        changes: async (objects) => {
+          // Loaded for an encrypted object written back only: it brings the SOPS runner.
+          const { reencryptedObjects, reencryptedFileOf } = await import('./reencrypt-secret.ts');
+          const encrypted = await reencryptedObjects(
+            track,
+            objects,
+            sources,
+            deps,
+            before.reencrypted,
+          );
+          for (const change of encrypted.changes) {
+            const kept = reencryptedFileOf(change);
+            if (kept !== undefined) made[change.subject] = kept;
+          }
+          return encrypted;
+        },
+      });
+    }
     if (!job.detectOnly) reencrypted = made;
     const added =
       track.writeBack?.include && !job.detectOnly
@@ -212,6 +224,12 @@ async function checkDrift(
         // Only what this check made: a Secret no longer changed needs none.
         if (Object.keys(reencrypted).length > 0) state.reencrypted = reencrypted;
         else delete state.reencrypted;
+      }
+      if (revision && state.unsyncedWriteBacks !== undefined) {
+        // Write-backs the compared revision holds are settled (write-back.ts).
+        const unsynced = unsyncedWriteBacks(state.unsyncedWriteBacks, revision);
+        if (unsynced.length > 0) state.unsyncedWriteBacks = unsynced;
+        else delete state.unsyncedWriteBacks;
       }
       releaseApplyLease(state, holder);
     });

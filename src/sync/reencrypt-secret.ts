@@ -4,9 +4,12 @@
  * the one holding the track's decryption keys — decrypts the file from the
  * stored artifact, puts the cluster's values in, and encrypts it again for
  * the same recipients (the file's own `sops` metadata), so only ciphertext
- * leaves it, in the write-back job. Anything else is refused. The Secrets of
- * one file changed together go into one encryption of it, each Secret's
- * change carrying that file.
+ * leaves it, in the write-back job. Anything else is refused. Any other
+ * object of a SOPS-encrypted file (a ConfigMap) is written the same way: its
+ * changed fields spliced into the encrypted file would sit there in plain
+ * text and break the file's MAC, so the next fetch could not decrypt it. The
+ * objects of one file changed together go into one encryption of it, each
+ * object's change carrying that file.
  *
  * sops encrypts anew each time (a fresh data key, fresh IVs), so the same
  * values never give the same file twice. The ciphertext made for a Secret is
@@ -18,6 +21,7 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Document } from 'yaml';
 import type { Track } from '../config/types.ts';
+import { parsePointer, valueAt } from '../apply/json-pointer.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
 import { addSecretValues, holdsSecretValue } from '../redact.ts';
 import { DecryptionError } from '../render/errors.ts';
@@ -26,10 +30,10 @@ import { rendererBinary } from '../render/renderer-binaries.ts';
 import { recipientsOf, sopsDecrypt, sopsEncrypt } from '../render/sops.ts';
 import type { EncryptedSource } from '../render/types.ts';
 import { changeOf, type WriteBackChange } from '../render/write-back-change.ts';
-import type { ChangedSecret } from '../drift/write-back-changes.ts';
+import type { ChangedObject } from '../drift/write-back-changes.ts';
 import type { SecretDeps } from './resolve-secrets.ts';
 
-/** A Secret whose change cannot be written back encrypted. */
+/** An object (a Secret, or any object of an encrypted file) whose change cannot be written back encrypted. */
 export class SecretNotWritableError extends DriftlessError {
   readonly code = 'SECRET_NOT_WRITABLE';
 }
@@ -56,34 +60,35 @@ function digestOf(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** What the Secrets of a drift check give to write back: a change each, or why not. */
-export interface ReencryptedSecrets {
+/** What the encrypted objects of a drift check give to write back: a change each, or why not. */
+export interface ReencryptedObjects {
   readonly changes: WriteBackChange[];
-  /** Secrets not written back, and why (naming the file). */
+  /** Objects not written back, and why (naming the file). */
   readonly refused: { readonly subject: string; readonly reason: string }[];
 }
 
 /**
- * The changed `secrets` as their files encrypted anew with the cluster's values, one change per
- * Secret. The Secrets of one file go into one encryption of it (decrypted once, every Secret's
- * values put in, encrypted once), and each of their changes carries that same file: a file
- * encrypted for each Secret would hold only that Secret's values, and writing one would lose
- * the others'. `earlier` (by subject) is what checks before made, handed again when it holds
- * the same values; see the module comment.
+ * The changed `objects` (Secrets, and the other objects of encrypted files) as their files
+ * encrypted anew with the cluster's values, one change per object. The objects of one file go
+ * into one encryption of it (decrypted once, every object's values put in, encrypted once),
+ * and each of their changes carries that same file: a file encrypted for each object would
+ * hold only that object's values, and writing one would lose the others'. `earlier` (by
+ * subject) is what checks before made, handed again when it holds the same values; see the
+ * module comment.
  */
-export async function reencryptedSecrets(
+export async function reencryptedObjects(
   track: Pick<Track, 'name' | 'decryption'>,
-  secrets: readonly ChangedSecret[],
+  objects: readonly ChangedObject[],
   sources: readonly EncryptedSource[],
   deps: SecretDeps,
   earlier: Readonly<Record<string, ReencryptedFile>> = {},
-): Promise<ReencryptedSecrets> {
+): Promise<ReencryptedObjects> {
   const changes: WriteBackChange[] = [];
   const refused: { subject: string; reason: string }[] = [];
-  const byFile = new Map<string, ChangedSecret[]>();
-  for (const secret of secrets) {
-    const file = secret.object.source.file;
-    byFile.set(file, [...(byFile.get(file) ?? []), secret]);
+  const byFile = new Map<string, ChangedObject[]>();
+  for (const changed of objects) {
+    const file = changed.object.source.file;
+    byFile.set(file, [...(byFile.get(file) ?? []), changed]);
   }
   for (const [file, group] of byFile) {
     const refusedHere = new Set<string>();
@@ -94,7 +99,7 @@ export async function reencryptedSecrets(
     try {
       changes.push(...(await reencryptedFile(track, file, group, sources, deps, earlier, refuse)));
     } catch (error) {
-      // Nothing of the file is written: each Secret not refused for a reason of its own is
+      // Nothing of the file is written: each object not refused for a reason of its own is
       // refused for this one, none left out.
       for (const { object } of group) {
         if (!refusedHere.has(object.subject)) refuse(object.subject, messageOf(error));
@@ -105,13 +110,13 @@ export async function reencryptedSecrets(
 }
 
 /**
- * The changes of `group`, the changed Secrets of `file`, as that file encrypted anew once with
+ * The changes of `group`, the changed objects of `file`, as that file encrypted anew once with
  * the values of all those `refuse` is not told of. Throws when the file cannot be written at all.
  */
 async function reencryptedFile(
   track: Pick<Track, 'name' | 'decryption'>,
   file: string,
-  group: readonly ChangedSecret[],
+  group: readonly ChangedObject[],
   sources: readonly EncryptedSource[],
   deps: SecretDeps,
   earlier: Readonly<Record<string, ReencryptedFile>>,
@@ -141,11 +146,11 @@ async function reencryptedFile(
   // Loaded here: the comment-keeping YAML library is for write-back alone.
   const { parseAllDocuments, parseDocument } = await import('yaml');
   const documents = parseAllDocuments(plaintext.toString('utf8'));
-  const written: ChangedSecret[] = [];
-  for (const secret of group) {
-    const refusal = putValues(source.path, documents, secret);
-    if (refusal === undefined) written.push(secret);
-    else refuse(secret.object.subject, refusal);
+  const written: ChangedObject[] = [];
+  for (const changed of group) {
+    const refusal = putValues(source.path, documents, changed);
+    if (refusal === undefined) written.push(changed);
+    else refuse(changed.object.subject, refusal);
   }
   if (written.length === 0) return [];
   const metadata = (parseDocument(source.content).toJS() as { sops?: Record<string, unknown> })
@@ -189,14 +194,15 @@ async function reencryptedFile(
 }
 
 /**
- * Puts the cluster's values of `secret` at its changed paths into its document of `documents`
+ * Puts the cluster's values of `changed` at its changed paths into its document of `documents`
  * (the decrypted `file`); why not, when it cannot be written back (then nothing is put in).
  */
 function putValues(
   file: string,
   documents: readonly Document.Parsed[],
-  { object, live, paths }: ChangedSecret,
+  changed: ChangedObject,
 ): string | undefined {
+  const { object } = changed;
   const document = documents.find((candidate) => {
     const value = candidate.toJS() as {
       kind?: unknown;
@@ -204,12 +210,33 @@ function putValues(
     } | null;
     const namespace = value?.metadata?.namespace;
     return (
-      value?.kind === 'Secret' &&
+      value?.kind === object.kind &&
       value.metadata?.name === object.name &&
       (namespace === undefined || namespace === object.namespace)
     );
   });
-  if (document === undefined) return `${file} has no Secret ${object.name} any more`;
+  if (document === undefined) return `${file} has no ${object.kind} ${object.name} any more`;
+  if (object.kind === 'Secret') return putSecretValues(file, document, changed);
+  for (const path of changed.paths) {
+    const tokens = parsePointer(path);
+    const value = valueAt(changed.live, tokens);
+    // Removed: deleteIn throws on a map missing on the way.
+    if (value === undefined) {
+      if (document.hasIn(tokens)) document.deleteIn(tokens);
+    } else document.setIn(tokens, value);
+  }
+  return undefined;
+}
+
+/**
+ * Puts a Secret's changed `data` and `stringData` keys into its `document`; why not, when
+ * another field changed (then nothing is put in).
+ */
+function putSecretValues(
+  file: string,
+  document: Document.Parsed,
+  { live, paths }: ChangedObject,
+): string | undefined {
   const keys: { field: string; key: string }[] = [];
   for (const path of paths) {
     const [field, ...rest] = path

@@ -36,6 +36,7 @@ const FIELDS: Readonly<Record<string, readonly [Expected, 'nullable'?]>> = {
   applying: ['list', 'nullable'],
   applyLease: ['mapping', 'nullable'],
   reencrypted: ['mapping'],
+  unsyncedWriteBacks: ['list'],
 };
 
 function kindOf(value: unknown): string {

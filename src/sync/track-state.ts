@@ -9,6 +9,7 @@ import type { ClusterCapabilities } from '../render/index.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { ObservedObject } from './observed-object.ts';
 import type { CommitInfo } from '../source/ports.ts';
+import { commitOf } from '../object-id.ts';
 import type { ReencryptedFile } from './reencrypt-secret.ts';
 import { DriftlessError, throwIfInterrupted } from '../errors.ts';
 import { ConcurrentUpdateError } from '../store/errors.ts';
@@ -96,6 +97,41 @@ export interface TrackState {
    * (ciphertext only): a check finding the same values hands the same file (reencrypt-secret.ts).
    */
   reencrypted?: Record<string, ReencryptedFile>;
+  /**
+   * What write-backs pushed that no sync has applied yet, oldest first (write-back.ts): Git
+   * holding it is not a change made in Git, so a check comparing the cluster with the revision
+   * before it still writes the cluster's newer value. See {@link unsyncedWriteBacks}.
+   */
+  unsyncedWriteBacks?: UnsyncedWriteBack[];
+}
+
+/**
+ * A write-back commit and what it wrote: each field's value (by subject and JSON pointer; no
+ * value: removed), and each file replaced whole (a SOPS-encrypted file encrypted again:
+ * ciphertext only). Values are as the commit holds them, secret values redacted.
+ */
+export interface UnsyncedWriteBack {
+  commit: string;
+  fields: { subject: string; path: string; value?: unknown }[];
+  files: { file: string; content: string }[];
+}
+
+/**
+ * The write-backs `revision` (the revision a check compares with) does not hold yet: those
+ * pushed after the newest one whose commit it is, or all of them when it is none of them.
+ * Telling whether another commit holds a write-back would take Git's ancestry, which the apply
+ * step does not have: a write-back is settled once its own commit or a later write-back's is
+ * the revision compared with.
+ */
+export function unsyncedWriteBacks(
+  writeBacks: readonly UnsyncedWriteBack[] | undefined,
+  revision: string | null,
+): UnsyncedWriteBack[] {
+  const all = writeBacks ?? [];
+  // A revision rendered with inputs beyond Git carries its commit first (object-id.ts).
+  const commit = revision === null ? null : commitOf(revision);
+  const applied = all.findLastIndex((writeBack) => writeBack.commit === commit);
+  return all.slice(applied + 1);
 }
 
 /** The jobs that hold a track's apply lease while they run. */

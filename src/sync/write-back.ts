@@ -6,14 +6,26 @@
  * track's credentials — retried on the new head when someone pushed first,
  * never forced. The commit's own webhook then applies a revision equal to
  * the cluster: nothing changes, so nothing loops.
+ *
+ * What a write-back wrote is kept in the track's state until the revision
+ * compared with holds it (track-state.ts unsyncedWriteBacks): a check that
+ * finds the cluster changed again before that sync compares it with the
+ * revision before, and Git holding the earlier write-back's values is then
+ * no change made in Git — the newer value is written, not lost.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Track } from '../config/types.ts';
 import { DriftlessError, InterruptedError, messageOf } from '../errors.ts';
-import type { ManifestEdits, WriteBackConflict } from '../source/edit-manifests.ts';
+import type { ManifestEdits, OwnWrites, WriteBackConflict } from '../source/edit-manifests.ts';
 import type { CommitRequest, GitSource } from '../source/ports.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { WriteBackJob } from './jobs.ts';
+import {
+  readTrackState,
+  unsyncedWriteBacks,
+  updateTrackState,
+  type UnsyncedWriteBack,
+} from './track-state.ts';
 
 export interface WriteBackResult {
   readonly track: string;
@@ -68,7 +80,13 @@ export async function writeBackTrack(
   const now = deps.now ?? (() => new Date());
   const base = { track: track.name, revision: job.revision };
   const branch = writeBackBranch(track);
-  let edits: ManifestEdits = { files: new Map(), written: [], conflicts: [], refused: [] };
+  let edits: ManifestEdits = {
+    files: new Map(),
+    written: [],
+    wrote: { fields: [], files: [] },
+    conflicts: [],
+    refused: [],
+  };
   // What the drift check refused comes first, then what editing the files refuses.
   const refused = () => [...(job.refused ?? []), ...edits.refused];
   let result: WriteBackResult;
@@ -78,6 +96,12 @@ export async function writeBackTrack(
         `track "${track.name}": no branch to write back to (writeBack.branch), or a source that cannot push`,
       );
     }
+    const earlier = ownWritesOf(
+      unsyncedWriteBacks(
+        (await readTrackState(deps.state, track.name)).unsyncedWriteBacks,
+        job.revision,
+      ),
+    );
     const subjects = job.changes.map((change) => change.subject);
     const request: CommitRequest = {
       branch,
@@ -97,7 +121,7 @@ export async function writeBackTrack(
         for (const change of job.changes) {
           if (!files.has(change.file)) files.set(change.file, await read(change.file));
         }
-        edits = editManifests((file) => files.get(file), job.changes);
+        edits = editManifests((file) => files.get(file), job.changes, earlier);
         return edits.files;
       },
     };
@@ -125,7 +149,39 @@ export async function writeBackTrack(
     };
   }
   await recordWriteBack(deps.state, result, now());
+  if (result.commit !== null) {
+    await recordUnsynced(deps.state, track.name, job.revision, {
+      commit: result.commit,
+      ...edits.wrote,
+    });
+  }
   return result;
+}
+
+/** What `writeBacks` wrote, oldest first. */
+function ownWritesOf(writeBacks: readonly UnsyncedWriteBack[]): OwnWrites {
+  return {
+    fields: writeBacks.flatMap((writeBack) => writeBack.fields),
+    files: writeBacks.flatMap((writeBack) => writeBack.files),
+  };
+}
+
+/**
+ * Keeps `pushed` in the track's state until a sync applies it; those the compared `revision`
+ * holds already are dropped.
+ */
+function recordUnsynced(
+  state: StateStore,
+  track: string,
+  revision: string,
+  pushed: UnsyncedWriteBack,
+): Promise<unknown> {
+  return updateTrackState(state, track, (current) => {
+    current.unsyncedWriteBacks = [
+      ...unsyncedWriteBacks(current.unsyncedWriteBacks, revision),
+      pushed,
+    ];
+  });
 }
 
 /** The history entry of a write-back: see docs/cli.md (history). */
