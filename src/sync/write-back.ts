@@ -177,10 +177,12 @@ function recordUnsynced(
   pushed: UnsyncedWriteBack,
 ): Promise<unknown> {
   return updateTrackState(state, track, (current) => {
+    // Bounded: a write-back commit that reaches the cluster only inside a later commit (someone
+    // pushed on top before the sync) is never the compared revision, so nothing settles it.
     current.unsyncedWriteBacks = [
       ...unsyncedWriteBacks(current.unsyncedWriteBacks, revision),
       pushed,
-    ];
+    ].slice(-MAX_UNSYNCED_WRITE_BACKS);
   });
 }
 
@@ -198,11 +200,18 @@ function recordWriteBack(state: StateStore, result: WriteBackResult, at: Date): 
   });
 }
 
+/** How many of a track's newest history entries are searched for its newest write-back entry. */
+const REFUSAL_LOOKBACK = 50;
+
+/** The most unsynced write-backs kept: older ones are forgotten (their values then count as Git's). */
+const MAX_UNSYNCED_WRITE_BACKS = 20;
+
 /**
  * Records a drift check that found changes to write back and had to refuse them all (a Secret
  * in plain text, an object kustomize renders): no write-back job follows to record them. A
  * refusal stays until someone acts, and each check finds it again: the same refusals of the
- * same revision as the track's newest history entry are not recorded again.
+ * same revision as the track's newest write-back entry (among its last
+ * {@link REFUSAL_LOOKBACK} entries) are not recorded again.
  */
 export async function recordRefusedWriteBack(
   track: string,
@@ -210,7 +219,11 @@ export async function recordRefusedWriteBack(
   refused: WriteBackResult['refused'],
   deps: Pick<WriteBackDeps, 'state' | 'now'>,
 ): Promise<void> {
-  const [newest] = await deps.state.listHistory(track, 1);
+  // The newest write-back entry, not the newest entry: each interval's sync and drift check
+  // record theirs between two checks that refuse the same.
+  const newest = (await deps.state.listHistory(track, REFUSAL_LOOKBACK)).find(
+    (entry) => entry.trigger === 'write-back',
+  );
   if (
     newest?.trigger === 'write-back' &&
     newest.result === 'refused' &&

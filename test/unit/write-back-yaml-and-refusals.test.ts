@@ -190,12 +190,24 @@ describe('a drift check that refused every write-back it found', () => {
       const deps = { state: store, now: () => new Date((clock += 1000)) };
 
       // Act
+      // Each interval's sync records an entry between two checks that refuse the same.
+      const poll = () =>
+        store.appendHistory('ops', {
+          revision,
+          appliedAt: new Date((clock += 1000)).toISOString(),
+          result: 'unchanged',
+          trigger: 'schedule',
+        });
       await recordRefusedWriteBack('ops', revision, [secret], deps);
+      await poll();
       await recordRefusedWriteBack('ops', revision, [secret], deps);
+      await poll();
       await recordRefusedWriteBack('ops', revision, [secret, built], deps);
 
       // Assess: newest first.
-      const history = await store.listHistory('ops');
+      const history = (await store.listHistory('ops')).filter(
+        (entry) => entry.trigger === 'write-back',
+      );
       assert.deepEqual(
         history.map((entry) => [entry.result, entry.trigger, entry.revision, entry['refused']]),
         [
