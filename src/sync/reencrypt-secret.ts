@@ -256,8 +256,10 @@ function putSecretValues(
     // Written where Git keeps the key: stringData as text, data as base64.
     const asText = document.hasIn(['stringData', key]);
     if (value === undefined) {
-      document.deleteIn(['stringData', key]);
-      document.deleteIn(['data', key]);
+      // Removed in the cluster: from wherever Git keeps it (deleteIn throws on a missing map).
+      for (const field of ['stringData', 'data']) {
+        if (document.hasIn([field, key])) document.deleteIn([field, key]);
+      }
     } else if (asText) {
       const text = Buffer.from(value, 'base64').toString('utf8');
       addSecretValues([text]);

@@ -28,6 +28,7 @@ function secretsYaml(token: string, password: string): string {
     '---\n',
     'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\n',
     `data:\n  password: ${Buffer.from(password).toString('base64')}\n`,
+    `  user: ${Buffer.from('app').toString('base64')}\n`,
   ].join('');
 }
 
@@ -122,6 +123,31 @@ describe('write-back of a SOPS-encrypted file holding two Secrets', () => {
       ).toString('utf8');
     assert.equal(await secret('api', 'token'), 'token-from-cluster');
     assert.equal(await secret('db', 'password'), 'password-from-cluster');
+  });
+
+  it('writes a key removed in the cluster from a Secret whose file has no stringData', async () => {
+    // Prepare: db keeps its keys under `data` only; one of them is removed in the cluster.
+    const { track, repo, ns } = await synced('removed');
+    await fixture.core.patchNamespacedSecret({
+      name: 'db',
+      namespace: ns,
+      body: [{ op: 'remove', path: '/data/password' }],
+    });
+
+    // Act
+    const { drift, written } = await driftAndWriteBack(track, deps);
+
+    // Assess
+    assert.deepEqual(drift.writeBackRefused, []);
+    assert.equal(written.result, 'written-back', written.error);
+    assert.deepEqual(written.writtenBack, [`Secret/${ns}/db`]);
+    const [api, db] = (await decrypted(repo)) as { data?: Record<string, string> }[];
+    assert.deepEqual(api, valuesOf(secretsYaml('token-from-git', 'unused'))[0]);
+    assert.deepEqual(
+      db?.data,
+      { user: Buffer.from('app').toString('base64') },
+      'only the removed key is gone',
+    );
   });
 
   it('refuses one Secret naming the file and the Secret, and still writes the other', async () => {
