@@ -4,9 +4,10 @@
  * GitTracks, holds the `driftless.dev/gc` finalizer on each, publishes the
  * valid ones as tracks, collects the objects of a deleted GitTrack by its
  * deletion policy before releasing it (as Faros does), and writes each
- * GitTrack's `.status`. Its cluster requests are held to a track's timeout,
- * as a sync's are (track-cluster.ts TrackDeadline); the `.status` write after
- * a job of a track read from a GitTrack to a shorter bound of its own.
+ * GitTrack's `.status`. Its cluster requests are held to a fixed limit, as a
+ * sync's are to its track's timeout (track-cluster.ts TrackDeadline); the
+ * `.status` write after a job of a track read from a GitTrack to a shorter
+ * bound of its own.
  */
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { KubernetesApiError } from '../cluster/errors.ts';
@@ -19,7 +20,7 @@ import { DriftlessError, messageOf } from '../errors.ts';
 import { configNames, publish, type DiscoverDeps, type DiscoverResult } from './discover-tracks.ts';
 import { deleteTrack } from './lifecycle.ts';
 import type { PublishedTracks } from './published-tracks.ts';
-import { TrackDeadline } from './track-cluster.ts';
+import { TrackDeadline, type DeadlineWording } from './track-cluster.ts';
 import { readTrackState, transitionTime, type TrackState } from './track-state.ts';
 
 /** A deleted GitTrack's objects could not be collected; its finalizer stays until they are. */
@@ -48,11 +49,16 @@ function finalizersOf(object: KubeObject): string[] {
 }
 
 /**
- * How long a discovery may work with its cluster. A source has no `timeout` of its own: its
- * discovery plays a track's part, named by the source's id (jobs.ts DiscoverJob), with the
- * `timeout` a track has by default (config/schema.ts).
+ * How long a discovery may work with its cluster. A source has no `timeout` setting: its
+ * discovery gets the `timeout` a track has by default (config/schema.ts), and its error names
+ * the source (jobs.ts DiscoverJob) and this fixed limit rather than a track's timeout.
  */
 export const DISCOVERY_TIMEOUT_MS = 120_000;
+
+const DISCOVERY_WORDING: DeadlineWording = {
+  subject: 'tracksFrom source',
+  limit: "the discovery's fixed limit",
+};
 
 /**
  * Reads the source's GitTracks and acts on them, its cluster requests ending at its start plus
@@ -69,6 +75,7 @@ export async function discoverGitTracks(
     { name: source.id, timeout: DISCOVERY_TIMEOUT_MS },
     'discovery',
     undefined,
+    DISCOVERY_WORDING,
   );
   try {
     return await discoverWithin(deadline, source, {
@@ -95,6 +102,12 @@ async function discoverWithin(
       object.metadata['deletionTimestamp'] !== undefined &&
       finalizersOf(object).includes(GC_FINALIZER),
   );
+  // Each deleted GitTrack's track as last published, live or already being collected: it stays
+  // known (published under `collecting`) until its collection succeeds.
+  const collecting = deleting.flatMap((object) => {
+    const track = publishedTrackOf(previous, refOfGitTrack(object));
+    return track === undefined ? [] : [track];
+  });
   const errors: string[] = [];
   // Past the deadline every request fails alike: that is said once, at the end.
   const failed = (error: unknown, what: (message: string) => string): void => {
@@ -117,9 +130,13 @@ async function discoverWithin(
       origin: { source: source.id, gitTrack: ref },
     };
   });
-  const { tracks, problems } = runTimeTracks(source, documents, configNames(deps.config));
-  // Published before collecting: a deleted GitTrack's track is off the list, so nothing starts it again.
-  const added = await publish(deps, source, previous, tracks, problems);
+  // A track still being collected keeps its name: another GitTrack taking it would have its
+  // state, and the objects that state lists, collected in its place.
+  const taken = new Set([...configNames(deps.config), ...collecting.map((track) => track.name)]);
+  const { tracks, problems } = runTimeTracks(source, documents, taken);
+  // Published before collecting: a deleted GitTrack's track is off the list, so nothing starts it
+  // again; it is under `collecting`, so the next discovery tries again if this one does not finish.
+  const added = await publish(deps, source, previous, tracks, problems, { collecting });
 
   const collected: string[] = [];
   for (const object of deleting) {
@@ -127,8 +144,9 @@ async function discoverWithin(
     const ref = refOfGitTrack(object);
     try {
       // A collection under way stops at the discovery's deadline as at its own track's.
-      const collecting = { ...deps, cluster, now, signal: deadline.signal };
-      if (await collectDeleted(object, ref, previous, collecting)) {
+      const collection = { ...deps, cluster, now, signal: deadline.signal };
+      const track = collecting.find((t) => sameGitTrack(t, ref));
+      if (await collectDeleted(object, ref, track, collection)) {
         collected.push(ref.name);
       }
     } catch (error) {
@@ -170,19 +188,33 @@ async function discoverWithin(
 }
 
 /**
+ * The track the GitTrack published, from the last published list: among its tracks while the
+ * GitTrack was live, under `collecting` once its deletion was seen and until it was collected.
+ */
+function publishedTrackOf(
+  previous: PublishedTracks | undefined,
+  ref: GitTrackRef,
+): Track | undefined {
+  // `collecting` is absent from lists published before it existed.
+  return [...(previous?.tracks ?? []), ...(previous?.collecting ?? [])].find((track) =>
+    sameGitTrack(track, ref),
+  );
+}
+
+/**
  * A GitTrack being deleted: its track's objects are collected by the
  * policy its annotation names (default MirrorPrune), then the finalizer is
- * released. Only a track this GitTrack published is collected — never one
- * of the same name that came from elsewhere. `true` when it was released
- * after collecting; an error (nothing released) when collection failed.
+ * released. Only the track this GitTrack published (`published`) is
+ * collected — never one of the same name that came from elsewhere. `true`
+ * when it was released after collecting; an error (nothing released) when
+ * collection failed.
  */
 async function collectDeleted(
   object: KubeObject,
   ref: GitTrackRef,
-  previous: PublishedTracks | undefined,
+  published: Track | undefined,
   deps: DiscoverDeps & { cluster: KubernetesPort; now: () => Date; signal: AbortSignal },
 ): Promise<boolean> {
-  const published = previous?.tracks.find((track) => sameGitTrack(track, ref));
   if (published === undefined) {
     // It never became a track (invalid from the start): there is nothing of it to collect.
     await holdFinalizer(deps.cluster, ref, false);

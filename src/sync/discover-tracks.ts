@@ -62,15 +62,17 @@ export async function publish(
   previous: PublishedTracks | undefined,
   tracks: readonly Track[],
   problems: readonly RunTimeProblem[],
-  revision?: string,
+  more: Pick<PublishedTracks, 'revision' | 'collecting'> = {},
 ): Promise<string[]> {
   const known = new Set(previous?.tracks.map((track) => track.name));
+  const { revision, collecting = [] } = more;
   const document: PublishedTracks = {
     source: source.id,
     publishedAt: (deps.now?.() ?? new Date()).toISOString(),
     ...(revision === undefined ? {} : { revision }),
     tracks,
     problems,
+    ...(collecting.length === 0 ? {} : { collecting }),
   };
   await deps.published.publish(source.id, document);
   return tracks.map((track) => track.name).filter((name) => !known.has(name));
@@ -111,7 +113,7 @@ export async function discoverTrackDocuments(
   const { tracks, problems } = runTimeTracks(source, documents, configNames(deps.config));
   const allProblems = [...unreadable, ...problems];
   const previous = await deps.published.readPublished<PublishedTracks>(source.id);
-  const added = await publish(deps, source, previous, tracks, allProblems, revision);
+  const added = await publish(deps, source, previous, tracks, allProblems, { revision });
   return {
     source: source.id,
     tracks: tracks.map((track) => track.name),

@@ -22,6 +22,14 @@ export interface PublishedTracks {
   readonly tracks: readonly Track[];
   /** Documents that gave no track, and why. */
   readonly problems: readonly RunTimeProblem[];
+  /**
+   * GitTracks in a cluster: the tracks of GitTracks being deleted whose objects are not
+   * collected yet, as they were last published. Off `tracks`, so nothing syncs them, and kept
+   * here from one discovery to the next until their collection succeeds: a collection that
+   * failed or was cut short is tried again, never taken for a GitTrack that had no track.
+   * Absent from documents of repository sources and from those published before it existed.
+   */
+  readonly collecting?: readonly Track[];
 }
 
 /**

@@ -64,6 +64,19 @@ export type TrackJob =
   | 'dashboard read';
 
 /**
+ * How a {@link TrackDeadline}'s error names what ran out. By default a track and its own
+ * `timeout`; a deadline that is no track's (a `tracksFrom` source's discovery) says what it is.
+ */
+export interface DeadlineWording {
+  /** Names the subject before its quoted name: `track` by default. */
+  readonly subject: string;
+  /** The limit that ran out: `the track's timeout` by default. */
+  readonly limit: string;
+}
+
+const TRACK_WORDING: DeadlineWording = { subject: 'track', limit: "the track's timeout" };
+
+/**
  * The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days): Node fires a longer one
  * after 1 ms, with a TimeoutOverflowWarning. A track's `timeout` may be longer (`600h`).
  */
@@ -98,6 +111,7 @@ export class TrackDeadline {
     job: TrackJob,
     /** The job's own signal (Ctrl-C, `serve` stopping): forwarded to {@link signal}. */
     private readonly interrupt: AbortSignal | undefined,
+    wording: DeadlineWording = TRACK_WORDING,
   ) {
     // Every request in flight (32 while applying) listens on them: Node would warn on the
     // user's terminal past 10 listeners, a leak check that does not apply here.
@@ -106,7 +120,7 @@ export class TrackDeadline {
     // The time counts from before the lease and covers the store's reads and a cluster that
     // answers slowly: the message says what ran out, not who used it.
     this.error = new TrackTimeoutError(
-      `track "${track.name}": the ${job} did not finish within the track's timeout (${track.timeout} ms)`,
+      `${wording.subject} "${track.name}": the ${job} did not finish within ${wording.limit} (${track.timeout} ms)`,
     );
     this.arm(track.timeout);
     this.onInterrupt = () => this.stopping.abort(interrupt?.reason);

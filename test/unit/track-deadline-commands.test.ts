@@ -347,7 +347,8 @@ describe('a GitTrack discovery against a cluster that stops answering', () => {
     'driftless.yaml',
   );
   const source = config.tracksFrom[0] as GitTracksFromCluster;
-  const gaveUpDiscovery = `track "${source.id}": the discovery did not finish within the track's timeout (${DISCOVERY_TIMEOUT_MS} ms)`;
+  // A source has no timeout setting: the message names it and the discovery's own limit.
+  const gaveUpDiscovery = `tracksFrom source "${source.id}": the discovery did not finish within the discovery's fixed limit (${DISCOVERY_TIMEOUT_MS} ms)`;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'driftless-discovery-z-'));

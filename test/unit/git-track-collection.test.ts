@@ -1,0 +1,323 @@
+/**
+ * The collection of a deleted GitTrack's objects (discover-git-tracks.ts) goes on from one
+ * discovery to the next until it succeeds: a collection that failed, was cut short by the
+ * discovery's deadline, or was not reached before it, is tried again by the next discovery, and
+ * the finalizer is released only once the objects are collected. A GitTrack that never gave a
+ * track is released at once. The real fs store and sync use-cases; a small Git source and the
+ * in-memory cluster, taught a GitTrack's finalizer and status subresource, stand in for Git and
+ * Kubernetes.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, beforeEach, describe, it, mock } from 'node:test';
+import {
+  objectKey,
+  refOf,
+  type KubeObject,
+  type ObjectRef,
+} from '../../src/cluster/kube-object.ts';
+import type { ApplyOptions, ApplyResult } from '../../src/cluster/kubernetes-port.ts';
+import { GIT_TRACK_API_VERSION } from '../../src/config/git-track.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { GitTracksFromCluster } from '../../src/config/types.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import {
+  DISCOVERY_TIMEOUT_MS,
+  GC_FINALIZER,
+  GIT_TRACK_MANAGER,
+  discoverGitTracks,
+} from '../../src/sync/discover-git-tracks.ts';
+import type { DiscoverResult } from '../../src/sync/discover-tracks.ts';
+import { knownTracks, type PublishedTracks } from '../../src/sync/published-tracks.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
+import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+
+const REVISION = '1'.repeat(40);
+
+/** A Git source whose head is REVISION, holding one ConfigMap named after the track. */
+const git: GitSource = {
+  resolve: async () => ({ revision: REVISION, ref: 'refs/heads/main' }),
+  readFiles: async (track) => [
+    {
+      path: 'settings.yaml',
+      content: new TextEncoder().encode(
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${track.name}\ndata:\n  value: "v"\n`,
+      ),
+    },
+  ],
+};
+
+/** `apps/<name>`, as kubectl writes it, its objects deleted when it is. */
+function gitTrack(name: string, repository = `https://git.example.com/${name}.git`): KubeObject {
+  return {
+    apiVersion: GIT_TRACK_API_VERSION,
+    kind: 'GitTrack',
+    metadata: {
+      name,
+      namespace: 'apps',
+      annotations: { 'driftless.dev/deletion-policy': 'Delete' },
+    },
+    spec: { repository, reference: 'main' },
+  };
+}
+
+const gitTrackRef = (name: string): ObjectRef => ({
+  apiVersion: GIT_TRACK_API_VERSION,
+  kind: 'GitTrack',
+  namespace: 'apps',
+  name,
+});
+
+const configMapRef = (name: string): ObjectRef => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  namespace: 'apps',
+  name,
+});
+
+/**
+ * The in-memory cluster as an API server treats a GitTrack: a status apply changes only
+ * `.status`; Driftless' finalizer apply changes only its finalizer; a GitTrack deleted while it
+ * has finalizers is held (deletionTimestamp) until the last is released. Deletes of ConfigMaps
+ * can be refused (an admission webhook) or left unanswered (a hung API server); `events` lists
+ * the deletes done and finalizers released, in order.
+ */
+class GitTrackCluster extends InMemoryCluster {
+  refuseDeletes = false;
+  hangDeletes = false;
+  readonly events: string[] = [];
+  private hangStarted: () => void = () => undefined;
+  /** Resolves when a delete is first left unanswered. */
+  readonly firstHang = new Promise<void>((resolve) => (this.hangStarted = resolve));
+
+  override async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
+    const live = this.objects.get(objectKey(refOf(object)));
+    if (object.kind !== 'GitTrack' || live === undefined) return super.apply(object, options);
+    if (options.subresource === 'status') {
+      return super.apply({ ...live, status: object['status'] }, options);
+    }
+    assert.equal(options.fieldManager, GIT_TRACK_MANAGER, 'only Driftless applies here');
+    const others = finalizersOf(live).filter((f) => f !== GC_FINALIZER);
+    const finalizers = [...others, ...finalizersOf(object)];
+    if (finalizers.length === 0 && live.metadata['deletionTimestamp'] !== undefined) {
+      this.events.push(`released GitTrack ${live.metadata.name}`);
+      this.objects.delete(objectKey(refOf(live)));
+      return { object: live, created: false };
+    }
+    return super.apply({ ...live, metadata: { ...live.metadata, finalizers } }, options);
+  }
+
+  override async delete(ref: ObjectRef): Promise<'deleted' | 'not-found'> {
+    if (ref.kind === 'ConfigMap' && this.refuseDeletes) {
+      throw new Error(`admission webhook "guard.example.com" denied the request: keep ${ref.name}`);
+    }
+    if (ref.kind === 'ConfigMap' && this.hangDeletes) {
+      this.hangStarted();
+      return new Promise(() => undefined);
+    }
+    this.events.push(`deleted ${ref.kind} ${ref.name}`);
+    return super.delete(ref);
+  }
+
+  /** `kubectl delete gittrack <name>`: held while it has finalizers. */
+  deleteGitTrack(name: string): void {
+    const key = objectKey(gitTrackRef(name));
+    const live = this.objects.get(key)!;
+    assert.ok(finalizersOf(live).includes(GC_FINALIZER), 'the discovery held its finalizer');
+    const metadata = { ...live.metadata, deletionTimestamp: '2026-01-01T12:00:00Z' };
+    this.objects.set(key, { ...live, metadata });
+  }
+}
+
+function finalizersOf(object: KubeObject): string[] {
+  const finalizers = object.metadata['finalizers'];
+  return Array.isArray(finalizers) ? (finalizers as string[]) : [];
+}
+
+/** The reason of the Ready condition of a GitTrack's `.status`. */
+function readyReason(object: KubeObject | undefined): unknown {
+  const status = object?.['status'] as { conditions?: Record<string, unknown>[] } | undefined;
+  return status?.conditions?.find((c) => c['type'] === 'Ready')?.['reason'];
+}
+
+describe("a deleted GitTrack's collection", () => {
+  let dir: string;
+  let store: FsStore;
+  let cluster: GitTrackCluster;
+  const config = parseConfig(
+    'tracksFrom:\n  - {cluster: default, gitTracks: true}\n',
+    'driftless.yaml',
+  );
+  const source = config.tracksFrom[0] as GitTracksFromCluster;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-gittrack-collection-'));
+  });
+
+  beforeEach(async () => {
+    store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
+    cluster = new GitTrackCluster();
+  });
+
+  afterEach(() => mock.timers.reset());
+
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  const discover = (): Promise<DiscoverResult> =>
+    discoverGitTracks(source, { config, published: store, state: store, cluster });
+
+  const published = (): Promise<PublishedTracks | undefined> =>
+    store.readPublished<PublishedTracks>(source.id);
+
+  /** GitTracks `names`, discovered, each track synced (its ConfigMap applied), then deleted. */
+  async function syncedThenDeleted(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      await cluster.apply(gitTrack(name), { fieldManager: 'kubectl', force: false });
+    }
+    assert.deepEqual((await discover()).tracks, names);
+    for (const track of await knownTracks(config, store)) {
+      const synced = await syncTrack(
+        track,
+        { trigger: 'schedule' },
+        { source: git, cluster, artifacts: store, state: store },
+      );
+      assert.equal(synced.result, 'applied', synced.error);
+    }
+    for (const name of names) {
+      assert.ok(await cluster.get(configMapRef(name)), `${name}'s ConfigMap applied`);
+      cluster.deleteGitTrack(name);
+    }
+  }
+
+  it('tries again, at the next discovery, a collection that failed, and only then releases the finalizer', async () => {
+    // Prepare: web synced, then deleted; its ConfigMap's deletes are refused.
+    await syncedThenDeleted(['web']);
+    assert.equal((await published())?.collecting, undefined, 'a list without `collecting`');
+    cluster.refuseDeletes = true;
+    const failed = await discover();
+    const held = await cluster.get(gitTrackRef('web'));
+    const between = await published();
+    const tracksBetween = await knownTracks(config, store);
+    cluster.refuseDeletes = false;
+
+    // Act
+    const next = await discover();
+
+    // Assess: the failure reported, the GitTrack held with its objects; then collected, released.
+    assert.deepEqual(failed.collected, []);
+    assert.equal(failed.errors.length, 1);
+    assert.match(failed.errors[0]!, /^GitTrack apps\/web: .*denied the request: keep web/);
+    assert.deepEqual(finalizersOf(held!), [GC_FINALIZER], 'the finalizer stayed');
+    assert.equal(readyReason(held), 'DeletionFailed');
+
+    assert.deepEqual(next.collected, ['web']);
+    assert.deepEqual(next.errors, []);
+    assert.equal(await cluster.get(configMapRef('web')), undefined, 'its ConfigMap collected');
+    assert.equal(await cluster.get(gitTrackRef('web')), undefined, 'the GitTrack released');
+    assert.deepEqual(cluster.events, ['deleted ConfigMap web', 'released GitTrack web']);
+    assert.equal(await store.read('web'), undefined, 'its state removed');
+    assert.equal((await store.listHistory('web'))[0]?.result, 'deleted');
+    // Meanwhile it was known, under `collecting`, and off the tracks: nothing synced it.
+    assert.deepEqual(
+      between?.collecting?.map((t) => t.name),
+      ['web'],
+      'known until collected',
+    );
+    assert.deepEqual(between?.tracks, [], 'off the tracks: nothing syncs it');
+    assert.ok(!tracksBetween.some((t) => t.name === 'web'));
+  });
+
+  it("tries again, at the next discovery, collections the discovery's deadline cut short or did not reach", async () => {
+    // Prepare: one and two synced, then deleted; deleting one's ConfigMap gets no answer.
+    await syncedThenDeleted(['one', 'two']);
+    cluster.hangDeletes = true;
+    mock.timers.enable({ apis: ['setTimeout'] });
+    const discovery = discover();
+    await cluster.firstHang;
+    mock.timers.tick(DISCOVERY_TIMEOUT_MS);
+    const cut = await discovery;
+    mock.timers.reset();
+    const between = await published();
+    const whileCut = [...cluster.events];
+    cluster.hangDeletes = false;
+
+    // Act
+    const next = await discover();
+
+    // Assess: nothing released while cut short; the next discovery collects both, then releases.
+    assert.deepEqual(cut.collected, []);
+    assert.deepEqual(whileCut, [], 'nothing deleted or released when cut short');
+
+    assert.deepEqual(next.collected, ['one', 'two']);
+    assert.deepEqual(next.errors, []);
+    for (const name of ['one', 'two']) {
+      assert.equal(await cluster.get(configMapRef(name)), undefined, `${name}'s ConfigMap`);
+      assert.equal(await cluster.get(gitTrackRef(name)), undefined, `GitTrack ${name}`);
+      assert.equal(await store.read(name), undefined, `${name}'s state`);
+    }
+    for (const name of ['one', 'two']) {
+      const [deleted, released] = [`deleted ConfigMap ${name}`, `released GitTrack ${name}`];
+      assert.ok(cluster.events.indexOf(deleted) < cluster.events.indexOf(released), name);
+    }
+    // The deadline said once, naming the source and the discovery's own limit.
+    assert.equal(
+      cut.errors.at(-1),
+      `tracksFrom source "${source.id}": the discovery did not finish within the discovery's fixed limit (${DISCOVERY_TIMEOUT_MS} ms)`,
+    );
+    assert.deepEqual(
+      between?.collecting?.map((t) => t.name),
+      ['one', 'two'],
+    );
+  });
+
+  it("keeps a track's name while it is being collected: another GitTrack cannot take it", async () => {
+    // Prepare: web deleted, its collection refused; a GitTrack of the same name elsewhere.
+    await syncedThenDeleted(['web']);
+    cluster.refuseDeletes = true;
+    await discover();
+    await cluster.apply(
+      { ...gitTrack('web'), metadata: { name: 'web', namespace: 'other' } },
+      { fieldManager: 'kubectl', force: false },
+    );
+
+    // Act
+    const refused = await discover();
+    cluster.refuseDeletes = false;
+    const collected = await discover();
+    const after = await discover();
+
+    // Assess: refused until web is collected, then published
+    assert.deepEqual(refused.tracks, []);
+    assert.deepEqual(
+      refused.problems.map((p) => `${p.where}: ${p.message}`),
+      ['GitTrack other/web: metadata.name: track "web" already exists'],
+    );
+    assert.deepEqual(collected.collected, ['web']);
+    assert.deepEqual(after.tracks, ['web']);
+    assert.deepEqual((await published())?.collecting, undefined, 'nothing left to collect');
+  });
+
+  it('releases at once a deleted GitTrack that never gave a track', async () => {
+    // Prepare: a GitTrack refused (a local repository), its finalizer held, then deleted.
+    await cluster.apply(gitTrack('local', '/srv/git/local'), {
+      fieldManager: 'kubectl',
+      force: false,
+    });
+    const first = await discover();
+    cluster.deleteGitTrack('local');
+
+    // Act
+    const next = await discover();
+
+    // Assess
+    assert.deepEqual(first.tracks, []);
+    assert.equal(first.problems.length, 1);
+    assert.deepEqual(next.collected, []);
+    assert.deepEqual(next.errors, []);
+    assert.equal(await cluster.get(gitTrackRef('local')), undefined, 'released');
+    assert.deepEqual(cluster.events, ['released GitTrack local']);
+  });
+});
