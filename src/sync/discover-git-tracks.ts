@@ -369,10 +369,14 @@ export async function writeJobStatus(
   cluster: KubernetesPort,
   state: TrackState,
 ): Promise<void> {
+  const timeout = Math.min(track.timeout, JOB_STATUS_WRITE_TIMEOUT_MS);
   const deadline = new TrackDeadline(
-    { name: track.name, timeout: Math.min(track.timeout, JOB_STATUS_WRITE_TIMEOUT_MS) },
+    { name: track.name, timeout },
     'GitTrack status write',
     undefined,
+    timeout < track.timeout
+      ? { subject: 'track', limit: "the status write's own limit" }
+      : undefined,
   );
   try {
     await writeGitTrackStatus(deadline.bound(cluster), gitTrack, statusOf(state));

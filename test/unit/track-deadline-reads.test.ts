@@ -18,12 +18,12 @@ import type { ObservedObjects, TrackDetail } from '../../src/dashboard/types.ts'
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
-import { JOB_STATUS_WRITE_TIMEOUT_MS } from '../../src/sync/discover-git-tracks.ts';
+import { JOB_STATUS_WRITE_TIMEOUT_MS, writeJobStatus } from '../../src/sync/discover-git-tracks.ts';
 import { executeApplyJob } from '../../src/sync/execute-job.ts';
 import type { LocalContext } from '../../src/sync/local-context.ts';
 import type { ObservedObject } from '../../src/sync/observed-object.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
-import { updateTrackState } from '../../src/sync/track-state.ts';
+import { readTrackState, updateTrackState } from '../../src/sync/track-state.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 const REVISION = '1'.repeat(40);
@@ -316,4 +316,28 @@ describe('the GitTrack .status write after a job against a cluster that stops an
       },
     );
   }
+
+  it("names the write's own limit, not the track's timeout, when that limit ended it", async () => {
+    // Prepare
+    const answering = new InMemoryCluster();
+    const track = await syncedFromGitTrack('2m', answering);
+    const state = await readTrackState(store, 'web');
+    mock.timers.enable({ apis: ['setTimeout'] });
+    const cluster = hangingOn(answering, (_method, subresource) => subresource === 'status');
+
+    // Act
+    const write = writeJobStatus(track, { namespace: 'apps', name: 'web' }, cluster, state);
+    const outcome = assert.rejects(write, (error: Error) => {
+      assert.equal(
+        error.message,
+        `track "web": the GitTrack status write did not finish within the status write's own limit (${JOB_STATUS_WRITE_TIMEOUT_MS} ms)`,
+      );
+      return true;
+    });
+    await cluster.firstHang;
+    mock.timers.tick(JOB_STATUS_WRITE_TIMEOUT_MS);
+
+    // Assess
+    await outcome;
+  });
 });
