@@ -3,6 +3,7 @@
  * kept in its stored state (src/sync/lifecycle.ts), so the same store that AWS
  * uses sees it without a redeploy.
  */
+import { DEFAULT_TRACK_TIMEOUT_MS } from '../config/schema.ts';
 import type { Track } from '../config/types.ts';
 import { UsageError } from '../errors.ts';
 import {
@@ -79,7 +80,7 @@ async function trackToDelete(
     prune: true,
     deletionPolicy: 'MirrorPrune',
     suspend: false,
-    timeout: 120_000,
+    timeout: DEFAULT_TRACK_TIMEOUT_MS,
   };
 }
 

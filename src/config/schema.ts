@@ -578,6 +578,9 @@ function checkAuthFits(
   }
 }
 
+/** A track's `timeout` when it sets none: how long its sync, drift check or delete may work with its cluster. */
+export const DEFAULT_TRACK_TIMEOUT_MS = 120_000;
+
 /** One track as written in `tracks:`; cluster resolution happens once all tracks are known. */
 export const trackSchema = strictObject({
   name: dnsLabel,
@@ -606,7 +609,7 @@ export const trackSchema = strictObject({
   wait: z._default(z.boolean(), false),
   healthChecks: z._default(z.array(healthCheckSchema), []),
   healthCheckExprs: z.optional(healthCheckExprsSchema),
-  timeout: z._default(duration(1_000, '1s'), 120_000),
+  timeout: z._default(duration(1_000, '1s'), DEFAULT_TRACK_TIMEOUT_MS),
   suspend: z._default(z.boolean(), false),
   auth: z.optional(authSchema),
   kustomize: z._default(z.union([z.literal('auto'), z.boolean()]), 'auto'),

@@ -14,6 +14,7 @@ import { KubernetesApiError } from '../cluster/errors.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { DELETION_POLICIES, type DeletionPolicy } from '../config/deletion-policy.ts';
 import { DELETION_POLICY_ANNOTATION, GIT_TRACK_API_VERSION } from '../config/git-track.ts';
+import { DEFAULT_TRACK_TIMEOUT_MS } from '../config/schema.ts';
 import { runTimeTracks, type RunTimeDocument } from '../config/run-time-tracks.ts';
 import type { GitTracksFromCluster, Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
@@ -53,7 +54,7 @@ function finalizersOf(object: KubeObject): string[] {
  * discovery gets the `timeout` a track has by default (config/schema.ts), and its error names
  * the source (jobs.ts DiscoverJob) and this fixed limit rather than a track's timeout.
  */
-export const DISCOVERY_TIMEOUT_MS = 120_000;
+export const DISCOVERY_TIMEOUT_MS = DEFAULT_TRACK_TIMEOUT_MS;
 
 const DISCOVERY_WORDING: DeadlineWording = {
   subject: 'tracksFrom source',
