@@ -163,16 +163,27 @@ const MASKED = '***';
  * Why: a failing plugin's stderr is quoted in the error, which reaches status,
  * history and logs, and plugins in debug mode or with a bug print tokens
  * there (a JWT, `k8s-aws-v1.<base64>`, an AWS secret key, a kubeadm bootstrap
- * token). Nothing tells us which words are secret, so words shaped like one
- * are hidden (see {@link looksLikeCredential}). What people need from the
+ * token). Nothing tells us which words are secret, so the values of settings
+ * named like credentials are hidden ({@link CREDENTIAL_SETTING}), and so are
+ * words shaped like one (see {@link looksLikeCredential}). What people need from the
  * message stays: words, paths, host names, URLs without tokens, exit reasons,
  * and request ids (UUIDs: short hex runs between dashes, no upper case).
  */
 function maskTokenLikeWords(text: string): string {
-  return text.replace(/[A-Za-z0-9+/=_.-]{20,}/g, (word) =>
-    looksLikeCredential(word) ? MASKED : word,
-  );
+  return text
+    .replace(CREDENTIAL_SETTING, (_setting, key: string, separator: string) => {
+      return `${key}${separator}${MASKED}`;
+    })
+    .replace(/[A-Za-z0-9+/=_.-]{20,}/g, (word) => (looksLikeCredential(word) ? MASKED : word));
 }
+
+/**
+ * A value given to a key named like a credential (`password: …`, `client_secret=…`,
+ * `refresh_token: …`, `X-Api-Key: …`): hidden whatever it looks like, up to the next space
+ * (or its closing quote), since a chosen password need not look random.
+ */
+const CREDENTIAL_SETTING =
+  /\b([\w-]*(?:passw(?:or)?d|secret|token|api[_-]?key|credential|authorization)[\w-]*)(\s*[:=]\s*)(?:"[^"]*"|'[^']*'|\S+)/gi;
 
 /**
  * Runs of 20 or more base64/base64url/JWT characters mixing upper case, lower case and

@@ -475,11 +475,14 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
     const bootstrapToken = 'abcdef.0123456789abcdef';
     const password = 'correcthorsebatterystaple42';
     const host = 'ip-10-0-1-23.eu-west-1.compute.internal';
+    // Values of settings named like credentials, whatever they look like.
+    const settings =
+      'client_secret=lowercase0secret0value refresh_token: 1//0gLxPLANTED password: "Sup3r! Secret" token=ya29.a0AfH6SMB-xx_yy.zz%2Fabc';
     const chatty = join(dir, 'chatty.mjs');
     await writeFile(
       chatty,
       `console.error(${JSON.stringify(
-        `debug: sending ${jwt} with ${awsSecret} and ${hexToken}\nusing ${bootstrapToken} or ${password} at ${host}\nrequest ${requestId} refused: token expired`,
+        `debug: sending ${jwt} with ${awsSecret} and ${hexToken}\nusing ${bootstrapToken} or ${password} at ${host}\n${settings}\nrequest ${requestId} refused: token expired`,
       )}); process.exit(1);`,
     );
     await assert.rejects(
@@ -495,6 +498,10 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
           bootstrapToken,
           '0123456789abcdef',
           password,
+          'lowercase0secret0value',
+          '0gLxPLANTED',
+          'Sup3r',
+          'ya29',
         ]) {
           assert.ok(!error.message.includes(planted), `${planted} in: ${error.message}`);
         }
@@ -503,6 +510,10 @@ console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind
           /exited with 1: debug: sending \*\*\* with \*\*\* and \*\*\*\n/,
         );
         assert.ok(error.message.includes(`using *** or *** at ${host}\n`), error.message);
+        assert.ok(
+          error.message.includes('client_secret=*** refresh_token: *** password: *** token=***\n'),
+          error.message,
+        );
         assert.ok(error.message.endsWith(`request ${requestId} refused: token expired`));
         return true;
       },
