@@ -8,6 +8,7 @@ import type { CommitRequest } from '../../src/source/ports.ts';
 import { reconcileDrift, type DriftResult } from '../../src/sync/reconcile-drift.ts';
 import type { SyncDeps } from '../../src/sync/sync-track.ts';
 import { writeBackTrack, type WriteBackResult } from '../../src/sync/write-back.ts';
+import { runGit, type GitRepository } from './git-server.ts';
 
 export async function driftAndWriteBack(
   track: Track,
@@ -45,4 +46,14 @@ export function commitAfter(
       return new Map(Object.entries(files));
     },
   };
+}
+
+/** `path` as the repository's `main` holds it: what a write-back committed there. */
+export function fileOnMain(repo: GitRepository, path: string): Promise<string> {
+  return runGit(['--git-dir', repo.bareDir, 'show', `main:${path}`]);
+}
+
+/** The commit the repository's `main` is at. */
+export async function headOfMain(repo: GitRepository): Promise<string> {
+  return (await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main'])).trim();
 }

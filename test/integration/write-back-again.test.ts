@@ -11,21 +11,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
-import type { SecretRef } from '../../src/config/secret-ref.ts';
-import { SecretUnavailableError } from '../../src/config/read-secret.ts';
 import type { Track } from '../../src/config/types.ts';
-import { sopsDecrypt } from '../../src/render/sops.ts';
-import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
-import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
-import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
-import { generateAgeKey, sopsEncrypt, type AgeKey } from '../harness/sops.ts';
-import { TrackFixture } from '../harness/track-fixture.ts';
-import { driftAndWriteBack } from '../harness/write-back.ts';
+import { pushFiles, runGit } from '../harness/git-server.ts';
+import { DECRYPTION, SopsTrackFixture } from '../harness/sops-track-fixture.ts';
+import { driftAndWriteBack, fileOnMain, headOfMain } from '../harness/write-back.ts';
 
 const RULE = 'rules: [{apiGroups: [""], resources: [configmaps, secrets], syncTo: git}]';
-const DECRYPTION = 'decryption: {provider: sops, keys: ["env:AGE_KEY"]}';
 
 const settings = (value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  value: ${value} # tuned by ops\n  level: info\n`;
@@ -34,46 +27,9 @@ const secretYaml = (password: string) =>
   `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\nstringData:\n  password: ${password}\n`;
 
 describe('write-back of a cluster change made again before the sync', () => {
-  const fixture = new TrackFixture('wba');
-  let key: AgeKey;
-  let deps: SyncDeps;
-
-  before(async () => {
-    Object.assign(process.env, rendererEnvironment(await rendererBinaries()));
-    key = await generateAgeKey();
-    await fixture.start();
-    const readSecret = async (ref: SecretRef): Promise<string> => {
-      if (ref.scheme === 'env' && ref.name === 'AGE_KEY') return key.identity;
-      throw new SecretUnavailableError(`secret ${JSON.stringify(ref)}: not set`);
-    };
-    deps = { ...fixture.deps, readSecret, env: process.env };
-  });
+  const fixture = new SopsTrackFixture('wba');
+  before(() => fixture.start());
   after(() => fixture.stop());
-
-  const fileIn = (repo: GitRepository, path: string) =>
-    runGit(['--git-dir', repo.bareDir, 'show', `main:${path}`]);
-  const head = async (repo: GitRepository) =>
-    (await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main'])).trim();
-  const encrypt = (text: string) =>
-    sopsEncrypt(text, {
-      format: 'yaml',
-      age: [key.recipient],
-      encryptedRegex: '^(data|stringData)$',
-    });
-
-  /** What Git's `path` decrypts to, each document's. */
-  async function decrypted(repo: GitRepository, path: string): Promise<unknown[]> {
-    const plaintext = await sopsDecrypt(
-      { path, format: 'yaml', content: await fileIn(repo, path) },
-      {
-        binary: (await rendererBinaries()).sops,
-        ageKeys: [key.identity],
-        kmsKeys: [],
-        timeoutMs: 30_000,
-      },
-    );
-    return parseAllDocuments(plaintext.toString('utf8')).map((document) => document.toJS());
-  }
 
   /** Sets the ConfigMap's data key in the cluster, as `kubectl edit` would. */
   const setData = (ns: string, name: string, key: string, value: string) =>
@@ -85,32 +41,20 @@ describe('write-back of a cluster change made again before the sync', () => {
   const liveData = async (ns: string, name: string) =>
     (await fixture.core.readNamespacedConfigMap({ name, namespace: ns })).data;
 
-  /** Sets the Secret's password in the cluster. */
-  const setPassword = (ns: string, value: string) =>
-    fixture.core.patchNamespacedSecret({
-      name: 'db',
-      namespace: ns,
-      body: [
-        { op: 'replace', path: '/data/password', value: Buffer.from(value).toString('base64') },
-      ],
-    });
-  const livePassword = async (ns: string) =>
-    Buffer.from(
-      (await fixture.core.readNamespacedSecret({ name: 'db', namespace: ns })).data!['password']!,
-      'base64',
-    ).toString('utf8');
-
   /** A synced track over `files`. */
   async function synced(name: string, files: Record<string, string>, extra = RULE) {
     const made = await fixture.newTrack(name, extra);
     await pushFiles(made.repo, files);
-    assert.equal((await syncTrack(made.track, { trigger: 'manual' }, deps)).result, 'applied');
+    assert.equal(
+      (await syncTrack(made.track, { trigger: 'manual' }, fixture.deps)).result,
+      'applied',
+    );
     return made;
   }
 
   /** A drift check and its write-back that must write to Git: its result. */
   async function writtenBack(track: Track) {
-    const { written } = await driftAndWriteBack(track, deps);
+    const { written } = await driftAndWriteBack(track, fixture.deps);
     assert.deepEqual(written.conflicts, []);
     assert.equal(written.result, 'written-back', written.error);
     return written;
@@ -119,29 +63,29 @@ describe('write-back of a cluster change made again before the sync', () => {
   it('writes a ConfigMap value changed again before the sync, and the sync keeps it', async () => {
     // Prepare: v1 written back (W1), not synced.
     const { track, repo, ns } = await synced('plain', { 'settings.yaml': settings('v0') });
-    const revision = await head(repo);
+    const revision = await headOfMain(repo);
     await setData(ns, 'settings', 'value', 'v1');
     const first = await writtenBack(track);
 
     // Act: the cluster changes again; the check still compares with the revision before W1.
     await setData(ns, 'settings', 'value', 'v2');
-    const { drift, written } = await driftAndWriteBack(track, deps);
+    const { drift, written } = await driftAndWriteBack(track, fixture.deps);
 
     // Assess: v2 in Git on top of W1, the rest of the file as it was.
     assert.equal(drift.revision, revision);
     assert.deepEqual(written.conflicts, []);
     assert.equal(written.result, 'written-back', written.error);
-    assert.equal(await fileIn(repo, 'settings.yaml'), settings('v2'));
+    assert.equal(await fileOnMain(repo, 'settings.yaml'), settings('v2'));
     assert.equal(
       (await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main^'])).trim(),
       first.commit,
     );
     // The sync of the head keeps v2 in the cluster, and settles both write-backs.
-    await syncTrack(track, { trigger: 'webhook' }, deps);
+    await syncTrack(track, { trigger: 'webhook' }, fixture.deps);
     assert.equal((await liveData(ns, 'settings'))?.['value'], 'v2');
-    const settled = await driftAndWriteBack(track, deps);
+    const settled = await driftAndWriteBack(track, fixture.deps);
     assert.deepEqual(settled.drift.drifted, []);
-    assert.equal((await readTrackState(deps.state, 'plain')).unsyncedWriteBacks, undefined);
+    assert.equal((await readTrackState(fixture.deps.state, 'plain')).unsyncedWriteBacks, undefined);
   });
 
   it('lets Git win a value someone pushed after its write-back', async () => {
@@ -153,7 +97,7 @@ describe('write-back of a cluster change made again before the sync', () => {
     await setData(ns, 'settings', 'value', 'v2');
 
     // Act
-    const { written } = await driftAndWriteBack(track, deps);
+    const { written } = await driftAndWriteBack(track, fixture.deps);
 
     // Assess: Git's value stays, reported; its sync brings it to the cluster.
     assert.equal(written.commit, null);
@@ -164,8 +108,8 @@ describe('write-back of a cluster change made again before the sync', () => {
         message: 'Git changed it since the revision compared with: Git wins',
       },
     ]);
-    assert.equal(await fileIn(repo, 'settings.yaml'), settings('set-in-git'));
-    await syncTrack(track, { trigger: 'webhook' }, deps);
+    assert.equal(await fileOnMain(repo, 'settings.yaml'), settings('set-in-git'));
+    await syncTrack(track, { trigger: 'webhook' }, fixture.deps);
     assert.equal((await liveData(ns, 'settings'))?.['value'], 'set-in-git');
   });
 
@@ -173,25 +117,29 @@ describe('write-back of a cluster change made again before the sync', () => {
     // Prepare: the password written back once (W1), not synced.
     const { track, repo, ns } = await synced(
       'sealed',
-      { 'db.yaml': await encrypt(secretYaml('from-git')) },
+      { 'db.yaml': await fixture.encrypt(secretYaml('from-git')) },
       `${DECRYPTION}\n${RULE}`,
     );
-    await setPassword(ns, 'rotated-once');
+    await fixture.setSecretValue(ns, 'db', 'password', 'rotated-once');
     const first = await writtenBack(track);
 
     // Act: rotated again before the sync.
-    await setPassword(ns, 'rotated-twice');
+    await fixture.setSecretValue(ns, 'db', 'password', 'rotated-twice');
     const second = await writtenBack(track);
 
     // Assess: Git decrypts to the newer value; the sync of the head keeps it.
     assert.notEqual(second.commit, first.commit);
-    const [secret] = (await decrypted(repo, 'db.yaml')) as { stringData: { password: string } }[];
+    const [secret] = (await fixture.decryptedDocuments(repo, 'db.yaml')) as {
+      stringData: { password: string };
+    }[];
     assert.equal(secret?.stringData.password, 'rotated-twice');
     assert.equal(
-      (await syncTrack(track, { trigger: 'webhook' }, deps)).revision?.startsWith(second.commit!),
+      (await syncTrack(track, { trigger: 'webhook' }, fixture.deps)).revision?.startsWith(
+        second.commit!,
+      ),
       true,
     );
-    assert.equal(await livePassword(ns), 'rotated-twice');
+    assert.equal(await fixture.secretValue(ns, 'db', 'password'), 'rotated-twice');
   });
 
   it('writes a ConfigMap of a SOPS-encrypted file as that file encrypted again', async () => {
@@ -200,7 +148,7 @@ describe('write-back of a cluster change made again before the sync', () => {
     const { track, repo, ns } = await synced(
       'sealed-settings',
       {
-        'settings.yaml': await encrypt(
+        'settings.yaml': await fixture.encrypt(
           settings('v0').replace('  name: settings\n', '  name: settings\n  labels: {tier: web}\n'),
         ),
       },
@@ -214,7 +162,7 @@ describe('write-back of a cluster change made again before the sync', () => {
     });
 
     // Act
-    const { written } = await driftAndWriteBack(track, deps);
+    const { written } = await driftAndWriteBack(track, fixture.deps);
 
     // Assess: the file still decrypts (its MAC holds), to the cluster's values; the new data
     // value is not in it in plain text; no conflict.
@@ -226,20 +174,26 @@ describe('write-back of a cluster change made again before the sync', () => {
         data: { value, level: 'info' },
       },
     ];
-    assert.deepEqual(await decrypted(repo, 'settings.yaml'), expected('changed-live'));
+    assert.deepEqual(
+      await fixture.decryptedDocuments(repo, 'settings.yaml'),
+      expected('changed-live'),
+    );
     assert.deepEqual(written.conflicts, []);
     assert.equal(written.result, 'written-back', written.error);
     assert.deepEqual(written.writtenBack, [`ConfigMap/${ns}/settings`]);
-    assert.doesNotMatch(await fileIn(repo, 'settings.yaml'), /changed-live/);
+    assert.doesNotMatch(await fileOnMain(repo, 'settings.yaml'), /changed-live/);
     // Changed again before the sync: written again, and the sync keeps it.
     await setData(ns, 'settings', 'value', 'changed-again');
     await writtenBack(track);
-    assert.deepEqual(await decrypted(repo, 'settings.yaml'), expected('changed-again'));
-    const sync = await syncTrack(track, { trigger: 'webhook' }, deps);
+    assert.deepEqual(
+      await fixture.decryptedDocuments(repo, 'settings.yaml'),
+      expected('changed-again'),
+    );
+    const sync = await syncTrack(track, { trigger: 'webhook' }, fixture.deps);
     // The head decrypts: the sync succeeds (nothing to change: the cluster has it all).
     assert.equal(sync.error, undefined);
     assert.equal(sync.result, 'unchanged');
-    assert.equal(sync.revision?.startsWith(await head(repo)), true);
+    assert.equal(sync.revision?.startsWith(await headOfMain(repo)), true);
     assert.deepEqual(await liveData(ns, 'settings'), { value: 'changed-again', level: 'info' });
   });
 });

@@ -9,16 +9,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { SecretRef } from '../../src/config/secret-ref.ts';
-import { SecretUnavailableError } from '../../src/config/read-secret.ts';
-import { sopsDecrypt } from '../../src/render/sops.ts';
 import { reconcileDrift } from '../../src/sync/reconcile-drift.ts';
-import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
-import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
-import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
-import { generateAgeKey, sopsEncrypt, type AgeKey } from '../harness/sops.ts';
-import { TrackFixture } from '../harness/track-fixture.ts';
-import { driftAndWriteBack } from '../harness/write-back.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
+import { pushFiles } from '../harness/git-server.ts';
+import { DECRYPTION, SopsTrackFixture } from '../harness/sops-track-fixture.ts';
+import { driftAndWriteBack, fileOnMain, headOfMain } from '../harness/write-back.ts';
 
 const SECRET_RULE = 'rules: [{apiGroups: [""], resources: [secrets], syncTo: git}]';
 
@@ -27,71 +22,35 @@ function secretYaml(password: string): string {
 }
 
 describe('write-back checked again before the next sync', () => {
-  const fixture = new TrackFixture('wbz');
-  let key: AgeKey;
-  let deps: SyncDeps;
-
-  before(async () => {
-    Object.assign(process.env, rendererEnvironment(await rendererBinaries()));
-    key = await generateAgeKey();
-    await fixture.start();
-    const readSecret = async (ref: SecretRef): Promise<string> => {
-      if (ref.scheme === 'env' && ref.name === 'AGE_KEY') return key.identity;
-      throw new SecretUnavailableError(`secret ${JSON.stringify(ref)}: not set`);
-    };
-    deps = { ...fixture.deps, readSecret, env: process.env };
-  });
+  const fixture = new SopsTrackFixture('wbz');
+  before(() => fixture.start());
   after(() => fixture.stop());
-
-  const fileIn = (repo: GitRepository, path: string) =>
-    runGit(['--git-dir', repo.bareDir, 'show', `main:${path}`]);
-  const head = async (repo: GitRepository) =>
-    (await runGit(['--git-dir', repo.bareDir, 'rev-parse', 'main'])).trim();
-
-  /** Sets the Secret's password (`db`'s unless named) in the cluster, as `kubectl edit` would. */
-  async function setPassword(ns: string, value: string, name = 'db'): Promise<void> {
-    await fixture.core.patchNamespacedSecret({
-      name,
-      namespace: ns,
-      body: [
-        { op: 'replace', path: '/data/password', value: Buffer.from(value).toString('base64') },
-      ],
-    });
-  }
 
   it('takes a SOPS-encrypted Secret it wrote back as written, and a value Git changed since as Git’s', async () => {
     // Prepare: an encrypted Secret under a syncTo: git rule, synced, then changed in the cluster.
-    const { track, repo, ns } = await fixture.newTrack(
-      'sealed',
-      `decryption: {provider: sops, keys: ["env:AGE_KEY"]}\n${SECRET_RULE}`,
-    );
-    const encrypt = (password: string) =>
-      sopsEncrypt(secretYaml(password), {
-        format: 'yaml',
-        age: [key.recipient],
-        encryptedRegex: '^(data|stringData)$',
-      });
+    const { track, repo, ns } = await fixture.newTrack('sealed', `${DECRYPTION}\n${SECRET_RULE}`);
+    const encrypt = (password: string) => fixture.encrypt(secretYaml(password));
     await pushFiles(repo, { 'db.yaml': await encrypt('from-git') });
-    assert.equal((await syncTrack(track, { trigger: 'manual' }, deps)).result, 'applied');
-    await setPassword(ns, 'rotated-in-cluster');
-    const first = await driftAndWriteBack(track, deps);
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, fixture.deps)).result, 'applied');
+    await fixture.setSecretValue(ns, 'db', 'password', 'rotated-in-cluster');
+    const first = await driftAndWriteBack(track, fixture.deps);
     assert.equal(first.written.result, 'written-back', first.written.error);
-    const writtenBack = await fileIn(repo, 'db.yaml');
+    const writtenBack = await fileOnMain(repo, 'db.yaml');
 
     // Act: the next check, before any sync (the cluster still differs from the revision synced).
-    const second = await driftAndWriteBack(track, deps);
+    const second = await driftAndWriteBack(track, fixture.deps);
 
     // Assess: nothing new to write, and no conflict.
     assert.deepEqual(second.written.conflicts, []);
     assert.equal(second.written.result, 'unchanged');
     assert.equal(second.written.commit, null);
     assert.deepEqual(second.written.writtenBack, [`Secret/${ns}/db`]);
-    assert.equal(await head(repo), first.written.commit);
+    assert.equal(await headOfMain(repo), first.written.commit);
 
     // Someone changes the value in Git meanwhile: Git wins, reported as a conflict.
     const inGit = await encrypt('changed-in-git');
     await pushFiles(repo, { 'db.yaml': inGit });
-    const third = await driftAndWriteBack(track, deps);
+    const third = await driftAndWriteBack(track, fixture.deps);
     assert.deepEqual(third.written.conflicts, [
       {
         subject: `Secret/${ns}/db`,
@@ -99,52 +58,36 @@ describe('write-back checked again before the next sync', () => {
         message: 'Git changed db.yaml since the revision compared with: Git wins',
       },
     ]);
-    assert.equal(await fileIn(repo, 'db.yaml'), inGit);
+    assert.equal(await fileOnMain(repo, 'db.yaml'), inGit);
     assert.notEqual(inGit, writtenBack);
   });
 
   it('takes a SOPS-encrypted file of two Secrets it wrote back as written', async () => {
     // Prepare: two encrypted Secrets in one file, synced, both changed in the cluster, written back.
-    const { track, repo, ns } = await fixture.newTrack(
-      'pair',
-      `decryption: {provider: sops, keys: ["env:AGE_KEY"]}\n${SECRET_RULE}`,
-    );
+    const { track, repo, ns } = await fixture.newTrack('pair', `${DECRYPTION}\n${SECRET_RULE}`);
     const pair = (db: string, cache: string) =>
       `${secretYaml(db)}---\n${secretYaml(cache).replace('name: db', 'name: cache')}`;
     await pushFiles(repo, {
-      'db.yaml': await sopsEncrypt(pair('from-git', 'cache-from-git'), {
-        format: 'yaml',
-        age: [key.recipient],
-        encryptedRegex: '^(data|stringData)$',
-      }),
+      'db.yaml': await fixture.encrypt(pair('from-git', 'cache-from-git')),
     });
-    assert.equal((await syncTrack(track, { trigger: 'manual' }, deps)).result, 'applied');
-    await setPassword(ns, 'rotated-in-cluster');
-    await setPassword(ns, 'cache-rotated', 'cache');
-    const first = await driftAndWriteBack(track, deps);
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, fixture.deps)).result, 'applied');
+    await fixture.setSecretValue(ns, 'db', 'password', 'rotated-in-cluster');
+    await fixture.setSecretValue(ns, 'cache', 'password', 'cache-rotated');
+    const first = await driftAndWriteBack(track, fixture.deps);
     assert.equal(first.written.result, 'written-back', first.written.error);
     const subjects = [`Secret/${ns}/cache`, `Secret/${ns}/db`];
     assert.deepEqual([...first.written.writtenBack].sort(), subjects);
 
     // Act: the next check, before any sync.
-    const second = await driftAndWriteBack(track, deps);
+    const second = await driftAndWriteBack(track, fixture.deps);
 
     // Assess: nothing new to write, no conflict, both taken as written.
     assert.deepEqual(second.written.conflicts, []);
     assert.equal(second.written.result, 'unchanged');
     assert.deepEqual([...second.written.writtenBack].sort(), subjects);
-    assert.equal(await head(repo), first.written.commit);
-    const plaintext = await sopsDecrypt(
-      { path: 'db.yaml', format: 'yaml', content: await fileIn(repo, 'db.yaml') },
-      {
-        binary: (await rendererBinaries()).sops,
-        ageKeys: [key.identity],
-        kmsKeys: [],
-        timeoutMs: 30_000,
-      },
-    );
+    assert.equal(await headOfMain(repo), first.written.commit);
     // sops prints the YAML its own way (indented by 4): the values are compared.
-    const documents = plaintext.toString('utf8').split('---\n');
+    const documents = (await fixture.decrypted(repo, 'db.yaml')).split('---\n');
     assert.match(documents[0]!, /name: db\n[^]*password: rotated-in-cluster\n/);
     assert.match(documents[1]!, /name: cache\n[^]*password: cache-rotated\n/);
   });
@@ -153,13 +96,13 @@ describe('write-back checked again before the next sync', () => {
     // Prepare: a Secret in plain text under a syncTo: git rule, changed in the cluster.
     const { track, repo, ns } = await fixture.newTrack('plain', SECRET_RULE);
     await pushFiles(repo, { 'db.yaml': secretYaml('from-git') });
-    assert.equal((await syncTrack(track, { trigger: 'manual' }, deps)).result, 'applied');
+    assert.equal((await syncTrack(track, { trigger: 'manual' }, fixture.deps)).result, 'applied');
     const value = `planted-${Math.random().toString(36).slice(2, 10)}`;
-    await setPassword(ns, value);
-    const revision = await head(repo);
+    await fixture.setSecretValue(ns, 'db', 'password', value);
+    const revision = await headOfMain(repo);
 
     // Act: two checks, nothing written back.
-    const check = () => reconcileDrift(track, { type: 'drift', track: track.name }, deps);
+    const check = () => reconcileDrift(track, { type: 'drift', track: track.name }, fixture.deps);
     const first = await check();
     const second = await check();
 
@@ -188,6 +131,6 @@ describe('write-back checked again before the next sync', () => {
       error: `nothing written back: ${refused[0]!.error}`,
     });
     assert.ok(!JSON.stringify(entries).includes(value), 'the history holds no secret value');
-    assert.equal(await head(repo), revision);
+    assert.equal(await headOfMain(repo), revision);
   });
 });

@@ -7,15 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { SecretRef } from '../../src/config/secret-ref.ts';
-import { SecretUnavailableError } from '../../src/config/read-secret.ts';
 import { parseAllDocuments } from 'yaml';
-import { sopsDecrypt } from '../../src/render/sops.ts';
-import { syncTrack, type SyncDeps } from '../../src/sync/sync-track.ts';
-import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
-import { rendererBinaries, rendererEnvironment } from '../harness/renderers.ts';
-import { generateAgeKey, sopsEncrypt, type AgeKey } from '../harness/sops.ts';
-import { TrackFixture } from '../harness/track-fixture.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
+import { pushFiles, type GitRepository } from '../harness/git-server.ts';
+import { DECRYPTION, SopsTrackFixture } from '../harness/sops-track-fixture.ts';
 import { driftAndWriteBack } from '../harness/write-back.ts';
 
 const SECRET_RULE = 'rules: [{apiGroups: [""], resources: [secrets], syncTo: git}]';
@@ -33,75 +28,34 @@ function secretsYaml(token: string, password: string): string {
 }
 
 describe('write-back of a SOPS-encrypted file holding two Secrets', () => {
-  const fixture = new TrackFixture('wbm');
-  let key: AgeKey;
-  let deps: SyncDeps;
-
-  before(async () => {
-    Object.assign(process.env, rendererEnvironment(await rendererBinaries()));
-    key = await generateAgeKey();
-    await fixture.start();
-    const readSecret = async (ref: SecretRef): Promise<string> => {
-      if (ref.scheme === 'env' && ref.name === 'AGE_KEY') return key.identity;
-      throw new SecretUnavailableError(`secret ${JSON.stringify(ref)}: not set`);
-    };
-    deps = { ...fixture.deps, readSecret, env: process.env };
-  });
+  const fixture = new SopsTrackFixture('wbm');
+  before(() => fixture.start());
   after(() => fixture.stop());
 
-  const fileIn = (repo: GitRepository, path: string) =>
-    runGit(['--git-dir', repo.bareDir, 'show', `main:${path}`]);
-
   /** What Git's `secrets.yaml` decrypts to, each document's. */
-  async function decrypted(repo: GitRepository): Promise<unknown[]> {
-    const content = await fileIn(repo, 'secrets.yaml');
-    const plaintext = await sopsDecrypt(
-      { path: 'secrets.yaml', format: 'yaml', content },
-      {
-        binary: (await rendererBinaries()).sops,
-        ageKeys: [key.identity],
-        kmsKeys: [],
-        timeoutMs: 30_000,
-      },
-    );
-    return valuesOf(plaintext.toString('utf8'));
-  }
-
+  const decrypted = (repo: GitRepository) => fixture.decryptedDocuments(repo, 'secrets.yaml');
   const valuesOf = (yaml: string) => parseAllDocuments(yaml).map((document) => document.toJS());
 
   /** A synced track whose `secrets.yaml` holds both Secrets, encrypted. */
   async function synced(name: string) {
-    const made = await fixture.newTrack(
-      name,
-      `decryption: {provider: sops, keys: ["env:AGE_KEY"]}\n${SECRET_RULE}`,
-    );
-    const encrypted = await sopsEncrypt(secretsYaml('token-from-git', 'password-from-git'), {
-      format: 'yaml',
-      age: [key.recipient],
-      encryptedRegex: '^(data|stringData)$',
-    });
+    const made = await fixture.newTrack(name, `${DECRYPTION}\n${SECRET_RULE}`);
+    const encrypted = await fixture.encrypt(secretsYaml('token-from-git', 'password-from-git'));
     await pushFiles(made.repo, { 'secrets.yaml': encrypted });
-    assert.equal((await syncTrack(made.track, { trigger: 'manual' }, deps)).result, 'applied');
+    assert.equal(
+      (await syncTrack(made.track, { trigger: 'manual' }, fixture.deps)).result,
+      'applied',
+    );
     return made;
-  }
-
-  /** Sets `key` of the Secret `name` in the cluster, as `kubectl edit` would. */
-  async function setValue(ns: string, name: string, key: string, value: string): Promise<void> {
-    await fixture.core.patchNamespacedSecret({
-      name,
-      namespace: ns,
-      body: [{ op: 'replace', path: `/data/${key}`, value: Buffer.from(value).toString('base64') }],
-    });
   }
 
   it('writes both Secrets changed in the cluster into the file, encrypted once', async () => {
     // Prepare: both Secrets changed in the cluster.
     const { track, repo, ns } = await synced('both');
-    await setValue(ns, 'api', 'token', 'token-from-cluster');
-    await setValue(ns, 'db', 'password', 'password-from-cluster');
+    await fixture.setSecretValue(ns, 'api', 'token', 'token-from-cluster');
+    await fixture.setSecretValue(ns, 'db', 'password', 'password-from-cluster');
 
     // Act
-    const { drift, written } = await driftAndWriteBack(track, deps);
+    const { drift, written } = await driftAndWriteBack(track, fixture.deps);
 
     // Assess: both reported written, and Git's file holds both cluster values.
     assert.deepEqual(drift.writeBackRefused, []);
@@ -115,14 +69,12 @@ describe('write-back of a SOPS-encrypted file holding two Secrets', () => {
       'Git holds both Secrets as the cluster has them',
     );
     // The commit synced back: the cluster keeps both values.
-    assert.equal((await syncTrack(track, { trigger: 'webhook' }, deps)).revision, written.commit);
-    const secret = async (name: string, key: string) =>
-      Buffer.from(
-        (await fixture.core.readNamespacedSecret({ name, namespace: ns })).data?.[key] ?? '',
-        'base64',
-      ).toString('utf8');
-    assert.equal(await secret('api', 'token'), 'token-from-cluster');
-    assert.equal(await secret('db', 'password'), 'password-from-cluster');
+    assert.equal(
+      (await syncTrack(track, { trigger: 'webhook' }, fixture.deps)).revision,
+      written.commit,
+    );
+    assert.equal(await fixture.secretValue(ns, 'api', 'token'), 'token-from-cluster');
+    assert.equal(await fixture.secretValue(ns, 'db', 'password'), 'password-from-cluster');
   });
 
   it('writes a key removed in the cluster from a Secret whose file has no stringData', async () => {
@@ -135,7 +87,7 @@ describe('write-back of a SOPS-encrypted file holding two Secrets', () => {
     });
 
     // Act
-    const { drift, written } = await driftAndWriteBack(track, deps);
+    const { drift, written } = await driftAndWriteBack(track, fixture.deps);
 
     // Assess
     assert.deepEqual(drift.writeBackRefused, []);
@@ -153,8 +105,8 @@ describe('write-back of a SOPS-encrypted file holding two Secrets', () => {
   it('refuses one Secret naming the file and the Secret, and still writes the other', async () => {
     // Prepare: `db`'s value changed; `api`'s value and its label (not written back) changed.
     const { track, repo, ns } = await synced('one');
-    await setValue(ns, 'api', 'token', 'token-from-cluster');
-    await setValue(ns, 'db', 'password', 'password-from-cluster');
+    await fixture.setSecretValue(ns, 'api', 'token', 'token-from-cluster');
+    await fixture.setSecretValue(ns, 'db', 'password', 'password-from-cluster');
     await fixture.core.patchNamespacedSecret({
       name: 'api',
       namespace: ns,
@@ -162,7 +114,7 @@ describe('write-back of a SOPS-encrypted file holding two Secrets', () => {
     });
 
     // Act
-    const { drift, written } = await driftAndWriteBack(track, deps);
+    const { drift, written } = await driftAndWriteBack(track, fixture.deps);
 
     // Assess: `api` refused with a reason naming it and the file, `db` written.
     assert.deepEqual(drift.writeBackRefused, [

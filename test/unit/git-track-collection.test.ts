@@ -33,6 +33,7 @@ import {
 import type { DiscoverResult } from '../../src/sync/discover-tracks.ts';
 import { knownTracks, type PublishedTracks } from '../../src/sync/published-tracks.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
+import { hangingOn, type HangingPort } from './fakes/hanging-cluster.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 const REVISION = '1'.repeat(40);
@@ -82,16 +83,12 @@ const configMapRef = (name: string): ObjectRef => ({
  * The in-memory cluster as an API server treats a GitTrack: a status apply changes only
  * `.status`; Driftless' finalizer apply changes only its finalizer; a GitTrack deleted while it
  * has finalizers is held (deletionTimestamp) until the last is released. Deletes of ConfigMaps
- * can be refused (an admission webhook) or left unanswered (a hung API server); `events` lists
- * the deletes done and finalizers released, in order.
+ * can be refused (an admission webhook); `events` lists the deletes done and finalizers
+ * released, in order.
  */
 class GitTrackCluster extends InMemoryCluster {
   refuseDeletes = false;
-  hangDeletes = false;
   readonly events: string[] = [];
-  private hangStarted: () => void = () => undefined;
-  /** Resolves when a delete is first left unanswered. */
-  readonly firstHang = new Promise<void>((resolve) => (this.hangStarted = resolve));
 
   override async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
     const live = this.objects.get(objectKey(refOf(object)));
@@ -113,10 +110,6 @@ class GitTrackCluster extends InMemoryCluster {
   override async delete(ref: ObjectRef): Promise<'deleted' | 'not-found'> {
     if (ref.kind === 'ConfigMap' && this.refuseDeletes) {
       throw new Error(`admission webhook "guard.example.com" denied the request: keep ${ref.name}`);
-    }
-    if (ref.kind === 'ConfigMap' && this.hangDeletes) {
-      this.hangStarted();
-      return new Promise(() => undefined);
     }
     this.events.push(`deleted ${ref.kind} ${ref.name}`);
     return super.delete(ref);
@@ -147,6 +140,10 @@ describe("a deleted GitTrack's collection", () => {
   let dir: string;
   let store: FsStore;
   let cluster: GitTrackCluster;
+  /** While set, deletes of ConfigMaps get no answer (a hung API server). */
+  let hangDeletes: boolean;
+  /** `cluster` as the discoveries reach it. */
+  let port: HangingPort;
   const config = parseConfig(
     'tracksFrom:\n  - {cluster: default, gitTracks: true}\n',
     'driftless.yaml',
@@ -160,6 +157,11 @@ describe("a deleted GitTrack's collection", () => {
   beforeEach(async () => {
     store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
     cluster = new GitTrackCluster();
+    hangDeletes = false;
+    port = hangingOn(
+      cluster,
+      (call) => hangDeletes && call.method === 'delete' && call.kind === 'ConfigMap',
+    );
   });
 
   afterEach(() => mock.timers.reset());
@@ -167,7 +169,7 @@ describe("a deleted GitTrack's collection", () => {
   after(() => rm(dir, { recursive: true, force: true }));
 
   const discover = (): Promise<DiscoverResult> =>
-    discoverGitTracks(source, { config, published: store, state: store, cluster });
+    discoverGitTracks(source, { config, published: store, state: store, cluster: port });
 
   const published = (): Promise<PublishedTracks | undefined> =>
     store.readPublished<PublishedTracks>(source.id);
@@ -233,16 +235,16 @@ describe("a deleted GitTrack's collection", () => {
   it("tries again, at the next discovery, collections the discovery's deadline cut short or did not reach", async () => {
     // Prepare: one and two synced, then deleted; deleting one's ConfigMap gets no answer.
     await syncedThenDeleted(['one', 'two']);
-    cluster.hangDeletes = true;
+    hangDeletes = true;
     mock.timers.enable({ apis: ['setTimeout'] });
     const discovery = discover();
-    await cluster.firstHang;
+    await port.firstHang;
     mock.timers.tick(DISCOVERY_TIMEOUT_MS);
     const cut = await discovery;
     mock.timers.reset();
     const between = await published();
     const whileCut = [...cluster.events];
-    cluster.hangDeletes = false;
+    hangDeletes = false;
 
     // Act
     const next = await discover();

@@ -18,17 +18,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
-import { commitStatusOf, type CommitStatus } from '../../src/notify/commit-status.ts';
-import type { NotificationEvent } from '../../src/notify/events.ts';
-import type { GitSource } from '../../src/source/ports.ts';
 import { StateCorruptError } from '../../src/store/errors.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import type { SyncResult } from '../../src/sync/apply-revision.ts';
-import { executeJob } from '../../src/sync/execute-job.ts';
-import type { FetchResult } from '../../src/sync/fetch-track.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { recordSync } from '../../src/sync/record-sync.ts';
-import { runJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
+import type { JobResult } from '../../src/sync/run-job.ts';
 import {
   conditionOf,
   DEPENDENCY_NOT_READY,
@@ -36,7 +31,9 @@ import {
   updateTrackState,
   type TrackState,
 } from '../../src/sync/track-state.ts';
+import { MovingGit } from './fakes/git-sources.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+import { outcomeOf, recordUnhealthy, servedJobs } from './fakes/served-jobs.ts';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -47,22 +44,6 @@ const configMap = (name: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "v"\n`;
 const deployment = (name: string): string =>
   `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec: {}\n`;
-
-/** A Git source whose head can move, with one file per commit. */
-class MovingGit implements GitSource {
-  head = A;
-  readonly files = new Map<string, string>();
-
-  async resolve() {
-    return { revision: this.head, ref: 'refs/heads/main' };
-  }
-
-  async readFiles(_track: unknown, revision: string) {
-    const content = this.files.get(revision);
-    if (content === undefined) throw new Error(`no commit ${revision}`);
-    return [{ path: 'app.yaml', content: new TextEncoder().encode(content) }];
-  }
-}
 
 describe('status around a pin and a failed load', () => {
   let dir: string;
@@ -87,66 +68,30 @@ describe('status around a pin and a failed load', () => {
         'driftless.yaml',
       ).tracks[0]!;
     const configured: Track[] = [parse(extra)];
-    const git = new MovingGit();
+    const git = new MovingGit(A);
     const cluster = new InMemoryCluster();
-    const told: NotificationEvent[] = [];
-    const queued: Job[] = [];
-    const deps: JobDeps = {
-      tracks: configured,
-      artifacts: store,
-      state: store,
-      queue: { enqueue: async (job) => void queued.push(job) },
-      source: async () => git,
-      cluster: async () => cluster,
-      notify: async (_track, events) => void told.push(...events),
-    };
-    /** Runs `job` and every job it queues, in order; their results. */
-    const run = async (job: Job): Promise<JobResult[]> => {
-      const done: JobResult[] = [];
-      queued.push(job);
-      for (let next = queued.shift(); next !== undefined; next = queued.shift()) {
-        done.push(await runJob(next, deps, executeJob));
-      }
-      return done;
-    };
+    const jobs = servedJobs({ tracks: configured, store, git, cluster: () => cluster });
     const fetchJob: Job = { type: 'fetch', track: name, trigger: 'schedule' };
     return {
       name,
       git,
-      told,
-      run,
-      poll: () => run(fetchJob),
+      told: jobs.told,
+      run: jobs.runAll,
+      poll: () => jobs.runAll(fetchJob),
       /** Only the fetch: the jobs it queued are returned, not run. */
       fetchOnly: async (): Promise<Job[]> => {
-        await runJob(fetchJob, deps, executeJob);
-        return queued.splice(0);
+        await jobs.run(fetchJob);
+        return jobs.queued.splice(0);
       },
-      rollback: (revision: string) => run({ type: 'rollback', track: name, revision }),
-      unpin: () => run({ type: 'lifecycle', track: name, action: 'unpin' }),
+      rollback: (revision: string) => jobs.runAll({ type: 'rollback', track: name, revision }),
+      unpin: () => jobs.runAll({ type: 'lifecycle', track: name, action: 'unpin' }),
       reconfigure: (fields: string) => void (configured[0] = parse(fields)),
-      /** The commit statuses the events told so far set, per commit, in order. */
-      statuses: (): Record<string, Pick<CommitStatus, 'state' | 'description'>[]> => {
-        const byCommit: Record<string, Pick<CommitStatus, 'state' | 'description'>[]> = {};
-        for (const event of told) {
-          const status = commitStatusOf(event, configured[0]!);
-          if (status === undefined) continue;
-          const { state, description } = status;
-          (byCommit[status.sha] ??= []).push({ state, description });
-        }
-        return byCommit;
-      },
+      statusesOf: jobs.statusesOf,
       state: () => readTrackState(store, name),
     };
   }
 
-  const resultsOf = (done: readonly JobResult[]): string[] =>
-    done.map((job) =>
-      job.type === 'fetch'
-        ? (job.result as FetchResult).outcome
-        : job.type === 'sync' || job.type === 'rollback'
-          ? (job.result as SyncResult).result
-          : job.type,
-    );
+  const resultsOf = (done: readonly JobResult[]): string[] => done.map(outcomeOf);
 
   const NOT_APPLIED = `fetched; not applied while the track is pinned at ${A.slice(0, 12)} (run "driftless unpin" to apply it)`;
   const APPLYING = { state: 'pending', description: 'fetched; applying' };
@@ -160,7 +105,7 @@ describe('status around a pin and a failed load', () => {
       t.git.files.set(B, configMap('two'));
       await t.poll();
       await t.rollback(A);
-      const before = t.statuses();
+      const before = t.statusesOf(A);
 
       // Act: B is pushed while the track is pinned; the next poll finds it again.
       t.git.head = B;
@@ -170,8 +115,8 @@ describe('status around a pin and a failed load', () => {
 
       // Assess
       assert.deepEqual(resultsOf(pushed), ['fetched', 'pinned']);
-      assert.deepEqual(t.statuses()[B], [{ state: 'pending', description: NOT_APPLIED }]);
-      assert.deepEqual(t.statuses()[A], before[A], 'the pinned commit keeps its status');
+      assert.deepEqual(t.statusesOf(B), [{ state: 'pending', description: NOT_APPLIED }]);
+      assert.deepEqual(t.statusesOf(A), before, 'the pinned commit keeps its status');
       assert.deepEqual(resultsOf(repolled), ['fetched', 'pinned']);
       assert.equal(t.told.length, toldBefore, 'the same pin is no news at the next poll');
       const told = t.told.filter((e) => e.revision === B);
@@ -186,7 +131,7 @@ describe('status around a pin and a failed load', () => {
 
       // Assess
       assert.deepEqual(resultsOf(unpinned), ['lifecycle', 'fetched', 'applied']);
-      assert.deepEqual(t.statuses()[B], [
+      assert.deepEqual(t.statusesOf(B), [
         { state: 'pending', description: NOT_APPLIED },
         APPLYING,
         APPLIED,
@@ -208,7 +153,7 @@ describe('status around a pin and a failed load', () => {
 
       // Assess
       assert.deepEqual(resultsOf(done), ['pinned']);
-      assert.deepEqual(t.statuses()[B], [APPLYING, { state: 'pending', description: NOT_APPLIED }]);
+      assert.deepEqual(t.statusesOf(B), [APPLYING, { state: 'pending', description: NOT_APPLIED }]);
     });
 
     it('tells no unhealthy commit for a pinned sync: its health is the pinned revision’s', async () => {
@@ -218,22 +163,14 @@ describe('status around a pin and a failed load', () => {
       t.git.files.set(B, configMap('two'));
       await t.poll();
       await t.rollback(A);
-      await updateTrackState(store, t.name, (state) => {
-        state.conditions.push({
-          type: 'Healthy',
-          status: 'False',
-          reason: 'HealthCheckFailed',
-          message: 'Deployment/apps/web: 0/2 ready',
-          lastTransitionTime: NOW.toISOString(),
-        });
-      });
+      await recordUnhealthy(store, t.name, NOW);
 
       // Act
       t.git.head = B;
       await t.poll();
 
       // Assess
-      assert.deepEqual(t.statuses()[B], [{ state: 'pending', description: NOT_APPLIED }]);
+      assert.deepEqual(t.statusesOf(B), [{ state: 'pending', description: NOT_APPLIED }]);
     });
   });
 

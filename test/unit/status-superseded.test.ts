@@ -15,17 +15,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
-import { commitStatusOf, type CommitStatus } from '../../src/notify/commit-status.ts';
-import type { NotificationEvent } from '../../src/notify/events.ts';
-import type { GitSource } from '../../src/source/ports.ts';
+import { commitStatusOf } from '../../src/notify/commit-status.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
-import type { SyncResult } from '../../src/sync/apply-revision.ts';
-import { executeJob } from '../../src/sync/execute-job.ts';
-import type { FetchResult } from '../../src/sync/fetch-track.ts';
 import type { Job } from '../../src/sync/jobs.ts';
-import { runJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
-import { updateTrackState } from '../../src/sync/track-state.ts';
+import { MovingGit } from './fakes/git-sources.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
+import { outcomeOf, recordUnhealthy, servedJobs } from './fakes/served-jobs.ts';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -34,26 +29,6 @@ const NOW = new Date('2026-12-01T10:00:00.000Z');
 
 const configMap = (value: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  value: "${value}"\n`;
-
-/** A Git source whose head can move, with one file per commit. */
-class MovingGit implements GitSource {
-  head = A;
-  readonly files = new Map<string, string>([
-    [A, configMap('a')],
-    [B, configMap('b')],
-    [C, configMap('c')],
-  ]);
-
-  async resolve() {
-    return { revision: this.head, ref: 'refs/heads/main' };
-  }
-
-  async readFiles(_track: unknown, revision: string) {
-    const content = this.files.get(revision);
-    if (content === undefined) throw new Error(`no commit ${revision}`);
-    return [{ path: 'app.yaml', content: new TextEncoder().encode(content) }];
-  }
-}
 
 describe('commit statuses of a superseded commit', () => {
   let dir: string;
@@ -73,48 +48,31 @@ describe('commit statuses of a superseded commit', () => {
       `tracks: [{name: ${name}, repository: https://git.example.com/o/s.git, namespace: apps, wait: false}]`,
       'driftless.yaml',
     ).tracks[0]!;
-    const git = new MovingGit();
-    const told: NotificationEvent[] = [];
-    const queued: Job[] = [];
-    const deps: JobDeps = {
-      tracks: [track],
-      artifacts: store,
-      state: store,
-      queue: { enqueue: async (job) => void queued.push(job) },
-      source: async () => git,
-      cluster: async () => new InMemoryCluster(),
-      notify: async (_track, events) => void told.push(...events),
-    };
+    const git = new MovingGit(A, [
+      [A, configMap('a')],
+      [B, configMap('b')],
+      [C, configMap('c')],
+    ]);
+    // Each job is given a cluster of its own.
+    const jobs = servedJobs({ tracks: [track], store, git, cluster: () => new InMemoryCluster() });
     const fetchJob: Job = { type: 'fetch', track: name, trigger: 'schedule' };
-    const run = (job: Job): Promise<JobResult> => runJob(job, deps, executeJob);
-    await run(fetchJob);
-    await run(queued.shift()!);
+    await jobs.run(fetchJob);
+    await jobs.run(jobs.queued.shift()!);
     return {
       name,
-      git,
-      told,
-      run,
+      told: jobs.told,
+      run: jobs.run,
       /** Fetches the head; the sync job it queued is returned, not run. */
       fetch: async (head: string): Promise<Job> => {
         git.head = head;
-        await run(fetchJob);
-        const [sync] = queued.splice(0);
+        await jobs.run(fetchJob);
+        const [sync] = jobs.queued.splice(0);
         assert.equal(sync?.type, 'sync');
         return sync!;
       },
-      /** The commit statuses the events told so far set on `sha`, in order. */
-      statusesOf: (sha: string): Pick<CommitStatus, 'state' | 'description'>[] =>
-        told
-          .map((event) => commitStatusOf(event, track))
-          .filter((status) => status?.sha === sha)
-          .map((status) => ({ state: status!.state, description: status!.description })),
+      statusesOf: jobs.statusesOf,
     };
   }
-
-  const resultOf = (done: JobResult): string =>
-    done.type === 'fetch'
-      ? (done.result as FetchResult).outcome
-      : (done.result as SyncResult).result;
 
   const SUPERSEDED_BY_C = `fetched; not applied: newer commit ${C.slice(0, 12)} superseded it`;
   const APPLYING = { state: 'pending', description: 'fetched; applying' };
@@ -134,9 +92,9 @@ describe('commit statuses of a superseded commit', () => {
     const appliedC = await t.run(syncC);
 
     // Assess
-    assert.equal(resultOf(supersededB), 'superseded');
-    assert.equal(resultOf(again), 'superseded');
-    assert.equal(resultOf(appliedC), 'applied');
+    assert.equal(outcomeOf(supersededB), 'superseded');
+    assert.equal(outcomeOf(again), 'superseded');
+    assert.equal(outcomeOf(appliedC), 'applied');
     assert.deepEqual(t.statusesOf(B), [
       APPLYING,
       { state: 'pending', description: SUPERSEDED_BY_C },
@@ -176,21 +134,13 @@ describe('commit statuses of a superseded commit', () => {
     const t = await appliedAtA();
     const syncB = await t.fetch(B);
     await t.fetch(C);
-    await updateTrackState(store, t.name, (state) => {
-      state.conditions.push({
-        type: 'Healthy',
-        status: 'False',
-        reason: 'HealthCheckFailed',
-        message: 'Deployment/apps/web: 0/2 ready',
-        lastTransitionTime: NOW.toISOString(),
-      });
-    });
+    await recordUnhealthy(store, t.name, NOW);
 
     // Act
     const done = await t.run(syncB);
 
     // Assess
-    assert.equal(resultOf(done), 'superseded');
+    assert.equal(outcomeOf(done), 'superseded');
     assert.deepEqual(
       t.told.filter((e) => e.revision === B).map((e) => e.event),
       ['fetched', 'fetched'],

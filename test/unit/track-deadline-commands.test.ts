@@ -17,7 +17,6 @@ import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { GIT_TRACK_API_VERSION } from '../../src/config/git-track.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { Config, GitTracksFromCluster, Track } from '../../src/config/types.ts';
-import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import {
   DISCOVERY_TIMEOUT_MS,
@@ -30,79 +29,12 @@ import type { PublishedTracks } from '../../src/sync/published-tracks.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { TrackTimeoutError } from '../../src/sync/track-cluster.ts';
 import { conditionOf, readTrackState } from '../../src/sync/track-state.ts';
+import { FIXED_REVISION, gitAt } from './fakes/git-sources.ts';
+import { hangingOn, settled } from './fakes/hanging-cluster.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
-const REVISION = '1'.repeat(40);
 const gaveUp = (job: string): string =>
   `track "web": the ${job} did not finish within the track's timeout (2000 ms)`;
-
-const configMap = (name: string): string =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "v"\n`;
-
-/** A Git source whose head is REVISION, holding `names` as ConfigMaps. */
-function gitAt(names: readonly string[]): GitSource {
-  return {
-    resolve: async () => ({ revision: REVISION, ref: 'refs/heads/main' }),
-    readFiles: async () =>
-      names.map((name) => ({
-        path: `${name}.yaml`,
-        content: new TextEncoder().encode(configMap(name)),
-      })),
-  };
-}
-
-/** One call to the cluster port, as {@link hangingOn} tells them apart. */
-interface Call {
-  readonly method: 'discover' | 'serverVersion' | 'apply' | 'get' | 'list' | 'delete';
-  readonly kind?: string;
-  readonly name?: string;
-  readonly dryRun?: boolean;
-  readonly subresource?: string;
-}
-
-/** A port that leaves some calls unanswered for good; how many, and a wait for the first. */
-type HangingPort = KubernetesPort & {
-  readonly hung: () => number;
-  readonly firstHang: Promise<void>;
-};
-
-/**
- * `cluster`, except that the calls `hangs` picks are never answered, as by an API server that
- * takes requests and answers none. No signal reaches them (no withSignal): only the caller's
- * giving up ends the wait.
- */
-function hangingOn(cluster: InMemoryCluster, hangs: (call: Call) => boolean): HangingPort {
-  let hung = 0;
-  let hangStarted: () => void = () => undefined;
-  const firstHang = new Promise<void>((resolve) => (hangStarted = resolve));
-  const answer = <T>(call: Call, work: () => Promise<T>): Promise<T> => {
-    if (!hangs(call)) return work();
-    hung++;
-    hangStarted();
-    return new Promise<T>(() => undefined);
-  };
-  return {
-    hung: () => hung,
-    firstHang,
-    discover: () => answer({ method: 'discover' }, () => cluster.discover()),
-    serverVersion: () => answer({ method: 'serverVersion' }, () => cluster.serverVersion()),
-    apply: (object, options) =>
-      answer(
-        {
-          method: 'apply',
-          kind: object.kind,
-          name: object.metadata.name,
-          dryRun: options.dryRun === true,
-          ...(options.subresource === undefined ? {} : { subresource: options.subresource }),
-        },
-        () => cluster.apply(object, options),
-      ),
-    get: (ref) => answer({ method: 'get', kind: ref.kind, name: ref.name }, () => cluster.get(ref)),
-    list: (query) => answer({ method: 'list', kind: query.kind }, () => cluster.list(query)),
-    delete: (ref) =>
-      answer({ method: 'delete', kind: ref.kind, name: ref.name }, () => cluster.delete(ref)),
-  };
-}
 
 /**
  * At the track's 2 s, not never; the upper bound leaves room for a loaded machine (CI), not a
@@ -316,7 +248,7 @@ describe("a track's timeout against a cluster that stops answering", () => {
         {
           type: 'sync',
           track: 'web',
-          revision: REVISION,
+          revision: FIXED_REVISION,
           resolvedAt: new Date().toISOString(),
           trigger: 'manual',
         },
@@ -376,17 +308,6 @@ describe('a GitTrack discovery against a cluster that stops answering', () => {
       metadata: { name, namespace: 'apps' },
       spec: { repository: `https://git.example.com/${name}.git`, reference: 'main' },
     };
-  }
-
-  /** Whether `promise` has settled, once what is ready to run has run. */
-  async function settled(promise: Promise<unknown>): Promise<boolean> {
-    let done = false;
-    promise.then(
-      () => (done = true),
-      () => (done = true),
-    );
-    await new Promise((resolve) => setImmediate(resolve));
-    return done;
   }
 
   it('fails at the timeout, naming the source, when the GitTracks cannot be listed', async () => {

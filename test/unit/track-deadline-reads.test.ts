@@ -16,7 +16,6 @@ import { parseConfig } from '../../src/config/index.ts';
 import type { Track } from '../../src/config/types.ts';
 import type { ObservedObjects, TrackDetail } from '../../src/dashboard/types.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
-import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { JOB_STATUS_WRITE_TIMEOUT_MS, writeJobStatus } from '../../src/sync/discover-git-tracks.ts';
 import { executeApplyJob } from '../../src/sync/execute-job.ts';
@@ -24,73 +23,11 @@ import type { LocalContext } from '../../src/sync/local-context.ts';
 import type { ObservedObject } from '../../src/sync/observed-object.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { readTrackState, updateTrackState } from '../../src/sync/track-state.ts';
+import { FIXED_REVISION, gitAt } from './fakes/git-sources.ts';
+import { hangingOn, settled } from './fakes/hanging-cluster.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
-const REVISION = '1'.repeat(40);
 const TOKEN = 'dashboard-token-never-logged';
-
-const configMap = (name: string): string =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "v"\n`;
-
-/** A Git source whose head is REVISION, holding `names` as ConfigMaps. */
-function gitAt(names: readonly string[]): GitSource {
-  return {
-    resolve: async () => ({ revision: REVISION, ref: 'refs/heads/main' }),
-    readFiles: async () =>
-      names.map((name) => ({
-        path: `${name}.yaml`,
-        content: new TextEncoder().encode(configMap(name)),
-      })),
-  };
-}
-
-/** A port that leaves the calls `hangs` picks unanswered; how many, and a wait for the first. */
-type HangingPort = KubernetesPort & {
-  readonly hung: () => number;
-  readonly firstHang: Promise<void>;
-};
-
-/**
- * `cluster`, except that the calls `hangs` picks (by method, and subresource for an apply) are
- * never answered, as by an API server that takes requests and answers none. No signal reaches
- * them (no withSignal): only the caller's giving up ends the wait.
- */
-function hangingOn(
-  cluster: InMemoryCluster,
-  hangs: (method: string, subresource?: string) => boolean,
-): HangingPort {
-  let hung = 0;
-  let hangStarted: () => void = () => undefined;
-  const firstHang = new Promise<void>((resolve) => (hangStarted = resolve));
-  const answer = <T>(hang: boolean, work: () => Promise<T>): Promise<T> => {
-    if (!hang) return work();
-    hung++;
-    hangStarted();
-    return new Promise<T>(() => undefined);
-  };
-  return {
-    hung: () => hung,
-    firstHang,
-    discover: () => answer(hangs('discover'), () => cluster.discover()),
-    serverVersion: () => answer(hangs('serverVersion'), () => cluster.serverVersion()),
-    apply: (object, options) =>
-      answer(hangs('apply', options.subresource), () => cluster.apply(object, options)),
-    get: (ref) => answer(hangs('get'), () => cluster.get(ref)),
-    list: (query) => answer(hangs('list'), () => cluster.list(query)),
-    delete: (ref) => answer(hangs('delete'), () => cluster.delete(ref)),
-  };
-}
-
-/** Whether `promise` has settled, once what is ready to run has run. */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await new Promise((resolve) => setImmediate(resolve));
-  return done;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -181,7 +118,7 @@ describe("serve's dashboard against a cluster that stops answering", () => {
     { timeout: 20_000 },
     async () => {
       // Prepare: discovery answers; reading the objects gets no answer.
-      const cluster = hangingOn(answering, (method) => method === 'get' || method === 'list');
+      const cluster = hangingOn(answering, (call) => ['get', 'list'].includes(call.method));
       const running = await serving('2s', cluster);
 
       // Act
@@ -206,7 +143,7 @@ describe("serve's dashboard against a cluster that stops answering", () => {
     { timeout: 20_000 },
     async () => {
       // Prepare: a 4 s timeout; the second poll comes after the 3 s a finished reading is kept.
-      const cluster = hangingOn(answering, (method) => method === 'get' || method === 'list');
+      const cluster = hangingOn(answering, (call) => ['get', 'list'].includes(call.method));
       const running = await serving('4s', cluster);
       const first = trackPage(running);
       await cluster.firstHang;
@@ -263,13 +200,13 @@ describe('the GitTrack .status write after a job against a cluster that stops an
 
   /** A sync job of `track` whose `.status` write is never answered; its job promise and port. */
   function syncJob(track: Track, answering: InMemoryCluster) {
-    const cluster = hangingOn(answering, (method, subresource) => subresource === 'status');
+    const cluster = hangingOn(answering, (call) => call.subresource === 'status');
     const job = executeApplyJob(
       track,
       {
         type: 'sync',
         track: 'web',
-        revision: REVISION,
+        revision: FIXED_REVISION,
         resolvedAt: new Date().toISOString(),
         trigger: 'manual',
       },
@@ -323,7 +260,7 @@ describe('the GitTrack .status write after a job against a cluster that stops an
     const track = await syncedFromGitTrack('2m', answering);
     const state = await readTrackState(store, 'web');
     mock.timers.enable({ apis: ['setTimeout'] });
-    const cluster = hangingOn(answering, (_method, subresource) => subresource === 'status');
+    const cluster = hangingOn(answering, (call) => call.subresource === 'status');
 
     // Act
     const write = writeJobStatus(track, { namespace: 'apps', name: 'web' }, cluster, state);
