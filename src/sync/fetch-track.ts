@@ -231,6 +231,10 @@ export async function fetchTrack(
     const previous = conditionOf(state, 'FilesParsed');
     // The apply step judges it again (failedToParse).
     if (failedBefore) return;
+    // While pinned at another revision FilesParsed speaks of the pin (record-sync.ts): this one
+    // is judged when unpinning lets a sync load it. Saying it was parsed now would also hide
+    // that loading it failed before the pin.
+    if (state.pinned && commitOf(state.pinned) !== commitOf(revision)) return;
     // A revision stored before keeps the message its render wrote (with its skipped files).
     const keep =
       skipped.length === 0 &&
