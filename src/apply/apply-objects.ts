@@ -181,6 +181,28 @@ interface Write {
 }
 
 /**
+ * Why an apply leaves `object` as it is in the cluster (its `skipped` reason), or undefined
+ * when it applies it. An object not in the cluster yet is always created. `diff` asks the same
+ * (preview-changes.ts), so that it shows as a change only what a sync would change.
+ */
+export function skipReason(
+  subject: string,
+  object: KubeObject,
+  live: KubeObject | undefined,
+  strategy: UpdateStrategy,
+  options: Pick<ApplyObjectsOptions, 'track' | 'createOnly'>,
+): string | undefined {
+  if (live === undefined) return undefined;
+  if (isReconcileDisabled(object)) return 'driftless.dev/reconcile: disabled';
+  // Once the track owns it (its first sync labelled it), the cluster drives it.
+  if (options.createOnly?.has(subject) && live.metadata.labels?.[TRACK_LABEL] === options.track) {
+    return 'syncTo: git: the cluster drives it; its changes are written back to Git';
+  }
+  if (strategy === 'never') return 'update strategy "never": created once, not updated';
+  return undefined;
+}
+
+/**
  * What to do with one object, decided from its live copy without a request:
  * its changeset entry when it is left as it is (unchanged, skipped, or failed
  * for ownership), else the write it needs.
@@ -194,7 +216,6 @@ function planOne(
   const { object, subject } = item;
   const key = objectKey(refOf(object));
   const live = existing.get(key);
-  const exists = live !== undefined;
   // Left alone, an object stays as the LIST saw it; a write replaces this with its answer.
   if (live !== undefined) observed.set(key, live);
   let strategy: UpdateStrategy;
@@ -203,32 +224,8 @@ function planOne(
   } catch (error) {
     return { entry: { subject, action: 'failed', error: `${subject}: ${messageOf(error)}` } };
   }
-  if (exists && isReconcileDisabled(object)) {
-    return { entry: { subject, action: 'skipped', reason: 'driftless.dev/reconcile: disabled' } };
-  }
-  // Once the track owns it (its first sync labelled it), the cluster drives it.
-  if (
-    exists &&
-    options.createOnly?.has(subject) &&
-    live.metadata.labels?.[TRACK_LABEL] === options.track
-  ) {
-    return {
-      entry: {
-        subject,
-        action: 'skipped',
-        reason: 'syncTo: git: the cluster drives it; its changes are written back to Git',
-      },
-    };
-  }
-  if (exists && strategy === 'never') {
-    return {
-      entry: {
-        subject,
-        action: 'skipped',
-        reason: 'update strategy "never": created once, not updated',
-      },
-    };
-  }
+  const skipped = skipReason(subject, object, live, strategy, options);
+  if (skipped !== undefined) return { entry: { subject, action: 'skipped', reason: skipped } };
   // After the skips: an object left as it is needs no owner.
   const conflict = ownershipConflict(subject, live, options);
   if (conflict !== undefined) {

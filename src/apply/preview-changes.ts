@@ -13,15 +13,9 @@ import type { Track } from '../config/types.ts';
 import { messageAbout, messageOf } from '../errors.ts';
 import { canonicalJson } from '../render/canonical-json.ts';
 import type { RenderedObject } from '../render/types.ts';
-import { ownershipConflict, withOwnershipLabel } from './apply-objects.ts';
+import { ownershipConflict, skipReason, withOwnershipLabel } from './apply-objects.ts';
 import { staleEntries, refOfEntry, type InventoryEntry } from './inventory.ts';
-import {
-  FIELD_MANAGER,
-  TRACK_LABEL,
-  isPruneDisabled,
-  isReconcileDisabled,
-  updateStrategyOf,
-} from './ownership.ts';
+import { FIELD_MANAGER, TRACK_LABEL, isPruneDisabled, updateStrategyOf } from './ownership.ts';
 import { mapWithLimit } from '../map-with-limit.ts';
 import { cascadeRefusal } from './cascade.ts';
 
@@ -106,6 +100,7 @@ async function previewObject(
   namespacesCreated: ReadonlySet<string>,
   owned: ReadonlySet<string>,
   revisedKinds: ReadonlySet<string>,
+  options: PreviewOptions,
 ): Promise<PlannedChange | undefined> {
   const desired = desiredObject(object, track.name);
   const subject = object.subject;
@@ -126,8 +121,10 @@ async function previewObject(
       error: `${subject}: ${messageOf(error)}`,
     };
   }
-  // Sync leaves these alone once they exist; so does the preview.
-  if (live && (isReconcileDisabled(desired) || strategy === 'never')) return undefined;
+  // What sync leaves alone (reconcile disabled, `syncTo: git`, strategy never) it does not change.
+  if (skipReason(subject, desired, live, strategy, { ...options, track: track.name })) {
+    return undefined;
+  }
   // Another owner's object: sync refuses to change it, and the preview says so.
   const conflict = ownershipConflict(subject, live, {
     track: track.name,
@@ -192,16 +189,25 @@ async function previewPrune(
   return change(subjectOf(refOfEntry(entry)), 'prune', live, undefined);
 }
 
+/** What sync is told besides the objects (reconcile-objects.ts), that the preview must know too. */
+export interface PreviewOptions {
+  /** `syncTo: git` objects sync creates when missing and leaves alone otherwise (apply-revision.ts). */
+  readonly createOnly?: ReadonlySet<string>;
+  /** Subjects left out by a rule or filter (select-objects.ts `ruledOut`): never pruned. */
+  readonly keep?: ReadonlySet<string>;
+}
+
 /**
  * The changes a sync of `selected` (a revision's objects the track applies)
  * would make: creates and updates in the given order, then prunes (when the
- * track prunes) of `inventory` entries no longer among them.
+ * track prunes) of `inventory` entries no longer among them and not kept.
  */
 export async function previewChanges(
   cluster: KubernetesPort,
   track: Track,
   selected: readonly RenderedObject[],
   inventory: readonly InventoryEntry[],
+  options: PreviewOptions = {},
 ): Promise<PlannedChange[]> {
   const catalog = await cluster.discover();
   const served = (o: RenderedObject): boolean =>
@@ -211,7 +217,7 @@ export async function previewChanges(
   );
   const owned = new Set(inventory.map((entry) => objectKey(refOfEntry(entry))));
   const preview = (object: RenderedObject, revisedKinds: ReadonlySet<string>) =>
-    previewObject(cluster, track, object, served, namespacesCreated, owned, revisedKinds);
+    previewObject(cluster, track, object, served, namespacesCreated, owned, revisedKinds, options);
   // CRDs first: the custom resources of one this revision changes are checked against the CRD
   // as it is now, so their refusal is told as such (previewObject) — when the CRD's own
   // change would go through.
@@ -233,9 +239,12 @@ export async function previewChanges(
     crds.has(object) ? Promise.resolve(crds.get(object)) : preview(object, revisedKinds),
   );
   const refs = selected.map((o) => refOf(o.manifest as unknown as KubeObject));
-  const inRevision = new Set(selected.map((object) => object.subject));
+  const keep = options.keep ?? new Set<string>();
+  // As sync's prune (reconcile-objects.ts): what is kept counts as still in the revision.
+  const inRevision = new Set([...selected.map((object) => object.subject), ...keep]);
+  const stale = staleEntries(inventory, refs).filter((entry) => !keep.has(entry.subject));
   const prunes = track.prune
-    ? await mapWithLimit(staleEntries(inventory, refs), CONCURRENCY, (entry) =>
+    ? await mapWithLimit(stale, CONCURRENCY, (entry) =>
         previewPrune(cluster, track, entry, inRevision),
       )
     : [];

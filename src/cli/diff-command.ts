@@ -7,6 +7,7 @@ import {
 } from '../apply/preview-changes.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import { readTrackState } from '../sync/track-state.ts';
+import { unchangedInGit } from '../sync/apply-revision.ts';
 import { selectObjects } from '../sync/select-objects.ts';
 import { maskSecret } from '../apply/mask-secret.ts';
 import type { Palette } from './colours.ts';
@@ -128,8 +129,22 @@ export const diffCommand: CommandHandler = async (ctx, line, output) => {
     const bundle = await loadRevisionBundle(track, target, { ...ctx, cluster: async () => on });
     // A preview as the track's service account: it shows what that account may do.
     const cluster = actingAs(on, track);
-    const { selected } = selectObjects(track, bundle.objects, await cluster.discover());
-    return previewChanges(cluster, track, selected, state.inventory);
+    const { selected, toGit, ruledOut } = selectObjects(
+      track,
+      bundle.objects,
+      await cluster.discover(),
+    );
+    // Told what the sync is told (apply-revision.ts), so that only what it would change shows:
+    // `syncTo: git` objects it leaves to the cluster, and what a rule or filter keeps from prune.
+    const objects = selected.map((object) => object.manifest as unknown as KubeObject);
+    const createOnly = await unchangedInGit(track, { objects, toGit }, state.appliedRevision, {
+      ...ctx,
+      cluster,
+    });
+    return previewChanges(cluster, track, selected, state.inventory, {
+      createOnly,
+      keep: ruledOut,
+    });
   });
   const holdsSecrets = track.decryption !== undefined || track.substituteFrom.length > 0;
   const changes = planned.map((change) => showChange(change, holdsSecrets));

@@ -19,7 +19,7 @@ import { formatTable } from './table.ts';
 
 /** One track's drift check as the command saw it. */
 export interface DriftRun extends DriftResult {
-  /** `syncTo: git` objects whose cluster changes are now committed. */
+  /** `syncTo: git` objects whose cluster changes are in Git: committed now, or before (`commit` null). */
   readonly writtenBack: string[];
   /** The write-back commit, or null. */
   readonly commit: string | null;
@@ -161,9 +161,14 @@ export function formatDriftRun(run: DriftRun, output: Output): string {
   return lines.join('\n');
 }
 
-/** The write-back commit pushed, if any, and what it holds. */
+/** The write-back commit pushed, if any, and what it holds; or that Git already held it all. */
 function writtenBack(run: DriftRun, { colours }: Output): string[] {
-  if (run.commit === null) return [];
+  if (run.commit === null) {
+    // An `unchanged` write-back (the values were committed before): the drift shown above is
+    // settled though nothing was committed, which is why the run exits 0.
+    const n = run.writtenBack.length;
+    return n === 0 ? [] : [`already in Git: ${n} object${n === 1 ? '' : 's'}; nothing to commit`];
+  }
   return [
     `${colours.green('written back')} to Git: ${run.writtenBack.join(', ')} in ${shortRevision(run.commit)}`,
   ];

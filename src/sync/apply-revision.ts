@@ -109,13 +109,14 @@ async function unreadyDependency(track: Track, state: StateStore): Promise<strin
  * last: the cluster drives those, so the sync creates them when missing and
  * leaves them alone otherwise (their cluster changes go to Git). An object
  * Git did change is applied, so both directions meet: Git's change reaches
- * the cluster, and a change made in the cluster is written back.
+ * the cluster, and a change made in the cluster is written back. `diff` asks
+ * the same, to show what the sync would change.
  */
-async function unchangedInGit(
+export async function unchangedInGit(
   track: Track,
   stored: { readonly objects: readonly KubeObject[]; readonly toGit: ReadonlySet<string> },
   appliedRevision: string | null,
-  deps: ApplyDeps,
+  deps: Parameters<typeof loadDesiredBundle>[2],
 ): Promise<ReadonlySet<string>> {
   if (stored.toGit.size === 0) return stored.toGit;
   if (appliedRevision === null) return new Set();

@@ -23,6 +23,7 @@ import type { Job } from '../../src/sync/jobs.ts';
 import { runJob, type JobDeps, type JobResult } from '../../src/sync/run-job.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { pushFiles, runGit, type GitRepository } from '../harness/git-server.ts';
+import { cliOver } from '../harness/run-cli.ts';
 import { sharedKubeconfigPath } from '../harness/shared-cluster.ts';
 import { controlPlaneBinaries } from '../harness/testbin.ts';
 import { TrackFixture } from '../harness/track-fixture.ts';
@@ -102,6 +103,23 @@ describe('two-way sync', () => {
   const patchLive = (kind: string, name: string, ns: string, patch: string) =>
     kubectl('patch', kind, name, '-n', ns, '--type=merge', '-p', patch);
 
+  /** The `driftless` command over the fixture's store, Git and cluster, configured with `track`. */
+  const cliOn = (track: Track) =>
+    cliOver(() => ({
+      config: {
+        ...parseConfig(
+          'tracks: [{name: x, repository: https://git.example.com/x.git}]',
+          'driftless.yaml',
+        ),
+        tracks: [track],
+      },
+      artifacts: fixture.deps.artifacts,
+      state: fixture.deps.state,
+      source: async () => fixture.deps.source,
+      cluster: async () => fixture.deps.cluster,
+      close: () => undefined,
+    }));
+
   const show = (repo: GitRepository, what: string) =>
     runGit(['--git-dir', repo.bareDir, 'show', what]);
 
@@ -151,6 +169,10 @@ describe('two-way sync', () => {
       polled.result.changeset.find((e) => e.subject === `ConfigMap/${ns}/ops-settings`)?.action,
       'skipped',
     );
+    // `diff` agrees with it: nothing a sync would change, so no change shown and exit 0.
+    const diff = await cliOn(track)('diff', '--track', 'ops', '-o', 'json');
+    assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+    assert.deepEqual(JSON.parse(diff.stdout).changes, []);
     const deps = fixture.jobDeps([track]);
     const results = await runAll({ type: 'drift', track: 'ops', trigger: 'schedule' }, deps);
 

@@ -308,6 +308,22 @@ describe('drift reports', () => {
     );
   });
 
+  it('says when Git already holds every change written back, with no commit, and exits 0', () => {
+    // Prepare: a write-back whose result was unchanged: its subjects listed, no commit.
+    const settled = run({
+      drifted: [{ ...drifted, subject: 'ConfigMap/apps/ops', patch: [drifted.patch[0]!] }],
+      writtenBack: ['ConfigMap/apps/ops'],
+    });
+
+    // Act
+    const text = formatDriftRun(settled, plainOutput());
+
+    // Assess
+    assert.equal(text.split('\n').at(-1), 'already in Git: 1 object; nothing to commit');
+    assert.doesNotMatch(text, /written back/);
+    assert.equal(driftExitCode([settled]), 0);
+  });
+
   it('shows a refused correction and counts it among the errors', () => {
     // Prepare
     const failed = run({
