@@ -97,6 +97,16 @@ export class KubeApiCluster implements KubernetesPort {
     return (this.discoveryOf ?? this).sharedDiscovery(refresh, this.signal);
   }
 
+  /**
+   * Starts reading discovery ahead of the calls that will need it (the CLI connects, then
+   * fetches Git): those calls wait for it, each until its own signal, and the last to give up
+   * cancels it, as for any shared read. If `until` aborts before any came, it is cancelled.
+   */
+  prefetchDiscovery(until: AbortSignal): void {
+    if (until.aborted) return;
+    (this.discoveryOf ?? this).sharedRead(false).keepUntil(until);
+  }
+
   /** The shared read of discovery, waited for until `signal` aborts. */
   private sharedDiscovery(
     refresh: boolean,
@@ -104,6 +114,11 @@ export class KubeApiCluster implements KubernetesPort {
   ): Promise<ResourceCatalog> {
     // Given up already: no read is started that nobody waits for.
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    return this.sharedRead(refresh).wait(signal);
+  }
+
+  /** The read of discovery under way, or a new one when there is none or `refresh` asks. */
+  private sharedRead(refresh: boolean): SharedWork<ResourceCatalog> {
     if (refresh || !this.discovery) {
       const forget = (): void => {
         if (this.discovery === next) this.discovery = undefined;
@@ -118,7 +133,7 @@ export class KubeApiCluster implements KubernetesPort {
       next.result.catch(forget);
       this.discovery = next;
     }
-    return this.discovery.wait(signal);
+    return this.discovery;
   }
 
   /** The resource for apiVersion/kind; re-reads discovery once, for CRDs created moments ago. */

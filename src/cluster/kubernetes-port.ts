@@ -43,6 +43,11 @@ export interface DeleteOptions {
 export interface KubernetesPort {
   /** What the API server serves; cached, re-read when `refresh` is true. */
   discover(refresh?: boolean): Promise<ResourceCatalog>;
+  /**
+   * Starts reading discovery ahead of need, for the discover() calls to come; cancelled when
+   * `until` aborts before any came. Undefined for a port with nothing to read ahead.
+   */
+  prefetchDiscovery?(until: AbortSignal): void;
   /** The API server's version (`v1.36.3`): Helm's `.Capabilities.KubeVersion`. */
   serverVersion(): Promise<string>;
   /** Server-side apply of `object` exactly as given. */

@@ -15,6 +15,8 @@ export class SharedWork<T> {
   private readonly cancel = new AbortController();
   /** Callers with a signal still waiting; undefined once one waited without (never cancelled). */
   private waiting: number | undefined = 0;
+  /** Whether any caller waited yet: work started ahead of its callers is theirs from then on. */
+  private claimed = false;
   private settled = false;
 
   /**
@@ -38,11 +40,12 @@ export class SharedWork<T> {
 
   /** The result, or `signal`'s reason as soon as it aborts. */
   wait(signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    this.claimed = true;
     if (signal === undefined) {
       this.waiting = undefined;
       return this.result;
     }
-    if (signal.aborted) return Promise.reject(signal.reason as Error);
     if (this.waiting !== undefined) {
       this.waiting++;
       const gaveUp = (): void => {
@@ -55,5 +58,26 @@ export class SharedWork<T> {
       this.result.then(done, done);
     }
     return untilAborted(this.result, signal);
+  }
+
+  /**
+   * Keeps work started ahead of its callers (the CLI reads discovery while it fetches Git) for
+   * the callers to come, without being one: they alone decide once they wait, so the last to give
+   * up still cancels it. Should `until` abort before any came (the command ended without needing
+   * it), nobody will, and it is cancelled rather than left to its idle timeout.
+   */
+  keepUntil(until: AbortSignal): void {
+    const unclaimed = (): void => {
+      if (this.claimed || this.settled) return;
+      this.onCancel?.();
+      this.cancel.abort(until.reason);
+    };
+    if (until.aborted) {
+      unclaimed();
+      return;
+    }
+    until.addEventListener('abort', unclaimed, { once: true });
+    const done = (): void => until.removeEventListener('abort', unclaimed);
+    this.result.then(done, done);
   }
 }

@@ -4,6 +4,7 @@
  * that only read state (status, history) never load Git or read cluster
  * credentials.
  */
+import { setMaxListeners } from 'node:events';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { connectCluster } from '../cluster/connect-cluster.ts';
 import { deferredCluster } from '../cluster/deferred-cluster.ts';
@@ -80,6 +81,11 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
   const secrets = (ref: Parameters<typeof readSecret>[0]): Promise<string> => readSecret(ref, env);
   let source: Promise<GitSource> | undefined;
   const clusters = new Map<string, Promise<KubernetesPort>>();
+  // Ends what was started ahead of need and never needed (discovery, before a Git fetch that
+  // failed): an open handshake would keep the process up until its idle timeout. One listener a
+  // cluster: past 10 Node would warn of a leak that is none.
+  const closing = new AbortController();
+  setMaxListeners(0, closing.signal);
   return {
     // With the tracks published by `tracksFrom` discoveries, which every command can name.
     config: { ...config, tracks: await knownTracks(config, store.published) },
@@ -102,8 +108,11 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
         connection = connectCluster(withExpandedPaths(cluster, env), { readSecret: secrets, env });
         // Every command that connects reads discovery: start it now, so its requests
         // (and the connection's TLS handshake) overlap the Git and store work. A failure
-        // is not kept (discover() reads again) and reaches the caller that needs it.
-        void connection.then((port) => port.discover()).catch(() => undefined);
+        // is not kept (discover() reads again) and reaches the caller that needs it. Not
+        // waited for here: a caller that gives up at its deadline must be able to cancel it.
+        void connection
+          .then((port) => port.prefetchDiscovery?.(closing.signal))
+          .catch(() => undefined);
         clusters.set(track.cluster, connection);
       }
       // A connection that fails, fails the track's first request, inside the use-case that
@@ -111,6 +120,7 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
       return deferredCluster(connection);
     },
     close() {
+      closing.abort();
       store.close();
     },
   };
