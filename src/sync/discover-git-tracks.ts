@@ -104,10 +104,14 @@ async function discoverWithin(
       finalizersOf(object).includes(GC_FINALIZER),
   );
   // Each deleted GitTrack's track as last published, live or already being collected: it stays
-  // known (published under `collecting`) until its collection succeeds.
+  // known (published under `collecting`) until its collection succeeds. Not once a track of the
+  // config has its name (moved into driftless.yaml while a collection kept failing): the state
+  // and the objects it lists are that track's now, and collecting would delete them. Such a
+  // GitTrack is released as one that never gave a track.
+  const inConfig = configNames(deps.config);
   const collecting = deleting.flatMap((object) => {
     const track = publishedTrackOf(previous, refOfGitTrack(object));
-    return track === undefined ? [] : [track];
+    return track === undefined || inConfig.has(track.name) ? [] : [track];
   });
   const errors: string[] = [];
   // Past the deadline every request fails alike: that is said once, at the end.
@@ -133,7 +137,7 @@ async function discoverWithin(
   });
   // A track still being collected keeps its name: another GitTrack taking it would have its
   // state, and the objects that state lists, collected in its place.
-  const taken = new Set([...configNames(deps.config), ...collecting.map((track) => track.name)]);
+  const taken = new Set([...inConfig, ...collecting.map((track) => track.name)]);
   const { tracks, problems } = runTimeTracks(source, documents, taken);
   // Published before collecting: a deleted GitTrack's track is off the list, so nothing starts it
   // again; it is under `collecting`, so the next discovery tries again if this one does not finish.
@@ -228,6 +232,7 @@ async function collectDeleted(
     state: deps.state,
     now: deps.now,
     signal: deps.signal,
+    recordRepeatedFailureOnce: true,
   });
   if (result.result === 'failed') {
     throw new GitTrackDeletionError(result.error ?? 'some objects could not be deleted');

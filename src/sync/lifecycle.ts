@@ -83,6 +83,12 @@ export interface DeleteDeps extends LifecycleDeps {
    * waiting then (track-cluster.ts TrackDeadline).
    */
   readonly signal?: AbortSignal;
+  /**
+   * Set by a discovery, which tries a deleted GitTrack's collection again at every run while it
+   * fails: a failure the same as the track's newest history entry is not recorded again (a
+   * refused delete would otherwise add an entry a minute).
+   */
+  readonly recordRepeatedFailureOnce?: boolean;
 }
 
 /** MirrorPrune follows `prune`, as in Flux. */
@@ -269,11 +275,21 @@ async function collectTrack(
       releaseApplyLease(s, holder);
     });
     // What it did delete before it stopped (a failure, the track's timeout) is history too.
-    await record(deps, track.name, kept.appliedRevision, 'failed', {
-      action: 'delete',
-      error,
-      ...(collected.length > 0 ? { collected } : {}),
-    });
+    const [newest] = deps.recordRepeatedFailureOnce
+      ? await deps.state.listHistory(track.name, 1)
+      : [];
+    const repeated =
+      newest?.['action'] === 'delete' &&
+      newest.result === 'failed' &&
+      newest['error'] === error &&
+      collected.length === 0;
+    if (!repeated) {
+      await record(deps, track.name, kept.appliedRevision, 'failed', {
+        action: 'delete',
+        error,
+        ...(collected.length > 0 ? { collected } : {}),
+      });
+    }
     return {
       ...lifecycleResult(track, 'delete', 'failed', kept),
       policy: applied,

@@ -200,6 +200,8 @@ describe("a deleted GitTrack's collection", () => {
     assert.equal((await published())?.collecting, undefined, 'a list without `collecting`');
     cluster.refuseDeletes = true;
     const failed = await discover();
+    await discover();
+    const failedEntries = (await store.listHistory('web')).filter((e) => e['action'] === 'delete');
     const held = await cluster.get(gitTrackRef('web'));
     const between = await published();
     const tracksBetween = await knownTracks(config, store);
@@ -213,6 +215,11 @@ describe("a deleted GitTrack's collection", () => {
     assert.equal(failed.errors.length, 1);
     assert.match(failed.errors[0]!, /^GitTrack apps\/web: .*denied the request: keep web/);
     assert.deepEqual(finalizersOf(held!), [GC_FINALIZER], 'the finalizer stayed');
+    // Tried again at each discovery, the same failure is recorded once.
+    assert.deepEqual(
+      failedEntries.map((entry) => entry.result),
+      ['failed'],
+    );
     assert.equal(readyReason(held), 'DeletionFailed');
 
     assert.deepEqual(next.collected, ['web']);
@@ -300,6 +307,36 @@ describe("a deleted GitTrack's collection", () => {
     assert.deepEqual(collected.collected, ['web']);
     assert.deepEqual(after.tracks, ['web']);
     assert.deepEqual((await published())?.collecting, undefined, 'nothing left to collect');
+  });
+
+  it("does not collect a track whose name the config has taken meanwhile: its objects are the config track's", async () => {
+    // Prepare: web's collection failed; then web moved into driftless.yaml (same name, state).
+    await syncedThenDeleted(['web']);
+    cluster.refuseDeletes = true;
+    await discover();
+    cluster.refuseDeletes = false;
+    const moved = parseConfig(
+      [
+        'tracksFrom:\n  - {cluster: default, gitTracks: true}',
+        'tracks:\n  - {name: web, repository: https://git.example.com/web.git, namespace: apps}',
+        '',
+      ].join('\n'),
+      'driftless.yaml',
+    );
+
+    // Act
+    const next = await discoverGitTracks(source, {
+      config: moved,
+      published: store,
+      state: store,
+      cluster: port,
+    });
+
+    // Assess: released without collecting; the config track's object and state stay.
+    assert.deepEqual(next.collected, []);
+    assert.ok(await cluster.get(configMapRef('web')), "the config track's ConfigMap stays");
+    assert.ok(await store.read('web'), 'its state stays');
+    assert.equal(await cluster.get(gitTrackRef('web')), undefined, 'the GitTrack released');
   });
 
   it('releases at once a deleted GitTrack that never gave a track', async () => {
