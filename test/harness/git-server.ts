@@ -586,3 +586,22 @@ export async function pushFiles(
     await rm(scratch, { recursive: true, force: true });
   }
 }
+
+/**
+ * A local repository (a track's `repository: /path`) at `dir`, made here, holding `files` in
+ * one commit on `main`.
+ */
+export async function localRepository(
+  dir: string,
+  files: Readonly<Record<string, string>>,
+): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const [path, content] of Object.entries(files)) {
+    await writeFile(workTreePath(dir, path), content);
+  }
+  await runGit(['init', '-q', '-b', 'main'], { cwd: dir });
+  await runGit(['add', '-A'], { cwd: dir });
+  await runGit(['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'c'], {
+    cwd: dir,
+  });
+}

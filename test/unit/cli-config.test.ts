@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { localRepository } from '../harness/git-server.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -119,18 +120,9 @@ describe('driftless sync with a kubeconfig that cannot be read', () => {
   it('fails the track and records why in its status and history', async () => {
     // Prepare: a local repository with one ConfigMap, and a kubeconfig that is not YAML
     const repo = join(dir, 'repo');
-    const git = (...args: string[]) =>
-      new Promise<void>((resolve, reject) =>
-        execFile('git', args, { cwd: repo }, (error) => (error ? reject(error) : resolve())),
-      );
-    await mkdir(repo);
-    await writeFile(
-      join(repo, 'a.yaml'),
-      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n',
-    );
-    await git('init', '-q', '-b', 'main');
-    await git('add', '-A');
-    await git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'c');
+    await localRepository(repo, {
+      'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n',
+    });
     await writeFile(join(dir, 'broken-kubeconfig'), 'clusters: [unclosed\n');
     await writeFile(
       join(dir, 'driftless.yaml'),

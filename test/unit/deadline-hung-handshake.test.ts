@@ -9,7 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { localRepository } from '../harness/git-server.ts';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,18 +79,9 @@ describe('a command against an API server that never finishes the TLS handshake'
     dir = await mkdtemp(join(tmpdir(), 'driftless-hung-handshake-'));
     server = await silentServer();
     const repo = join(dir, 'repo');
-    const git = (...args: string[]) =>
-      new Promise<void>((resolve, reject) =>
-        execFile('git', args, { cwd: repo }, (error) => (error ? reject(error) : resolve())),
-      );
-    await mkdir(repo);
-    await writeFile(
-      join(repo, 'a.yaml'),
-      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n',
-    );
-    await git('init', '-q', '-b', 'main');
-    await git('add', '-A');
-    await git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'c');
+    await localRepository(repo, {
+      'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n',
+    });
     // Any CA will do: the handshake never gets as far as the certificate.
     const { caCert } = await generateServingCertificate(dir);
     await writeFile(
