@@ -6,13 +6,33 @@ import { EXIT_OK } from './exit-codes.ts';
 import type { Output } from './output.ts';
 import { readWithinTimeout } from '../sync/track-cluster.ts';
 import { findReadTrack } from './select-tracks.ts';
-import { formatObjectStatuses, formatStatusDetail, formatStatusSummary } from './status-view.ts';
-import { statusJson } from '../sync/status-json.ts';
+import {
+  formatCollectingNote,
+  formatObjectStatuses,
+  formatStatusDetail,
+  formatStatusSummary,
+} from './status-view.ts';
+import { collectingJson, statusJson } from '../sync/status-json.ts';
+import { collectingTracks, type CollectingTrack } from '../sync/published-tracks.ts';
 import { trackObjects } from '../sync/object-statuses.ts';
 import { tracksRemovedFromConfig } from '../sync/schedule.ts';
 import { isSuspended, readTrackState } from '../sync/track-state.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { CommandLine } from './parse-command-line.ts';
+import type { LocalContext } from '../sync/local-context.ts';
+
+/**
+ * The tracks of deleted GitTracks whose objects are being collected, that still have state:
+ * off the config's and the published tracks, yet not removed from the config either, and not
+ * for `driftless delete` (the next discoveries collect them).
+ */
+async function beingCollected(
+  ctx: LocalContext,
+  withState: readonly string[],
+): Promise<CollectingTrack[]> {
+  const collecting = await collectingTracks(ctx.config, ctx.published);
+  return collecting.filter((track) => withState.includes(track.name));
+}
 
 export const statusCommand: CommandHandler = async (ctx, line, output) => {
   const named =
@@ -20,7 +40,8 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
       ? undefined
       : await findReadTrack(ctx.config, line.track, line.config, ctx.state);
   if (named !== undefined && named.configured === undefined) {
-    return removedTrackStatus(ctx.state, named, line, output);
+    const [collecting] = named.hasState ? await beingCollected(ctx, [named.name]) : [];
+    return removedTrackStatus(ctx.state, named, collecting, line, output);
   }
   const tracks = named !== undefined ? [named.configured] : ctx.config.tracks;
   const entries = await Promise.all(
@@ -30,9 +51,19 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
       return { track: track.name, state: { ...state, suspended: isSuspended(track, state) } };
     }),
   );
-  // Tracks the config no longer names still hold objects: shown until deleted.
-  const removed =
+  // Tracks the config no longer names still hold objects: shown until deleted; those of deleted
+  // GitTracks as being collected.
+  const withState =
     line.track === undefined ? await tracksRemovedFromConfig(ctx.config.tracks, ctx.state) : [];
+  const collecting = withState.length === 0 ? [] : await beingCollected(ctx, withState);
+  const collectingEntries = await Promise.all(
+    collecting.map(async (track) => ({
+      track: track.name,
+      state: await readTrackState(ctx.state, track.name),
+      collecting: track,
+    })),
+  );
+  const removed = withState.filter((name) => !collecting.some((track) => track.name === name));
   const removedEntries = await Promise.all(
     removed.map(async (track) => ({ track, state: await readTrackState(ctx.state, track) })),
   );
@@ -66,6 +97,12 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
   if (line.output === 'json') {
     const documents = [
       ...entries.map(({ track, state }) => statusJson(track, state)),
+      // Off the tracks the config and the sources name, as one removed from the config is.
+      ...collectingEntries.map(({ track, state, collecting }) => ({
+        ...statusJson(track, state),
+        removedFromConfig: true,
+        collecting: collectingJson(collecting),
+      })),
       ...removedEntries.map(({ track, state }) => ({
         ...statusJson(track, state),
         removedFromConfig: true,
@@ -77,7 +114,9 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
       formatStatusDetail(entries[0].track, entries[0].state, output.colours, new Date()),
     );
   } else {
-    output.print(formatStatusSummary(entries, output.colours, new Date()));
+    output.print(
+      formatStatusSummary([...entries, ...collectingEntries], output.colours, new Date()),
+    );
     for (const { track } of removedEntries) {
       output.print(removedNote(track, line.config, output.colours));
     }
@@ -91,25 +130,39 @@ function removedNote(track: string, configFile: string, colours: Palette): strin
 
 /**
  * `status --track` of a track the config no longer names: what the store keeps of it, as the
- * list shows it (`removedFromConfig`). Deleted, it has only its history left, and says so
- * rather than looking like a track never synced.
+ * list shows it (`removedFromConfig`; the track of a deleted GitTrack as being collected).
+ * Deleted, it has only its history left, and says so rather than looking like a track never
+ * synced.
  */
 async function removedTrackStatus(
   store: StateStore,
   track: { readonly name: string; readonly hasState: boolean },
+  collecting: CollectingTrack | undefined,
   line: CommandLine,
   output: Output,
 ): Promise<number> {
   const { name } = track;
   if (line.objects) {
     // Its objects are judged against its config (the revision, the cluster): there is none.
+    const why =
+      collecting === undefined
+        ? `is no longer in ${line.config}`
+        : `is being collected (GitTrack ${collecting.gitTrack} was deleted)`;
     throw new UsageError(
-      `--objects: track "${name}" is no longer in ${line.config}, so its objects cannot be checked; "driftless status --track ${name}" without --objects shows what the store keeps of it`,
+      `--objects: track "${name}" ${why}, so its objects cannot be checked; "driftless status --track ${name}" without --objects shows what the store keeps of it`,
     );
   }
   const state = await readTrackState(store, name);
   if (line.output === 'json') {
-    output.json({ ...statusJson(name, state), removedFromConfig: true });
+    output.json({
+      ...statusJson(name, state),
+      removedFromConfig: true,
+      ...(collecting === undefined ? {} : { collecting: collectingJson(collecting) }),
+    });
+  } else if (collecting !== undefined) {
+    output.print(formatStatusDetail(name, state, output.colours, new Date()));
+    output.print('');
+    output.print(formatCollectingNote(collecting, output.colours));
   } else if (!track.hasState) {
     output.print(
       `${output.colours.bold(name)}: not in ${line.config} and has no state (deleted); its history stays: "driftless history --track ${name}"`,

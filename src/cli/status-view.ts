@@ -1,6 +1,7 @@
 /** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
 import { shortRevision } from '../object-id.ts';
 import type { ObjectStatus, TrackObjects } from '../sync/object-statuses.ts';
+import type { CollectingTrack } from '../sync/published-tracks.ts';
 import { describeLease, leaseIdOf, liveLease, type TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
@@ -33,15 +34,27 @@ function suspendedNote(state: TrackState): string | undefined {
   return ready?.reason === 'Suspended' ? undefined : 'suspended';
 }
 
-/** One line per track: readiness, revisions, pin and counts; suspension and what runs on it at `now`. */
+/** What a track whose GitTrack was deleted is while its objects are collected. */
+function collectingNote(collecting: CollectingTrack): string {
+  return `GitTrack ${collecting.gitTrack} deleted: objects being removed`;
+}
+
+/**
+ * One line per track: readiness, revisions, pin and counts; suspension and what runs on it at
+ * `now`; for the track of a deleted GitTrack (`collecting`), that its objects are being removed.
+ */
 export function formatStatusSummary(
-  entries: readonly { track: string; state: TrackState }[],
+  entries: readonly { track: string; state: TrackState; collecting?: CollectingTrack }[],
   colours: Palette,
   now: Date,
 ): string {
-  const rows = entries.map(({ track, state }) => {
+  const rows = entries.map(({ track, state, collecting }) => {
     const ready = state.conditions.find((c) => c.type === 'Ready');
-    const notes = [busyNote(state, now), suspendedNote(state)].filter((note) => note !== undefined);
+    const notes = [
+      collecting && collectingNote(collecting),
+      busyNote(state, now),
+      suspendedNote(state),
+    ].filter((note) => note !== undefined);
     const message = ready?.message ?? 'never synced';
     return [
       track,
@@ -57,6 +70,19 @@ export function formatStatusSummary(
     ['TRACK', 'READY', 'APPLIED', 'DESIRED', 'PINNED', 'IN SYNC', 'MESSAGE'],
     rows,
   );
+}
+
+/**
+ * The line under the detail of the track of a deleted GitTrack: its objects are being removed,
+ * by which source's discoveries, and when a failed collection is tried again.
+ */
+export function formatCollectingNote(collecting: CollectingTrack, colours: Palette): string {
+  const { retry } = collecting;
+  const when =
+    retry === undefined
+      ? `each discovery of tracksFrom source "${collecting.source}" tries again`
+      : `the collection failed${retry.failures === 1 ? '' : ` ${retry.failures} times in a row`} (its Ready condition says why); a discovery of tracksFrom source "${collecting.source}" tries again from ${retry.notBefore}`;
+  return `${colours.yellow(collecting.name)}: ${collectingNote(collecting)}; ${when}`;
 }
 
 /** Everything about one track: revisions, counts, conditions, ignored objects and inventory. */

@@ -7,7 +7,8 @@
  * GitTrack's `.status`. Its cluster requests are held to a fixed limit, as a
  * sync's are to its track's timeout (track-cluster.ts TrackDeadline); the
  * `.status` write after a job of a track read from a GitTrack to a shorter
- * bound of its own.
+ * bound of its own. A collection whose deletes fail is tried again at later
+ * and later discoveries (COLLECTION_RETRY_FIRST_MS up to COLLECTION_RETRY_MAX_MS).
  */
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { KubernetesApiError } from '../cluster/errors.ts';
@@ -20,7 +21,11 @@ import type { GitTracksFromCluster, Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
 import { configNames, publish, type DiscoverDeps, type DiscoverResult } from './discover-tracks.ts';
 import { deleteTrack } from './lifecycle.ts';
-import type { PublishedTracks } from './published-tracks.ts';
+import {
+  namesHeldOutside,
+  type CollectionRetry,
+  type PublishedTracks,
+} from './published-tracks.ts';
 import { TrackDeadline, type DeadlineWording } from './track-cluster.ts';
 import { readTrackState, transitionTime, type TrackState } from './track-state.ts';
 
@@ -28,6 +33,30 @@ import { readTrackState, transitionTime, type TrackState } from './track-state.t
 export class GitTrackDeletionError extends DriftlessError {
   readonly code = 'GITTRACK_DELETION';
 }
+
+/**
+ * Its deletes were sent and some failed (refused, an error, the track's timeout): the collection
+ * is put off ({@link COLLECTION_RETRY_FIRST_MS}) rather than sent again at every discovery.
+ */
+export class GitTrackCollectionFailedError extends GitTrackDeletionError {}
+
+/**
+ * After a collection failed, the next discovery that tries it again starts at least this long
+ * after the one that failed; the wait doubles with each failure in a row, up to
+ * {@link COLLECTION_RETRY_MAX_MS}. A discovery runs every minute: the first failure is tried
+ * again by the next one.
+ */
+export const COLLECTION_RETRY_FIRST_MS = 60_000;
+
+/** The longest wait between two tries of a collection that keeps failing. */
+export const COLLECTION_RETRY_MAX_MS = 60 * 60_000;
+
+/**
+ * A discovery that starts this much before a collection's time still tries it: the schedule's
+ * ticks, and the queue behind them, are not to the second, and a discovery a moment early must
+ * not put the try off for another whole wait.
+ */
+const RETRY_EARLY_MS = 15_000;
 
 /** The finalizer Driftless holds on every GitTrack it manages (DESIGN.md). */
 export const GC_FINALIZER = 'driftless.dev/gc';
@@ -95,6 +124,8 @@ async function discoverWithin(
 ): Promise<DiscoverResult> {
   const { cluster } = deps;
   const now = deps.now ?? (() => new Date());
+  // Failed collections are put off from here: the schedule's ticks start discoveries, not their ends.
+  const startedAt = now();
   const objects = await cluster.list({ apiVersion: GIT_TRACK_API_VERSION, kind: 'GitTrack' });
   const previous = await deps.published.readPublished<PublishedTracks>(source.id);
   const live = objects.filter((object) => object.metadata['deletionTimestamp'] === undefined);
@@ -104,15 +135,26 @@ async function discoverWithin(
       finalizersOf(object).includes(GC_FINALIZER),
   );
   // Each deleted GitTrack's track as last published, live or already being collected: it stays
-  // known (published under `collecting`) until its collection succeeds. Not once a track of the
-  // config has its name (moved into driftless.yaml while a collection kept failing): the state
-  // and the objects it lists are that track's now, and collecting would delete them. Such a
-  // GitTrack is released as one that never gave a track.
+  // known (published under `collecting`) until its collection succeeds. Not once a live track of
+  // the config or of another source has its name (moved into driftless.yaml, or published by
+  // another source, while a collection kept failing): that track syncs under the name, the state
+  // and the objects it lists are its own now, and collecting would delete them. Such a GitTrack
+  // is released as one that never gave a track.
   const inConfig = configNames(deps.config);
+  const heldElsewhere =
+    deleting.length === 0
+      ? inConfig
+      : await namesHeldOutside(deps.config, deps.published, source.id);
   const collecting = deleting.flatMap((object) => {
     const track = publishedTrackOf(previous, refOfGitTrack(object));
-    return track === undefined || inConfig.has(track.name) ? [] : [track];
+    return track === undefined || heldElsewhere.has(track.name) ? [] : [track];
   });
+  // Those of them whose collection failed, as last published.
+  const retries = new Map(
+    (previous?.collectionRetries ?? [])
+      .filter((retry) => collecting.some((track) => track.name === retry.track))
+      .map((retry) => [retry.track, retry]),
+  );
   const errors: string[] = [];
   // Past the deadline every request fails alike: that is said once, at the end.
   const failed = (error: unknown, what: (message: string) => string): void => {
@@ -141,16 +183,29 @@ async function discoverWithin(
   const { tracks, problems } = runTimeTracks(source, documents, taken);
   // Published before collecting: a deleted GitTrack's track is off the list, so nothing starts it
   // again; it is under `collecting`, so the next discovery tries again if this one does not finish.
-  const added = await publish(deps, source, previous, tracks, problems, { collecting });
+  const publishList = () =>
+    publish(deps, source, previous, tracks, problems, {
+      collecting,
+      collectionRetries: [...retries.values()],
+    });
+  const added = await publishList();
 
   const collected: string[] = [];
+  let failedAgain = false;
   for (const object of deleting) {
     if (deadline.passed) break;
     const ref = refOfGitTrack(object);
+    const track = collecting.find((t) => sameGitTrack(t, ref));
+    const retry = track && retries.get(track.name);
+    if (track && retry && !(await dueAgain(retry, startedAt, track.name, deps))) {
+      errors.push(
+        `GitTrack ${ref.namespace}/${ref.name}: the collection failed${retry.failures === 1 ? '' : ` ${retry.failures} times in a row`}; tried again from ${retry.notBefore}`,
+      );
+      continue;
+    }
     try {
       // A collection under way stops at the discovery's deadline as at its own track's.
       const collection = { ...deps, cluster, now, signal: deadline.signal };
-      const track = collecting.find((t) => sameGitTrack(t, ref));
       if (await collectDeleted(object, ref, track, collection)) {
         collected.push(ref.name);
       }
@@ -161,8 +216,15 @@ async function discoverWithin(
         ref,
         failedStatus('DeletionFailed', messageOf(error), now(), object),
       ).catch(() => undefined);
+      // Cut short by the discovery's deadline, it did not fail: the next discovery goes on.
+      if (track && error instanceof GitTrackCollectionFailedError && !deadline.passed) {
+        retries.set(track.name, nextRetry(track.name, retry, startedAt));
+        failedAgain = true;
+      }
     }
   }
+  // The waits are kept with the list, for the discoveries to come.
+  if (failedAgain) await publishList();
 
   for (const object of live) {
     if (deadline.passed) break;
@@ -235,10 +297,36 @@ async function collectDeleted(
     recordRepeatedFailureOnce: true,
   });
   if (result.result === 'failed') {
-    throw new GitTrackDeletionError(result.error ?? 'some objects could not be deleted');
+    throw new GitTrackCollectionFailedError(result.error ?? 'some objects could not be deleted');
   }
   await holdFinalizer(deps.cluster, ref, false);
   return true;
+}
+
+/** After the collection of `track` failed (again) in the discovery started `at`. */
+function nextRetry(
+  track: string,
+  previous: CollectionRetry | undefined,
+  at: Date,
+): CollectionRetry {
+  const failures = (previous?.failures ?? 0) + 1;
+  const wait = Math.min(COLLECTION_RETRY_FIRST_MS * 2 ** (failures - 1), COLLECTION_RETRY_MAX_MS);
+  return { track, failures, notBefore: new Date(at.getTime() + wait).toISOString() };
+}
+
+/**
+ * Whether the discovery started `at` tries the failed collection again: its time has come, or
+ * the track has no state left (`driftless delete` collected it meanwhile), so trying sends no
+ * delete and releases the GitTrack at once.
+ */
+async function dueAgain(
+  retry: CollectionRetry,
+  at: Date,
+  track: string,
+  deps: Pick<DiscoverDeps, 'state'>,
+): Promise<boolean> {
+  if (at.getTime() >= Date.parse(retry.notBefore) - RETRY_EARLY_MS) return true;
+  return (await deps.state.read(track)) === undefined;
 }
 
 function deletionPolicyOf(text: string): DeletionPolicy {

@@ -62,10 +62,10 @@ export async function publish(
   previous: PublishedTracks | undefined,
   tracks: readonly Track[],
   problems: readonly RunTimeProblem[],
-  more: Pick<PublishedTracks, 'revision' | 'collecting'> = {},
+  more: Pick<PublishedTracks, 'revision' | 'collecting' | 'collectionRetries'> = {},
 ): Promise<string[]> {
   const known = new Set(previous?.tracks.map((track) => track.name));
-  const { revision, collecting = [] } = more;
+  const { revision, collecting = [], collectionRetries = [] } = more;
   const document: PublishedTracks = {
     source: source.id,
     publishedAt: (deps.now?.() ?? new Date()).toISOString(),
@@ -73,6 +73,7 @@ export async function publish(
     tracks,
     problems,
     ...(collecting.length === 0 ? {} : { collecting }),
+    ...(collectionRetries.length === 0 ? {} : { collectionRetries }),
   };
   await deps.published.publish(source.id, document);
   return tracks.map((track) => track.name).filter((name) => !known.has(name));

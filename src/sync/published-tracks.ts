@@ -30,6 +30,36 @@ export interface PublishedTracks {
    * Absent from documents of repository sources and from those published before it existed.
    */
   readonly collecting?: readonly Track[];
+  /**
+   * Of the tracks under `collecting`, those whose collection failed (an object's delete was
+   * refused or failed): how often in a row, and from when a discovery tries again. Absent when
+   * none failed.
+   */
+  readonly collectionRetries?: readonly CollectionRetry[];
+}
+
+/**
+ * A collection that failed, put off so that one failing for good does not send its deletes to
+ * the API server at every discovery (discover-git-tracks.ts).
+ */
+export interface CollectionRetry {
+  /** The track's name (unique under `collecting`). */
+  readonly track: string;
+  /** Failed collections in a row. */
+  readonly failures: number;
+  /** ISO time from which a discovery tries the collection again. */
+  readonly notBefore: string;
+}
+
+/** The track of a deleted GitTrack whose objects are being collected, as `status` shows it. */
+export interface CollectingTrack {
+  readonly name: string;
+  /** The `tracksFrom` source's id. */
+  readonly source: string;
+  /** The deleted GitTrack, `<namespace>/<name>`. */
+  readonly gitTrack: string;
+  /** Set once a collection failed. */
+  readonly retry?: CollectionRetry;
 }
 
 /**
@@ -57,6 +87,55 @@ export async function knownTracks(
     }
   });
   return tracks;
+}
+
+/**
+ * The names held by live tracks that are not the source `id`'s own: the config's and those every
+ * other source published, as {@link knownTracks} counts them once this source publishes none.
+ * Such a track syncs under its name, in that name's state: a track of this source that the name
+ * meanwhile belongs to elsewhere is no longer this source's to collect.
+ */
+export async function namesHeldOutside(
+  config: Pick<Config, 'tracks' | 'tracksFrom'>,
+  published: PublishedTrackStore,
+  id: string,
+): Promise<Set<string>> {
+  const others = {
+    tracks: configTracks(config.tracks),
+    tracksFrom: config.tracksFrom.filter((source) => source.id !== id),
+  };
+  return new Set((await knownTracks(others, published)).map((track) => track.name));
+}
+
+/**
+ * The tracks of deleted GitTracks that every source of the config keeps under `collecting`, in
+ * `tracksFrom` order, a name once. Not synced, they still have state and objects until their
+ * collection succeeds.
+ */
+export async function collectingTracks(
+  config: Pick<Config, 'tracksFrom'>,
+  published: PublishedTrackStore | undefined,
+): Promise<CollectingTrack[]> {
+  if (published === undefined) return [];
+  const lists = await Promise.all(
+    config.tracksFrom.map((source) => published.readPublished<PublishedTracks>(source.id)),
+  );
+  const found = new Map<string, CollectingTrack>();
+  config.tracksFrom.forEach((source, index) => {
+    const list = lists[index];
+    for (const track of list?.collecting ?? []) {
+      const gitTrack = track.origin?.gitTrack;
+      if (gitTrack === undefined || found.has(track.name)) continue;
+      const retry = list?.collectionRetries?.find((r) => r.track === track.name);
+      found.set(track.name, {
+        name: track.name,
+        source: source.id,
+        gitTrack: `${gitTrack.namespace}/${gitTrack.name}`,
+        ...(retry === undefined ? {} : { retry }),
+      });
+    }
+  });
+  return [...found.values()];
 }
 
 /** The source `id` names, or undefined when the config has no such `tracksFrom` entry. */

@@ -2,6 +2,7 @@
  * The JSON shape of a track's state that `driftless status -o json` prints
  * and the dashboard's `GET /api/tracks` answers (DESIGN.md).
  */
+import type { CollectingTrack } from './published-tracks.ts';
 import { busyJsonOf, liveLease, type BusyJson, type TrackState } from './track-state.ts';
 
 /**
@@ -25,5 +26,19 @@ export function statusJson(track: string, state: TrackState, now: Date = new Dat
     objectsInSync: state.objectsInSync,
     ignoredObjects: state.ignoredObjects,
     inventory: state.inventory,
+  };
+}
+
+/**
+ * `collecting` of `status -o json`, on the track of a deleted GitTrack whose objects are being
+ * collected: the source and the GitTrack; once a collection failed, how often in a row and from
+ * when a discovery tries again (`nextTryFrom`).
+ */
+export function collectingJson(collecting: CollectingTrack) {
+  const { retry } = collecting;
+  return {
+    source: collecting.source,
+    gitTrack: collecting.gitTrack,
+    ...(retry === undefined ? {} : { failures: retry.failures, nextTryFrom: retry.notBefore }),
   };
 }

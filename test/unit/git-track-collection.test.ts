@@ -12,29 +12,28 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it, mock } from 'node:test';
-import {
-  objectKey,
-  refOf,
-  type KubeObject,
-  type ObjectRef,
-} from '../../src/cluster/kube-object.ts';
-import type { ApplyOptions, ApplyResult } from '../../src/cluster/kubernetes-port.ts';
-import { GIT_TRACK_API_VERSION } from '../../src/config/git-track.ts';
+import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { GitTracksFromCluster } from '../../src/config/types.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import {
+  COLLECTION_RETRY_MAX_MS,
   DISCOVERY_TIMEOUT_MS,
   GC_FINALIZER,
-  GIT_TRACK_MANAGER,
   discoverGitTracks,
 } from '../../src/sync/discover-git-tracks.ts';
 import type { DiscoverResult } from '../../src/sync/discover-tracks.ts';
 import { knownTracks, type PublishedTracks } from '../../src/sync/published-tracks.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
+import {
+  GitTrackCluster,
+  configMapRef,
+  finalizersOf,
+  gitTrack,
+  gitTrackRef,
+} from './fakes/gittrack-cluster.ts';
 import { hangingOn, type HangingPort } from './fakes/hanging-cluster.ts';
-import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 const REVISION = '1'.repeat(40);
 
@@ -51,85 +50,6 @@ const git: GitSource = {
   ],
 };
 
-/** `apps/<name>`, as kubectl writes it, its objects deleted when it is. */
-function gitTrack(name: string, repository = `https://git.example.com/${name}.git`): KubeObject {
-  return {
-    apiVersion: GIT_TRACK_API_VERSION,
-    kind: 'GitTrack',
-    metadata: {
-      name,
-      namespace: 'apps',
-      annotations: { 'driftless.dev/deletion-policy': 'Delete' },
-    },
-    spec: { repository, reference: 'main' },
-  };
-}
-
-const gitTrackRef = (name: string): ObjectRef => ({
-  apiVersion: GIT_TRACK_API_VERSION,
-  kind: 'GitTrack',
-  namespace: 'apps',
-  name,
-});
-
-const configMapRef = (name: string): ObjectRef => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  namespace: 'apps',
-  name,
-});
-
-/**
- * The in-memory cluster as an API server treats a GitTrack: a status apply changes only
- * `.status`; Driftless' finalizer apply changes only its finalizer; a GitTrack deleted while it
- * has finalizers is held (deletionTimestamp) until the last is released. Deletes of ConfigMaps
- * can be refused (an admission webhook); `events` lists the deletes done and finalizers
- * released, in order.
- */
-class GitTrackCluster extends InMemoryCluster {
-  refuseDeletes = false;
-  readonly events: string[] = [];
-
-  override async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
-    const live = this.objects.get(objectKey(refOf(object)));
-    if (object.kind !== 'GitTrack' || live === undefined) return super.apply(object, options);
-    if (options.subresource === 'status') {
-      return super.apply({ ...live, status: object['status'] }, options);
-    }
-    assert.equal(options.fieldManager, GIT_TRACK_MANAGER, 'only Driftless applies here');
-    const others = finalizersOf(live).filter((f) => f !== GC_FINALIZER);
-    const finalizers = [...others, ...finalizersOf(object)];
-    if (finalizers.length === 0 && live.metadata['deletionTimestamp'] !== undefined) {
-      this.events.push(`released GitTrack ${live.metadata.name}`);
-      this.objects.delete(objectKey(refOf(live)));
-      return { object: live, created: false };
-    }
-    return super.apply({ ...live, metadata: { ...live.metadata, finalizers } }, options);
-  }
-
-  override async delete(ref: ObjectRef): Promise<'deleted' | 'not-found'> {
-    if (ref.kind === 'ConfigMap' && this.refuseDeletes) {
-      throw new Error(`admission webhook "guard.example.com" denied the request: keep ${ref.name}`);
-    }
-    this.events.push(`deleted ${ref.kind} ${ref.name}`);
-    return super.delete(ref);
-  }
-
-  /** `kubectl delete gittrack <name>`: held while it has finalizers. */
-  deleteGitTrack(name: string): void {
-    const key = objectKey(gitTrackRef(name));
-    const live = this.objects.get(key)!;
-    assert.ok(finalizersOf(live).includes(GC_FINALIZER), 'the discovery held its finalizer');
-    const metadata = { ...live.metadata, deletionTimestamp: '2026-01-01T12:00:00Z' };
-    this.objects.set(key, { ...live, metadata });
-  }
-}
-
-function finalizersOf(object: KubeObject): string[] {
-  const finalizers = object.metadata['finalizers'];
-  return Array.isArray(finalizers) ? (finalizers as string[]) : [];
-}
-
 /** The reason of the Ready condition of a GitTrack's `.status`. */
 function readyReason(object: KubeObject | undefined): unknown {
   const status = object?.['status'] as { conditions?: Record<string, unknown>[] } | undefined;
@@ -144,6 +64,12 @@ describe("a deleted GitTrack's collection", () => {
   let hangDeletes: boolean;
   /** `cluster` as the discoveries reach it. */
   let port: HangingPort;
+  /** The discoveries' clock: a failed collection waits before it is tried again. */
+  let clock: number;
+  /** Past the wait of a collection that failed. */
+  const afterTheWait = (): void => {
+    clock += COLLECTION_RETRY_MAX_MS;
+  };
   const config = parseConfig(
     'tracksFrom:\n  - {cluster: default, gitTracks: true}\n',
     'driftless.yaml',
@@ -158,6 +84,7 @@ describe("a deleted GitTrack's collection", () => {
     store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
     cluster = new GitTrackCluster();
     hangDeletes = false;
+    clock = Date.now();
     port = hangingOn(
       cluster,
       (call) => hangDeletes && call.method === 'delete' && call.kind === 'ConfigMap',
@@ -169,7 +96,13 @@ describe("a deleted GitTrack's collection", () => {
   after(() => rm(dir, { recursive: true, force: true }));
 
   const discover = (): Promise<DiscoverResult> =>
-    discoverGitTracks(source, { config, published: store, state: store, cluster: port });
+    discoverGitTracks(source, {
+      config,
+      published: store,
+      state: store,
+      cluster: port,
+      now: () => new Date(clock),
+    });
 
   const published = (): Promise<PublishedTracks | undefined> =>
     store.readPublished<PublishedTracks>(source.id);
@@ -192,20 +125,24 @@ describe("a deleted GitTrack's collection", () => {
       assert.ok(await cluster.get(configMapRef(name)), `${name}'s ConfigMap applied`);
       cluster.deleteGitTrack(name);
     }
+    // After the syncs, which record their history at the real time: the newest entry is newest.
+    clock = Date.now();
   }
 
-  it('tries again, at the next discovery, a collection that failed, and only then releases the finalizer', async () => {
+  it('tries again, at a discovery after its wait, a collection that failed, and only then releases the finalizer', async () => {
     // Prepare: web synced, then deleted; its ConfigMap's deletes are refused.
     await syncedThenDeleted(['web']);
     assert.equal((await published())?.collecting, undefined, 'a list without `collecting`');
     cluster.refuseDeletes = true;
     const failed = await discover();
+    afterTheWait();
     await discover();
     const failedEntries = (await store.listHistory('web')).filter((e) => e['action'] === 'delete');
     const held = await cluster.get(gitTrackRef('web'));
     const between = await published();
     const tracksBetween = await knownTracks(config, store);
     cluster.refuseDeletes = false;
+    afterTheWait();
 
     // Act
     const next = await discover();
@@ -280,6 +217,7 @@ describe("a deleted GitTrack's collection", () => {
       between?.collecting?.map((t) => t.name),
       ['one', 'two'],
     );
+    assert.equal(between?.collectionRetries, undefined, 'cut short, not failed: no wait');
   });
 
   it("keeps a track's name while it is being collected: another GitTrack cannot take it", async () => {
@@ -295,6 +233,7 @@ describe("a deleted GitTrack's collection", () => {
     // Act
     const refused = await discover();
     cluster.refuseDeletes = false;
+    afterTheWait();
     const collected = await discover();
     const after = await discover();
 
