@@ -48,7 +48,7 @@ function parseDocuments(text: string, format: 'yaml' | 'json', path: string): un
 }
 
 /** Pairs each ciphertext of `encrypted` with the value at the same place in `plain`. */
-function pairValues(encrypted: unknown, plain: unknown, values: Map<string, unknown>): void {
+export function pairValues(encrypted: unknown, plain: unknown, values: Map<string, unknown>): void {
   if (typeof encrypted === 'string') {
     if (isCiphertext(encrypted) && plain !== undefined) values.set(encrypted, plain);
     return;
@@ -103,7 +103,7 @@ async function decryptSource(source: EncryptedSource, decrypt: DecryptSource): P
 }
 
 /** Plaintext as a Secret value or a field: strings as they are, numbers and booleans as SOPS typed them. */
-function asText(value: unknown): string {
+export function asText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 

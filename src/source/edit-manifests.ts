@@ -17,12 +17,19 @@
  * A field Git changed since the revision the cluster was compared with is
  * left as Git has it and reported as a conflict: Git wins. What an earlier
  * write-back not synced yet wrote there is no change made in Git: the cluster
- * changed again since, and its newer value is written.
+ * changed again since, and its newer value is written. An earlier write-back
+ * counts so only while the revision compared with still holds what it
+ * replaced (with the earlier write-backs before it put in): a revision that
+ * holds anything else there came after it, with a change someone made on top,
+ * and a value Git holds now that equals the one it wrote is then someone
+ * else's push. Telling that from Git's ancestry would take history that
+ * neither the write-back's shallow clone nor the drift check has.
  *
  * What is written must read the same under YAML 1.1 too, as kubectl
  * (go-yaml v2) reads manifests: a new string such as `yes`, `on` or `0x1F`
  * is written quoted, though YAML 1.2 would read it plain as a string.
  */
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
   Composer,
@@ -49,16 +56,31 @@ export interface WriteBackConflict {
 }
 
 /**
- * What write-backs wrote: each field's value (by subject and JSON pointer; no value: removed)
- * and each file replaced whole (a SOPS-encrypted file encrypted again), oldest first.
+ * What write-backs wrote: each field's value (by subject and JSON pointer; no value: removed;
+ * the pointer `""`: an object added whole, `writeBack.include`) and each file replaced whole (a
+ * SOPS-encrypted file encrypted again), oldest first. `replaced`: what Git held there before
+ * (a field's value, absent when unset; a file's SHA-256), which the revision compared with must
+ * still hold for the write to count as Driftless' own (see the module comment). A write
+ * recorded without it (by an older version) counts whatever the revision holds.
  */
 export interface OwnWrites {
-  readonly fields: readonly {
-    readonly subject: string;
-    readonly path: string;
-    readonly value?: unknown;
-  }[];
-  readonly files: readonly { readonly file: string; readonly content: string }[];
+  readonly fields: readonly OwnField[];
+  readonly files: readonly OwnFile[];
+}
+
+/** A field an earlier write-back wrote; see {@link OwnWrites}. */
+export interface OwnField {
+  readonly subject: string;
+  readonly path: string;
+  readonly value?: unknown;
+  readonly replaced?: { readonly value?: unknown };
+}
+
+/** A file an earlier write-back replaced whole; see {@link OwnWrites}. */
+export interface OwnFile {
+  readonly file: string;
+  readonly content: string;
+  readonly replaced?: string;
 }
 
 export interface ManifestEdits {
@@ -67,7 +89,7 @@ export interface ManifestEdits {
   /** Subjects whose changes are now in the files (including those already there). */
   readonly written: string[];
   /** What these edits wrote that Git did not have: the next write-back's `earlier`. */
-  readonly wrote: { fields: OwnWrites['fields'][number][]; files: OwnWrites['files'][number][] };
+  readonly wrote: { fields: OwnField[]; files: OwnFile[] };
   readonly conflicts: WriteBackConflict[];
   /** Objects that could not be written at all. */
   readonly refused: { readonly subject: string; readonly error: string }[];
@@ -96,19 +118,35 @@ export function editManifests(
 
   for (const [file, fileChanges] of byFile) {
     if (fileChanges.some((change) => change.replace !== undefined)) {
-      const ours = earlier.files.filter((write) => write.file === file).at(-1)?.content;
-      replaceFile(file, read(file), ours, fileChanges, { files, written, conflicts, refused });
+      const current = read(file);
+      replaceFile(file, current, earlier.files, fileChanges, {
+        files,
+        written,
+        conflicts,
+        refused,
+      });
       const content = files.get(file);
-      if (content !== undefined) wrote.files.push({ file, content });
+      // Replaced only where Git held the file (as compared, or as a write-back wrote it).
+      if (content !== undefined && current !== undefined) {
+        wrote.files.push({ file, content, replaced: digestOf(current) });
+      }
       continue;
     }
     const adds = fileChanges.filter((change) => change.add !== undefined);
+    // Objects added by a write-back not synced yet and changed in the cluster since: edited.
+    const again: WriteBackChange[] = [];
     if (adds.length > 0) {
       // Objects new to Git: appended to their file (made when missing) as documents of their own.
-      const added = addDocuments(file, read(file), adds, { written, conflicts, refused });
+      const added = addDocuments(file, read(file), adds, earlier.fields, {
+        written,
+        wrote,
+        conflicts,
+        refused,
+        again,
+      });
       if (added !== undefined) files.set(file, added);
     }
-    const edits = fileChanges.filter((change) => change.add === undefined);
+    const edits = [...fileChanges.filter((change) => change.add === undefined), ...again];
     if (edits.length === 0) continue;
     const text = files.get(file) ?? read(file);
     if (text === undefined) {
@@ -141,12 +179,13 @@ export function editManifests(
       const ours = earlier.fields.filter((write) => write.subject === change.subject);
       for (const field of change.fields) {
         const outcome = editField(document, field, ours);
-        if (outcome === 'changed') {
+        if (typeof outcome === 'object') {
           changed = true;
           wrote.fields.push({
             subject: change.subject,
             path: field.path,
             ...(field.value === undefined ? {} : { value: field.value }),
+            replaced: outcome.replaced === undefined ? {} : { value: outcome.replaced },
           });
         } else if (outcome !== 'same') {
           conflicts.push({ subject: change.subject, path: field.path, message: outcome });
@@ -162,7 +201,7 @@ export function editManifests(
 
 /**
  * Replaces `file` whole (a SOPS-encrypted file encrypted again), and only if Git still has it
- * as it was compared, or as `ours` (the last write-back not synced yet) wrote it. The objects
+ * as it was compared, or as the write-backs of `earlier` not synced yet left it. The objects
  * of one file come encrypted together, each change carrying the same file; a change that does
  * not (a field edit, a file encrypted for another object alone) is refused naming the file,
  * never dropped.
@@ -170,12 +209,13 @@ export function editManifests(
 function replaceFile(
   file: string,
   current: string | undefined,
-  ours: string | undefined,
+  earlier: OwnWrites['files'],
   changes: readonly WriteBackChange[],
   into: Pick<ManifestEdits, 'files' | 'written' | 'conflicts' | 'refused'>,
 ): void {
   const first = changes.find((change) => change.replace !== undefined)!;
   const { content, base } = first.replace!;
+  const ours = ownFile(file, base, earlier);
   const together = changes.filter(
     (change) => change.replace?.content === content && change.replace.base === base,
   );
@@ -203,6 +243,28 @@ function replaceFile(
   into.written.push(...together.map((change) => change.subject));
 }
 
+/**
+ * What Git holds of `file` when only write-backs replaced it since the revision compared with,
+ * which had it as `base`: the content the last of `earlier` made over what the revision (or the
+ * write before it) held; undefined when none did.
+ */
+function ownFile(file: string, base: string, earlier: OwnWrites['files']): string | undefined {
+  let content = base;
+  let touched = false;
+  for (const write of earlier) {
+    if (write.file !== file) continue;
+    if (write.replaced !== undefined && write.replaced !== digestOf(content)) continue;
+    content = write.content;
+    touched = true;
+  }
+  return touched ? content : undefined;
+}
+
+/** The SHA-256 of a file's text: what a write-back kept of the file it replaced. */
+function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
 /** Whether `file` is a local chart's template (`{{ ... }}`): Helm renders the object from it. */
 function isHelmTemplate(file: string, text: string): boolean {
   return /(?:^|\/)templates\//.test(file) && text.includes('{{');
@@ -228,13 +290,18 @@ const PRINT: ToStringOptions = { lineWidth: 0 };
 
 /**
  * `text` (undefined: a new file) with a document per object of `adds` that
- * it does not hold yet; undefined when nothing was added.
+ * it does not hold yet; undefined when nothing was added. An object a
+ * write-back of `earlier` added (not synced yet) and the cluster changed
+ * since goes to `into.again`, as the changes of its fields.
  */
 function addDocuments(
   file: string,
   text: string | undefined,
   adds: readonly WriteBackChange[],
-  into: Pick<ManifestEdits, 'written' | 'conflicts' | 'refused'>,
+  earlier: OwnWrites['fields'],
+  into: Pick<ManifestEdits, 'written' | 'wrote' | 'conflicts' | 'refused'> & {
+    readonly again: WriteBackChange[];
+  },
 ): string | undefined {
   const documents = text === undefined ? [] : parseDocuments(text);
   let out = text ?? '';
@@ -242,10 +309,16 @@ function addDocuments(
     const index = documentOf(documents, change);
     if (index !== undefined) {
       // Written there by an earlier write-back not synced yet (the drift check still compares
-      // with the revision before it): already done. Else someone added it meanwhile: Git wins.
-      if (isDeepStrictEqual(documents[index]!.toJS(), change.add))
-        into.written.push(change.subject);
-      else {
+      // with the revision before it): already done, or its fields changed in the cluster since
+      // (each written as any field is, Git winning those someone changed). Else someone added
+      // it meanwhile: Git wins.
+      const inGit = documents[index]!.toJS() as unknown;
+      const ours = earlier.filter((write) => write.subject === change.subject);
+      if (isDeepStrictEqual(inGit, change.add)) into.written.push(change.subject);
+      else if (ownValue({ path: '' }, ours) !== undefined) {
+        const { add, ...rest } = change;
+        into.again.push({ ...rest, fields: differences(inGit, add) });
+      } else {
         into.conflicts.push({
           subject: change.subject,
           path: '',
@@ -273,8 +346,27 @@ function addDocuments(
       out = out === '' ? printed : `${out.replace(/(?:\r?\n)*$/, eol)}---${eol}${printed}`;
     }
     into.written.push(change.subject);
+    // Kept as Driftless' own until synced: the whole object, where Git had none.
+    into.wrote.fields.push({ subject: change.subject, path: '', value: change.add, replaced: {} });
   }
   return out === (text ?? '') ? undefined : out;
+}
+
+/**
+ * The fields by which `after` differs from `before`, as JSON pointers with `after`'s value
+ * (absent: removed): maps compared key by key, anything else (a list) whole.
+ */
+function differences(before: unknown, after: unknown, path = ''): WriteBackChange['fields'] {
+  const isMapValue = (value: unknown): value is Record<string, unknown> =>
+    value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (isDeepStrictEqual(before, after)) return [];
+  if (!isMapValue(before) || !isMapValue(after)) {
+    return [{ path, ...(after === undefined ? {} : { value: after }) }];
+  }
+  const keys = [...new Set([...Object.keys(after), ...Object.keys(before)])];
+  return keys.flatMap((key) =>
+    differences(before[key], after[key], `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`),
+  );
 }
 
 /** The file's documents, each node knowing where in `text` it was written (its `range`). */
@@ -304,14 +396,15 @@ function documentOf(
 }
 
 /**
- * `changed`, `same` (Git already has the cluster's value), or why the field is left. `ours`:
- * the object's fields earlier write-backs not synced yet wrote.
+ * What Git held in the field it changed (absent: unset), `same` (Git already has the cluster's
+ * value), or why the field is left. `ours`: the object's fields earlier write-backs not synced
+ * yet wrote.
  */
 function editField(
   document: Document.Parsed,
   field: WriteBackChange['fields'][number],
   ours: OwnWrites['fields'],
-): 'changed' | 'same' | string {
+): { readonly replaced: unknown } | 'same' | string {
   const path = pathIn(document, tokensOf(field.path));
   const shared = sharedNode(document, path);
   if (shared !== undefined) return shared;
@@ -329,7 +422,7 @@ function editField(
   }
   if (field.value === undefined) document.deleteIn(path);
   else setField(document, path, field.value);
-  return 'changed';
+  return { replaced: current };
 }
 
 /** A JSON pointer's tokens (RFC 6901: `~1` is `/`, `~0` is `~`). */
@@ -343,10 +436,11 @@ function tokensOf(pointer: string): string[] {
 /**
  * What Git holds at `field.path` when only write-backs changed it since the revision compared
  * with: that revision's value (`field.base`) with each of `ours` written at, above or below the
- * path put in, oldest first; undefined when none of them wrote there.
+ * path put in, oldest first — each only when made over what it holds there by then (its
+ * `replaced`; see the module comment); undefined when none of them was.
  */
 function ownValue(
-  field: WriteBackChange['fields'][number],
+  field: Pick<WriteBackChange['fields'][number], 'path' | 'base'>,
   ours: OwnWrites['fields'],
 ): { readonly value: unknown } | undefined {
   const at = tokensOf(field.path);
@@ -357,10 +451,18 @@ function ownValue(
     const common = Math.min(tokens.length, at.length);
     if (tokens.slice(0, common).some((token, index) => token !== at[index])) continue;
     // Above the path (or at it): what it wrote there. Below: put into the value.
-    value =
-      tokens.length <= at.length
-        ? at.slice(tokens.length).reduce(stepInto, write.value)
-        : withValueAt(value, tokens.slice(at.length), write.value);
+    const above = tokens.length <= at.length;
+    const below = tokens.slice(at.length);
+    if (write.replaced !== undefined) {
+      const held = above ? value : below.reduce(stepInto, value);
+      const over = above
+        ? at.slice(tokens.length).reduce(stepInto, write.replaced.value)
+        : write.replaced.value;
+      if (!isDeepStrictEqual(held, over)) continue;
+    }
+    value = above
+      ? at.slice(tokens.length).reduce(stepInto, write.value)
+      : withValueAt(value, below, write.value);
     touched = true;
   }
   return touched ? { value } : undefined;

@@ -11,6 +11,11 @@
  * objects of one file changed together go into one encryption of it, each
  * object's change carrying that file.
  *
+ * What the file keeps encrypted is secret whatever the object's kind, as when
+ * a revision is decrypted (render/decrypt-bundle.ts): the cluster's values
+ * encrypted again, a ConfigMap's too, are hidden from then on in everything
+ * this process prints or stores (src/redact.ts).
+ *
  * sops encrypts anew each time (a fresh data key, fresh IVs), so the same
  * values never give the same file twice. The ciphertext made for a Secret is
  * kept in the track's state (for each Secret of the file), and a later check that finds the same values
@@ -24,6 +29,7 @@ import type { Track } from '../config/types.ts';
 import { parsePointer, valueAt } from '../apply/json-pointer.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
 import { addSecretValues, holdsSecretValue } from '../redact.ts';
+import { asText, pairValues } from '../render/decrypt-bundle.ts';
 import { DecryptionError } from '../render/errors.ts';
 import { DEFAULT_RENDER_LIMITS } from '../render/limits.ts';
 import { rendererBinary } from '../render/renderer-binaries.ts';
@@ -182,6 +188,7 @@ async function reencryptedFile(
     recipientsOf(metadata),
     tool,
   );
+  addSecretValues(encryptedValues(content, values, parseAllDocuments));
   if (holdsSecretValue(plaintextOf(content, parseAllDocuments))) {
     // A key the file's encryption rule (encrypted_regex and the like) leaves in clear text.
     throw new SecretNotWritableError(
@@ -265,6 +272,8 @@ function putSecretValues(
       addSecretValues([text]);
       document.setIn(['stringData', key], text);
     } else {
+      // Secret whether or not the file's rule encrypts it: one left in clear text is refused.
+      addSecretValues([value, Buffer.from(value, 'base64').toString('utf8')]);
       document.setIn(['data', key], value);
     }
   }
@@ -292,6 +301,22 @@ async function holdsSameValues(
     document.toJS(),
   );
   return isDeepStrictEqual(decrypted, values);
+}
+
+/**
+ * The plaintext of each value `content` (a SOPS-encrypted YAML file) holds encrypted, `values`
+ * being its documents decrypted.
+ */
+function encryptedValues(
+  content: string,
+  values: readonly unknown[],
+  parseAllDocuments: (typeof import('yaml'))['parseAllDocuments'],
+): string[] {
+  const paired = new Map<string, unknown>();
+  parseAllDocuments(content).forEach((document, index) =>
+    pairValues(document.toJS(), values[index], paired),
+  );
+  return [...paired.values()].map(asText);
 }
 
 /**

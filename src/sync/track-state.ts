@@ -107,21 +107,26 @@ export interface TrackState {
 
 /**
  * A write-back commit and what it wrote: each field's value (by subject and JSON pointer; no
- * value: removed), and each file replaced whole (a SOPS-encrypted file encrypted again:
- * ciphertext only). Values are as the commit holds them, secret values redacted.
+ * value: removed; the pointer `""`: an object added whole), and each file replaced whole (a
+ * SOPS-encrypted file encrypted again: ciphertext only), each with what Git held there before
+ * (`replaced`: the field's value, absent when unset; the file's SHA-256). Values are as the
+ * commit holds them, secret values redacted. Absent `replaced`: kept by an older version.
  */
 export interface UnsyncedWriteBack {
   commit: string;
-  fields: { subject: string; path: string; value?: unknown }[];
-  files: { file: string; content: string }[];
+  fields: { subject: string; path: string; value?: unknown; replaced?: { value?: unknown } }[];
+  files: { file: string; content: string; replaced?: string }[];
 }
 
 /**
  * The write-backs `revision` (the revision a check compares with) does not hold yet: those
  * pushed after the newest one whose commit it is, or all of them when it is none of them.
- * Telling whether another commit holds a write-back would take Git's ancestry, which the apply
- * step does not have: a write-back is settled once its own commit or a later write-back's is
- * the revision compared with.
+ * Telling whether another commit holds a write-back would take Git's ancestry, which neither
+ * the apply step nor the write-back's shallow clone has: a write-back is settled here once its
+ * own commit or a later write-back's is the revision compared with. One that reached the
+ * cluster inside someone's later commit stays, but no longer counts as Driftless' own: each
+ * write counts only while the revision compared with still holds what it replaced
+ * (source/edit-manifests.ts).
  */
 export function unsyncedWriteBacks(
   writeBacks: readonly UnsyncedWriteBack[] | undefined,

@@ -11,7 +11,10 @@
  * compared with holds it (track-state.ts unsyncedWriteBacks): a check that
  * finds the cluster changed again before that sync compares it with the
  * revision before, and Git holding the earlier write-back's values is then
- * no change made in Git — the newer value is written, not lost.
+ * no change made in Git — the newer value is written, not lost. Each write
+ * keeps what it replaced, and counts only while the revision compared with
+ * still holds that: once someone's commit on top of it is synced, the same
+ * value pushed again by a person is theirs, and Git wins.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Track } from '../config/types.ts';
@@ -178,7 +181,8 @@ function recordUnsynced(
 ): Promise<unknown> {
   return updateTrackState(state, track, (current) => {
     // Bounded: a write-back commit that reaches the cluster only inside a later commit (someone
-    // pushed on top before the sync) is never the compared revision, so nothing settles it.
+    // pushed on top before the sync) is never the compared revision, so nothing settles it
+    // (though it no longer counts as Driftless' own once that commit is compared with).
     current.unsyncedWriteBacks = [
       ...unsyncedWriteBacks(current.unsyncedWriteBacks, revision),
       pushed,

@@ -9,6 +9,7 @@
  * memory) and a cluster double answering `get`.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +37,7 @@ import {
 import { writeBackTrack } from '../../src/sync/write-back.ts';
 
 const R = 'a'.repeat(40);
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const SUBJECT = 'ConfigMap/apps/settings';
 
 const settings = (value: string) =>
@@ -87,7 +89,7 @@ describe('editing a file that holds what an earlier write-back wrote', () => {
     assert.equal(edits.files.get('settings.yaml'), settings('v2'));
     assert.deepEqual(edits.written, [SUBJECT]);
     assert.deepEqual(edits.wrote, {
-      fields: [{ subject: SUBJECT, path: '/data/value', value: 'v2' }],
+      fields: [{ subject: SUBJECT, path: '/data/value', value: 'v2', replaced: { value: 'v1' } }],
       files: [],
     });
   });
@@ -180,7 +182,9 @@ describe('editing a file that holds what an earlier write-back wrote', () => {
     // Assess
     assert.deepEqual(ours.conflicts, []);
     assert.equal(ours.files.get('db.yaml'), 'ENC-2');
-    assert.deepEqual(ours.wrote.files, [{ file: 'db.yaml', content: 'ENC-2' }]);
+    assert.deepEqual(ours.wrote.files, [
+      { file: 'db.yaml', content: 'ENC-2', replaced: sha256('ENC-1') },
+    ]);
     for (const edits of [theirs, elsewhere]) {
       assert.deepEqual(edits.conflicts, [
         {
@@ -275,12 +279,12 @@ describe('write-back jobs before the next sync', () => {
     assert.deepEqual(kept, [
       {
         commit: first.commit,
-        fields: [{ subject: SUBJECT, path: '/data/value', value: 'v1' }],
+        fields: [{ subject: SUBJECT, path: '/data/value', value: 'v1', replaced: { value: 'v0' } }],
         files: [],
       },
       {
         commit: second.commit,
-        fields: [{ subject: SUBJECT, path: '/data/value', value: 'v2' }],
+        fields: [{ subject: SUBJECT, path: '/data/value', value: 'v2', replaced: { value: 'v1' } }],
         files: [],
       },
     ]);
