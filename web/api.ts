@@ -8,10 +8,21 @@ import type { ActionAnswer, DashboardAction, ErrorAnswer } from '../src/dashboar
 /** Where the Authorization header value lives: for this browser tab only. */
 const AUTHORIZATION_KEY = 'driftless.authorization';
 
+/**
+ * What an AWS front (API Gateway) said of a refusal of its own: the error type of its
+ * `x-amzn-errortype` header (without the `:<namespace>` some answers append) and the `message`
+ * of its JSON body. Empty for the dashboard's own answers (`{"error": ...}`) and other pages.
+ */
+export interface GatewayAnswer {
+  readonly errorType?: string;
+  readonly message?: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly gateway: GatewayAnswer = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -55,16 +66,31 @@ export function trackPath(track: string, ...rest: string[]): string {
   return ['api/tracks', encodeURIComponent(track), ...rest].join('/');
 }
 
-async function errorMessage(response: Response): Promise<string> {
-  const body = await response.text().catch(() => '');
+/** The body as JSON, or undefined when it is not JSON (a proxy's or gateway's page). */
+function parsedBody(body: string): unknown {
   try {
-    const parsed = JSON.parse(body) as Partial<ErrorAnswer>;
-    if (typeof parsed.error === 'string') return parsed.error;
+    return JSON.parse(body);
   } catch {
-    // Not our JSON: a proxy's or gateway's page.
+    return undefined;
   }
+}
+
+function errorMessage(response: Response, body: string): string {
+  const parsed = parsedBody(body) as Partial<ErrorAnswer> | null | undefined;
+  if (typeof parsed?.error === 'string') return parsed.error;
   const firstLine = body.trim().split('\n')[0]?.slice(0, 200);
   return `${response.status} ${response.statusText}${firstLine ? `: ${firstLine}` : ''}`;
+}
+
+function gatewayAnswer(response: Response, body: string): GatewayAnswer {
+  const errorType = response.headers.get('x-amzn-errortype')?.split(':')[0]?.trim();
+  const parsed = parsedBody(body) as { message?: unknown; error?: unknown } | null | undefined;
+  const message =
+    typeof parsed?.message === 'string' && parsed.error === undefined ? parsed.message : undefined;
+  return {
+    ...(errorType ? { errorType } : {}),
+    ...(message === undefined ? {} : { message }),
+  };
 }
 
 async function request(
@@ -87,7 +113,14 @@ async function request(
     if (cause instanceof DOMException && cause.name === 'AbortError') throw cause;
     throw new ApiError(0, 'the dashboard could not be reached (network error)');
   }
-  if (!response.ok) throw new ApiError(response.status, await errorMessage(response));
+  if (!response.ok) {
+    const body = await response.text().catch(() => '');
+    throw new ApiError(
+      response.status,
+      errorMessage(response, body),
+      gatewayAnswer(response, body),
+    );
+  }
   return response;
 }
 

@@ -36,8 +36,8 @@ function setSession(session: SessionJson | null): void {
 }
 
 /**
- * The session when a gateway in front refused `api/session`: the dashboard itself answers its
- * session to anyone, so a 401 or 403 there is API Gateway's. In AWS that route has the authorizer
+ * The session when a gateway in front refused `api/session` (gatewayRefusal): the dashboard
+ * itself answers its session to anyone. In AWS that route has the authorizer
  * whatever `readAccess` is, so that the function learns who asks. Under a JWT authorizer (401)
  * this page has none: the token form is the way in. Under IAM (403: the request was not signed,
  * or its principal may not invoke the route) the page cannot sign anyone in: a SigV4 signing
@@ -58,15 +58,51 @@ async function gatewaySignIn(kind: 'gateway' | 'sigv4'): Promise<SessionJson> {
   };
 }
 
+/**
+ * How API Gateway's IAM authorizer refuses a request that is not signed (the page signs none):
+ * 403 with the error type `MissingAuthenticationTokenException` and the message "Missing
+ * Authentication Token", or `IncompleteSignatureException` for an Authorization header that is
+ * no whole SigV4 signature (AWS Knowledge Center, "How do I troubleshoot HTTP 403 errors from API
+ * Gateway?", https://repost.aws/knowledge-center/api-gateway-troubleshoot-403-forbidden, and
+ * https://repost.aws/knowledge-center/api-gateway-iam-sigv4-mismatch: an unsigned request gets
+ * "Missing Authentication Token"). An HTTP API, as the dashboard's is, answers an unsigned request
+ * to an AWS_IAM route 403 `{"message":"Forbidden"}` (as API Gateway's emulators model it too,
+ * e.g. https://github.com/KensioSoftware/yulin/issues/303).
+ */
+const IAM_ERROR_TYPES: ReadonlySet<string> = new Set([
+  'MissingAuthenticationTokenException',
+  'IncompleteSignatureException',
+]);
+const IAM_MESSAGES: ReadonlySet<string> = new Set(['Missing Authentication Token', 'Forbidden']);
+
+function isIamRefusal({ gateway }: ApiError): boolean {
+  return (
+    (gateway.errorType !== undefined && IAM_ERROR_TYPES.has(gateway.errorType)) ||
+    (gateway.message !== undefined && IAM_MESSAGES.has(gateway.message))
+  );
+}
+
+/**
+ * Which gateway refused `api/session`, by its answer; undefined for any other refusal (the
+ * dashboard's own, a proxy's page), which the page shows as it is rather than a sign-in it
+ * cannot give. A JWT authorizer answers a missing or invalid token 401, and a token the page
+ * sent that lacks the route's scopes 403 in API Gateway's `{"message": ...}`, where the token
+ * form still fits; a 403 to a page that sent no token is IAM's when it answers as IAM does.
+ */
+function gatewayRefusal(error: ApiError): 'gateway' | 'sigv4' | undefined {
+  if (error.status === 401) return 'gateway';
+  if (error.status !== 403) return undefined;
+  if (storedAuthorization() !== null) {
+    return error.gateway.message !== undefined ? 'gateway' : undefined;
+  }
+  return isIamRefusal(error) ? 'sigv4' : undefined;
+}
+
 export async function loadSession(): Promise<SessionJson> {
   const session = await getJson<SessionJson>('api/session').catch((error: unknown) => {
-    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
-      // A JWT authorizer answers a missing token 401, so a 403 to a page that sent no token of
-      // its own is IAM's; one to a token it sent is that token's scopes, and the form still fits.
-      const iam = error.status === 403 && storedAuthorization() === null;
-      return gatewaySignIn(iam ? 'sigv4' : 'gateway');
-    }
-    throw error;
+    const refusedBy = error instanceof ApiError ? gatewayRefusal(error) : undefined;
+    if (refusedBy === undefined) throw error;
+    return gatewaySignIn(refusedBy);
   });
   // A stored header the server no longer accepts (password changed, server restarted): drop it.
   if (session.user === null && storedAuthorization() !== null) storeAuthorization(null);

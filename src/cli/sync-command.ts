@@ -16,8 +16,9 @@ import { shortRevision } from './status-view.ts';
 import { statusJson } from '../sync/status-json.ts';
 
 /**
- * DESIGN.md `sync -o json` for one track; `error` added when the sync failed. A pinned track's
- * revision is its pin, as the text says: the revision fetched meanwhile was not applied.
+ * DESIGN.md `sync -o json` for one track; `error` added when the sync failed, `warning` when a
+ * newer commit failed while the track is pinned (that sync is `pinned` and exits 0). A pinned
+ * track's revision is its pin, as the text says: the revision fetched meanwhile was not applied.
  */
 export function syncJson(result: SyncResult) {
   return {
@@ -27,6 +28,7 @@ export function syncJson(result: SyncResult) {
     changeset: result.changeset satisfies ChangeSetEntry[],
     status: statusJson(result.track, result.state),
     ...(result.error === undefined ? {} : { error: result.error }),
+    ...(result.warning === undefined ? {} : { warning: result.warning }),
   };
 }
 
@@ -130,6 +132,10 @@ export function formatSyncResult(result: SyncResult, output: Output): string {
       );
       break;
     }
+  }
+  // A failure the result does not turn on (a newer commit's, while pinned): said, not failed.
+  if (result.warning !== undefined) {
+    lines.push(`${colours.bold(result.track)}: ${colours.yellow('warning')}: ${result.warning}`);
   }
   if (result.changeset.length > 0) lines.push(formatChangeset(result.changeset, colours));
   return lines.join('\n');

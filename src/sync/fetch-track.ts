@@ -31,6 +31,7 @@ import { commitOf, isRevisionId, renderedRevision } from '../object-id.ts';
 import { bundleDigest } from '../render/bundle-digest.ts';
 import { renderSpecDigest } from '../render/render-spec-digest.ts';
 import type { RenderedTrackRevision } from './render-track-revision.ts';
+import { setPinnedReady } from './record-sync.ts';
 
 export interface FetchDeps {
   readonly source: GitSource;
@@ -54,7 +55,8 @@ export interface FetchResult {
   readonly error?: string;
   /**
    * The revision the track was pinned at when this one was fetched: the sync that follows
-   * applies nothing until `driftless unpin` (job-events.ts tells the commit so).
+   * applies nothing until `driftless unpin` (job-events.ts tells the commit so). On a revision
+   * that failed, the pin its failure left Ready to (setPinnedReady).
    */
   readonly pinned?: string;
 }
@@ -109,6 +111,7 @@ export async function fetchTrack(
     // A Git server may quote a token back, a renderer a value (src/redact.ts): not into status.
     const message = redactSecrets(messageOf(error));
     const reason = reasonOf(error, condition === 'FilesFetched' ? 'FetchFailed' : 'RenderFailed');
+    let pinned: string | null = null;
     // Nothing is applied: the last good revision stays, the reason goes into status.
     await updateTrackState(deps.state, track.name, (state) => {
       // Fetched, then failed to parse. Not when the fetch itself failed (a signature refused):
@@ -118,7 +121,15 @@ export async function fetchTrack(
       setCondition(state, condition, 'False', reason, message, now());
       // FilesParsed is False for this render now, not for a stored revision a sync could load.
       if (condition === 'FilesParsed') state.unloadedRevision = null;
-      setCondition(state, 'Ready', 'False', reason, message, now());
+      // A commit that failed while the track is pinned at another would not be applied anyway:
+      // the pinned revision runs on, and Ready stays what its sync left (setPinnedReady). A
+      // reference that did not resolve (no revision) names no such commit: Ready is False.
+      if (revision && state.pinned && commitOf(state.pinned) !== commitOf(revision)) {
+        pinned = state.pinned;
+        setPinnedReady(state, state.pinned, now(), { revision, condition });
+      } else {
+        setCondition(state, 'Ready', 'False', reason, message, now());
+      }
     });
     if (revision) {
       await deps.state.appendHistory(track.name, {
@@ -131,7 +142,14 @@ export async function fetchTrack(
       });
     }
     return {
-      result: { track: track.name, revision, resolvedAt, outcome: 'failed', error: message },
+      result: {
+        track: track.name,
+        revision,
+        resolvedAt,
+        outcome: 'failed',
+        error: message,
+        ...(pinned === null ? {} : { pinned }),
+      },
     };
   };
 

@@ -202,6 +202,40 @@ function recordReconciled(
   );
 }
 
+/** A commit fetched while the track was pinned at another, which failed to render or be fetched. */
+export interface FailedWhilePinned {
+  readonly revision: string;
+  /** The condition its failure set False. */
+  readonly condition: 'FilesFetched' | 'FilesParsed';
+}
+
+/**
+ * Ready while the track is pinned: the status the pinned revision's sync left is kept, the
+ * reason says Git is not followed. A newer commit that failed meanwhile (`failed`) is named but
+ * does not make the track unready: with the pin nothing would apply it, and the pinned revision
+ * runs as before — as a suspended Flux source or an Argo CD application pinned to a revision
+ * takes no notice of new commits. Its own condition (FilesParsed, FilesFetched) says why.
+ */
+export function setPinnedReady(
+  state: TrackState,
+  pinnedAt: string | null,
+  now: Date,
+  failed?: FailedWhilePinned,
+): void {
+  const newer =
+    failed === undefined
+      ? ''
+      : `; revision ${failed.revision}, fetched meanwhile, failed (see ${failed.condition}) and is not applied`;
+  setCondition(
+    state,
+    'Ready',
+    conditionOf(state, 'Ready')?.status ?? 'Unknown',
+    'Pinned',
+    `pinned at ${pinnedAt}; run "driftless unpin" to follow Git again${newer}`,
+    now,
+  );
+}
+
 /**
  * FilesParsed False because another revision than `concerned` could not be loaded no longer
  * holds: the track is about `concerned` now — the revision a sync loaded or waits to apply, the
@@ -242,14 +276,7 @@ export async function recordSync(
     const now = options.now();
     switch (attempt.type) {
       case 'pinned':
-        setCondition(
-          s,
-          'Ready',
-          conditionOf(s, 'Ready')?.status ?? 'Unknown',
-          'Pinned',
-          `pinned at ${attempt.pinnedAt}; run "driftless unpin" to follow Git again`,
-          now,
-        );
+        setPinnedReady(s, attempt.pinnedAt, now);
         settleUnloaded(s, s.pinned, now);
         break;
       case 'superseded':

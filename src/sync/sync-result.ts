@@ -13,6 +13,11 @@ export interface SyncResult {
   readonly state: TrackState;
   /** Why the sync failed or was refused; undefined on success. */
   readonly error?: string;
+  /**
+   * What went wrong that the result does not turn on: a newer commit that failed to render or
+   * be fetched while the track is pinned at another (result `pinned`; nothing would apply it).
+   */
+  readonly warning?: string;
   /** Set when a chart must be rendered again for the cluster's capabilities (outcome `superseded`). */
   readonly rerender?: true;
 }

@@ -58,7 +58,20 @@ async function fetchAndApply(
   );
   if (!fetched.next) {
     const state = await readTrackState(deps.state, track.name);
-    const { revision, outcome, error } = fetched.result;
+    const { revision, outcome, error, pinned } = fetched.result;
+    // A newer commit that failed while the track is pinned at another: no sync would apply it,
+    // so this one ends at the pin as for a commit that renders, its failure a warning. A
+    // revision asked for by name (`--revision`) is what the sync was for: that failure stands.
+    if (outcome === 'failed' && pinned !== undefined && request.revision === undefined) {
+      return {
+        track: track.name,
+        revision,
+        result: 'pinned',
+        changeset: [],
+        state,
+        warning: `revision ${revision} failed and is not applied while the track is pinned at ${pinned}: ${error}`,
+      };
+    }
     return {
       track: track.name,
       revision,
