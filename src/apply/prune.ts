@@ -96,7 +96,8 @@ export async function pruneObjects(
     },
   );
   const changeset = entries.filter((entry): entry is ChangeSetEntry => entry !== undefined);
-  const interruption = notSent.length > 0 ? interruptionOf(options.signal) : undefined;
+  // Also when every delete was sent: at the track's deadline those in flight were cancelled.
+  const interruption = interruptionOf(options.signal);
   return interruption === undefined
     ? { changeset, retained }
     : { changeset, retained, interrupted: { reason: interruption.message, notSent } };

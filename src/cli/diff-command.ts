@@ -124,9 +124,17 @@ export const diffCommand: CommandHandler = async (ctx, line, output) => {
     output.log(`${track.name}: pinned at ${target.revision}; comparing with the pinned revision`);
   }
   // Every request to the cluster from here (placing the revision reads discovery, then the
-  // dry-runs) ends within the track's timeout, counted from here, as a sync's do.
-  const planned = await readWithinTimeout(track, 'diff', await ctx.cluster(track), async (on) => {
-    const bundle = await loadRevisionBundle(track, target, { ...ctx, cluster: async () => on });
+  // dry-runs) ends within the track's timeout, counted from here, as a sync's do; so does the
+  // fetch and render of a revision not stored yet.
+  const connected = await ctx.cluster(track);
+  const planned = await readWithinTimeout(track, 'diff', connected, async (on, signal) => {
+    const bundle = await loadRevisionBundle(
+      track,
+      target,
+      { ...ctx, cluster: async () => on },
+      'resolve',
+      signal,
+    );
     // A preview as the track's service account: it shows what that account may do.
     const cluster = actingAs(on, track);
     const { selected, toGit, ruledOut } = selectObjects(

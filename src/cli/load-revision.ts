@@ -14,6 +14,7 @@ import { placeForTrack } from '../sync/load-stored-revision.ts';
 import { actingAs } from '../sync/track-cluster.ts';
 import { storedRender } from '../sync/fetch-track.ts';
 import { renderSpecDigest } from '../render/render-spec-digest.ts';
+import { untilInterrupted } from '../errors.ts';
 
 export interface TargetRevision {
   readonly revision: string;
@@ -60,13 +61,15 @@ async function clusterCapabilities(track: Track, ctx: LocalContext): Promise<Clu
  * artifact, or fetched and parsed now. `secrets: 'resolve'` (what `diff`
  * compares) decrypts SOPS values and substitutes `substituteFrom` variables
  * as the apply step would; `'as-stored'` (what `render` prints) leaves them
- * as the artifact holds them.
+ * as the artifact holds them. A fetch and render stop when `signal` aborts (`diff`'s deadline),
+ * as a sync's fetch job's do: the Git requests under way are cancelled, a renderer killed.
  */
 export async function loadRevisionBundle(
   track: Track,
   target: TargetRevision,
   ctx: LocalContext,
   secrets: 'resolve' | 'as-stored' = 'resolve',
+  signal?: AbortSignal,
 ): Promise<RenderedBundle> {
   const { revision } = target;
   // A revision asked for by id (or pinned) is what is stored under it; one resolved from the
@@ -81,11 +84,15 @@ export async function loadRevisionBundle(
     storedAs !== undefined
       ? parseBundle(await ctx.artifacts.get(track.name, storedAs))
       : (
-          await renderTrackRevision(track, commitOf(revision), {
-            source: await ctx.source(),
-            state: ctx.state,
-            clusterCapabilities: () => clusterCapabilities(track, ctx),
-          })
+          await untilInterrupted(
+            renderTrackRevision(track, commitOf(revision), {
+              source: await ctx.source(),
+              state: ctx.state,
+              clusterCapabilities: () => clusterCapabilities(track, ctx),
+              ...(signal === undefined ? {} : { signal }),
+            }),
+            signal,
+          )
         ).bundle;
   const parsed =
     secrets === 'resolve'

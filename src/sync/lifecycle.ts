@@ -263,7 +263,11 @@ async function collectTrack(
   const held = changeset.filter((entry) => retained.includes(entry.subject));
   if (failed.length > 0 || held.length > 0) {
     const error = [
-      deleteFailures(changeset, interrupted, state.inventory.length, deadline),
+      // What the deadline or a stop request cut short is told once (apply/changeset.ts).
+      describeFailures(
+        changeset,
+        interrupted && { interrupted, of: state.inventory.length, verb: 'deleted' },
+      ),
       ...held.map((entry) => `${entry.subject}: not deleted: ${entry.reason ?? ''}`),
     ]
       .filter((part) => part !== '')
@@ -309,45 +313,6 @@ async function collectTrack(
     changeset,
     ...(note === undefined ? {} : { note }),
   };
-}
-
-/** How many of the objects the track's deadline stopped are named in the delete's error. */
-const NAMED_CUT_OFF = 3;
-
-/**
- * The failures of a delete for its error. Objects the track's deadline stopped (their request
- * cancelled, or not sent) are told in one clause, the deadline's message once, with how many and
- * the first few (`track "web": the delete did not finish within the track's timeout (30000 ms):
- * 10 of 12 objects not deleted (ConfigMap/apps/c, ConfigMap/apps/d, ConfigMap/apps/e and 7
- * more)`), rather than that message once per object; their changeset entries keep their own.
- */
-function deleteFailures(
-  changeset: readonly ChangeSetEntry[],
-  interrupted: Interrupted | undefined,
-  of: number,
-  deadline: TrackDeadline,
-): string {
-  const reason = deadline.error.message;
-  // Stopped at the deadline, not by the caller (Ctrl-C), whose own clause describeFailures says.
-  const byDeadline = interrupted?.reason === reason;
-  const notSent = new Set(byDeadline ? interrupted.notSent : []);
-  const cutOff = changeset
-    .filter(
-      (entry) =>
-        entry.action === 'failed' &&
-        (notSent.has(entry.subject) || entry.error === `${entry.subject}: ${reason}`),
-    )
-    .map((entry) => entry.subject);
-  const told = new Set(cutOff);
-  const others = describeFailures(
-    changeset.filter((entry) => !told.has(entry.subject)),
-    interrupted && !byDeadline ? { interrupted, of, verb: 'deleted' } : undefined,
-  );
-  if (cutOff.length === 0) return others;
-  const named = cutOff.slice(0, NAMED_CUT_OFF).join(', ');
-  const more = cutOff.length - NAMED_CUT_OFF;
-  const clause = `${reason}: ${cutOff.length} of ${of} object${of === 1 ? '' : 's'} not deleted (${named}${more > 0 ? ` and ${more} more` : ''})`;
-  return [clause, others].filter((part) => part !== '').join('; ');
 }
 
 function lifecycleResult(

@@ -73,6 +73,25 @@ function withExpandedPaths(cluster: Cluster, env: Environment): Cluster {
   return { ...cluster, credentials: { ...credentials, path: expandHome(credentials.path, env) } };
 }
 
+/**
+ * How long a discovery read started ahead of need (as a cluster is connected) waits for a caller
+ * before it is cancelled. A healthy API server answers one in a second or two, and a caller that
+ * comes later reads it again: a read still running by then, that nothing waits for, is one of a
+ * server that does not answer, whose open connection would otherwise stay until the context is
+ * closed (`serve`: until it stops) or the request's own idle timeout. Once a caller waits for it,
+ * the callers decide (cluster/shared-work.ts).
+ */
+export const PREFETCH_UNCLAIMED_MS = 10_000;
+
+/** Aborted once `closing` is or `ms` have passed; its timer keeps no process up. */
+function closingOrAfter(closing: AbortSignal, ms: number): AbortSignal {
+  const until = new AbortController();
+  if (closing.aborted) until.abort(closing.reason);
+  closing.addEventListener('abort', () => until.abort(closing.reason), { once: true });
+  setTimeout(() => until.abort(new Error(`nothing waited for it within ${ms} ms`)), ms).unref();
+  return until.signal;
+}
+
 /** Opens the context of the real CLI: the configured store, Git over isomorphic-git, kubeconfig clusters. */
 export const openLocalContext: OpenLocalContext = async (configFile, env) => {
   const config = await loadConfig(configFile);
@@ -110,8 +129,11 @@ export const openLocalContext: OpenLocalContext = async (configFile, env) => {
         // (and the connection's TLS handshake) overlap the Git and store work. A failure
         // is not kept (discover() reads again) and reaches the caller that needs it. Not
         // waited for here: a caller that gives up at its deadline must be able to cancel it.
+        // One nobody waits for is not kept for long (PREFETCH_UNCLAIMED_MS).
         void connection
-          .then((port) => port.prefetchDiscovery?.(closing.signal))
+          .then((port) =>
+            port.prefetchDiscovery?.(closingOrAfter(closing.signal, PREFETCH_UNCLAIMED_MS)),
+          )
           .catch(() => undefined);
         clusters.set(track.cluster, connection);
       }

@@ -181,11 +181,12 @@ export async function readWithinTimeout<T>(
   track: Pick<Track, 'name' | 'timeout'>,
   job: TrackJob,
   cluster: KubernetesPort,
-  read: (cluster: KubernetesPort) => Promise<T>,
+  /** Given the signal the deadline aborts too, for what it waits on besides the cluster (Git). */
+  read: (cluster: KubernetesPort, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const deadline = new TrackDeadline(track, job, undefined);
   try {
-    const result = await read(deadline.bound(cluster));
+    const result = await read(deadline.bound(cluster), deadline.signal);
     if (deadline.passed) throw deadline.error;
     return result;
   } catch (error) {

@@ -79,6 +79,19 @@ function watching(
   };
 }
 
+/** The first three objects of NAMES still in `cluster`, but `kept`, as the stop's clause names them. */
+function firstLeft(cluster: InMemoryCluster, kept?: string): string {
+  const left = NAMES.filter(
+    (name) =>
+      name !== kept &&
+      [...cluster.objects.values()].some((object) => object.metadata.name === name),
+  );
+  return left
+    .slice(0, 3)
+    .map((name) => `ConfigMap/apps/${name}`)
+    .join(', ');
+}
+
 describe('a sync asked to stop', () => {
   let dir: string;
   let store: FsStore;
@@ -139,7 +152,10 @@ describe('a sync asked to stop', () => {
     const ready = conditionOf(state, 'Ready');
     assert.equal(ready?.status, 'False');
     assert.equal(ready?.reason, 'SyncFailed');
-    assert.equal(ready?.message, 'interrupted by SIGINT: 15 of 20 objects not applied');
+    assert.equal(
+      ready?.message,
+      'interrupted by SIGINT: 15 of 20 objects not applied (ConfigMap/apps/cm-06, ConfigMap/apps/cm-07, ConfigMap/apps/cm-08 and 12 more)',
+    );
     assert.deepEqual(
       history.map((entry) => entry.result),
       ['failed'],
@@ -228,7 +244,7 @@ describe('a sync asked to stop', () => {
     assert.ok(left > 0 && left < 19, `${left} of 19 left`);
     assert.equal(
       conditionOf(state, 'Ready')?.message,
-      `interrupted by SIGINT: ${left} of 19 objects not deleted`,
+      `interrupted by SIGINT: ${left} of 19 objects not deleted (${firstLeft(cluster, 'cm-01')} and ${left - 3} more)`,
     );
     assert.equal(state.inventory.length, 1 + left);
     assert.equal(state.applyLease, null);
@@ -256,7 +272,10 @@ describe('a sync asked to stop', () => {
     const left = cluster.objects.size;
     assert.equal(stopped.result, 'failed');
     assert.ok(left > 0 && left < 20, `${left} of 20 left`);
-    assert.equal(stopped.error, `interrupted by SIGTERM: ${left} of 20 objects not deleted`);
+    assert.equal(
+      stopped.error,
+      `interrupted by SIGTERM: ${left} of 20 objects not deleted (${firstLeft(cluster)} and ${left - 3} more)`,
+    );
     assert.equal(conditionOf(state, 'Ready')?.message, stopped.error);
     assert.equal(state.inventory.length, left);
     assert.equal(state.applyLease, null);
