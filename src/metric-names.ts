@@ -15,6 +15,7 @@ export const METRIC_NAMES = {
   farosChildStatus: 'faros_gittrack_child_status',
   suspended: 'driftless_track_suspended',
   removedFromConfig: 'driftless_track_removed_from_config',
+  collecting: 'driftless_track_collecting',
   objectsInSync: 'driftless_track_objects_in_sync',
   timeToDeploy: 'driftless_time_to_deploy_seconds',
   farosTimeToDeploy: 'faros_gittrack_time_to_deploy_seconds',
@@ -57,7 +58,10 @@ export const METRIC_LABELS = {
     namespace: track.namespace ?? '',
     status,
   }),
-  /** driftless_track_objects_in_sync, driftless_track_suspended, driftless_track_removed_from_config. */
+  /**
+   * driftless_track_objects_in_sync, driftless_track_suspended, driftless_track_removed_from_config,
+   * driftless_track_collecting.
+   */
   track: (track: string): MetricLabels => ({ track }),
   timeToDeploy: (track: LabelledTrack): MetricLabels => ({ track: track.name }),
   farosTimeToDeploy: (track: LabelledTrack): MetricLabels => ({

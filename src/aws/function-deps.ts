@@ -24,10 +24,16 @@ import { directoryAssets } from '../dashboard/web-assets.ts';
 import type { AcceptWebhookDeps } from '../sync/accept-webhook.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import type { JobDeps } from '../sync/run-job.ts';
-import { knownTracks } from '../sync/published-tracks.ts';
+import { collectingTracks, knownTracks } from '../sync/published-tracks.ts';
 import { clusterOf } from '../sync/track-named.ts';
 import type { GitSource } from '../source/ports.ts';
-import type { ArtifactStore, JobBodyStore, StateStore, Store } from '../store/ports.ts';
+import type {
+  ArtifactStore,
+  JobBodyStore,
+  PublishedTrackStore,
+  StateStore,
+  Store,
+} from '../store/ports.ts';
 import { createClusterConnector, type ClusterConnector } from './cluster-connector.ts';
 import { packagedWebDir } from './dashboard-http.ts';
 import { logUndelivered, notifier, type NotifierOptions } from '../notify/deliver.ts';
@@ -207,6 +213,8 @@ export interface TriggerDeps {
   readonly tracks: readonly Track[];
   /** The sources the schedule queues a discovery of on every tick. */
   readonly tracksFrom?: readonly TracksFrom[];
+  /** Their published lists: the schedule tells the tracks of deleted GitTracks being collected. */
+  readonly published?: PublishedTrackStore;
   readonly artifacts: ArtifactStore;
   readonly state: StateStore;
   readonly queue: JobQueue;
@@ -247,6 +255,7 @@ export async function dashboardDeps(
   return {
     // Read per request: a track published by a discovery shows without a cold start.
     tracks: () => knownTracks(config, store.published),
+    collecting: () => collectingTracks(config, store.published),
     state: store.state,
     artifacts: store.artifacts,
     queue,

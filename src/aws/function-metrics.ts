@@ -24,7 +24,8 @@
  *   reads them on each scrape; here a point is written whenever a job of the
  *   track ran, which the schedule's drift check does every `interval`;
  * - after each webhook answer: `driftless_webhook_deliveries_total`;
- * - on each schedule tick: `driftless_track_removed_from_config` (1 per such track).
+ * - on each schedule tick: `driftless_track_removed_from_config` (1 per such track) and
+ *   `driftless_track_collecting` (1 per track of a deleted GitTrack being collected).
  *
  * `driftless_queue_length` and `driftless_jobs_running` have no equivalent:
  * SQS (`ApproximateNumberOfMessagesVisible`) and Lambda (`ConcurrentExecutions`)
@@ -65,6 +66,8 @@ export interface FunctionMetrics {
   trackGauges(track: Track, state: TrackState): void;
   /** A track the config no longer names still has state. */
   removedFromConfig(track: string): void;
+  /** The track of a deleted GitTrack still has state: its objects are being collected. */
+  collecting(track: string): void;
 }
 
 /** Metrics that go nowhere, for callers that do not care (tests). */
@@ -75,6 +78,7 @@ export const silentMetrics: FunctionMetrics = {
   observeDeploy: () => undefined,
   trackGauges: () => undefined,
   removedFromConfig: () => undefined,
+  collecting: () => undefined,
 };
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
@@ -162,5 +166,7 @@ export function functionMetrics(log: Logger, env?: Environment): FunctionMetrics
     },
     removedFromConfig: (track) =>
       line(METRIC_LABELS.track(track), [METRIC_NAMES.removedFromConfig, MetricUnit.NoUnit, 1]),
+    collecting: (track) =>
+      line(METRIC_LABELS.track(track), [METRIC_NAMES.collecting, MetricUnit.NoUnit, 1]),
   };
 }

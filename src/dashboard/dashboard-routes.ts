@@ -29,7 +29,9 @@ import { jsonSyntaxProblem } from '../source/webhooks/json-syntax.ts';
 import type { DashboardRequest, DashboardResponse, Identity } from './http-types.ts';
 import { overview, trackDetail } from './read-model.ts';
 import { revisionDiff, revisionManifests } from './revision-text.ts';
-import { statusJson } from '../sync/status-json.ts';
+import type { CollectingTrack } from '../sync/published-tracks.ts';
+import { tracksOffConfig } from '../sync/schedule.ts';
+import { collectingJson, statusJson } from '../sync/status-json.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import {
   DASHBOARD_ACTIONS,
@@ -48,6 +50,11 @@ export interface WebAsset {
 export interface DashboardDeps {
   /** The configured and published tracks, read per request (discoveries add tracks). */
   readonly tracks: () => Promise<readonly Track[]>;
+  /**
+   * The tracks of deleted GitTracks whose objects are being collected (published-tracks.ts
+   * collectingTracks), read per request; absent, none are shown.
+   */
+  readonly collecting?: () => Promise<readonly CollectingTrack[]>;
   readonly state: StateStore;
   readonly artifacts: ArtifactStore;
   /** Where actions go: the same queues the webhooks and schedules feed. */
@@ -303,10 +310,23 @@ async function apiRoute(
   if (path === '/api/tracks') {
     const tracks = await deps.tracks();
     const states = await Promise.all(tracks.map((track) => readTrackState(deps.state, track.name)));
-    return json(
-      200,
-      tracks.map((track, index) => statusJson(track.name, states[index]!)),
+    // Off the tracks, yet still with state and objects: listed as `status -o json` lists them.
+    const { collecting } = await tracksOffConfig(
+      tracks,
+      deps.state,
+      deps.collecting ?? (async () => []),
     );
+    const collectingStatuses = await Promise.all(
+      collecting.map(async (track) => ({
+        ...statusJson(track.name, await readTrackState(deps.state, track.name)),
+        removedFromConfig: true,
+        collecting: collectingJson(track),
+      })),
+    );
+    return json(200, [
+      ...tracks.map((track, index) => statusJson(track.name, states[index]!)),
+      ...collectingStatuses,
+    ]);
   }
   if (path === '/api/overview') return json(200, await overview(await deps.tracks(), deps));
   return error(404, `no route for ${method} ${path}`);

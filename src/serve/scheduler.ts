@@ -22,7 +22,11 @@ export interface SchedulerOptions {
   readonly timers?: SchedulerTimers;
   /** Told when a tick could not queue its jobs (store unreadable, queue closed). */
   readonly onError?: (error: unknown) => void;
-  /** Told on every tick of each track removed from the config that still has state. */
+  /**
+   * Told on every tick of each track removed from the config that still has state; not of the
+   * track of a deleted GitTrack being collected (`deps.published` tells those apart), which
+   * its source's discovery collects and reports.
+   */
   readonly onRemovedTrack?: (track: string) => void;
   readonly now?: () => Date;
 }

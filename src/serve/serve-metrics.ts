@@ -23,8 +23,10 @@ export interface MetricsSnapshot {
   readonly tracks: readonly Track[];
   /** State of each track by name; a track never synced may be missing. */
   readonly states: ReadonlyMap<string, TrackState>;
-  /** Tracks with stored state that the config no longer names. */
+  /** Tracks with stored state that the config no longer names, less those being collected. */
   readonly removed?: readonly string[];
+  /** Tracks of deleted GitTracks, with stored state, whose objects are being collected. */
+  readonly collecting?: readonly string[];
   readonly queueLength: number;
   readonly jobsRunning: number;
 }
@@ -94,6 +96,15 @@ export class ServeMetrics {
         help: 'Tracks the config no longer names that still have state (and objects): 1 until "driftless delete".',
         type: 'gauge',
         samples: (snapshot.removed ?? []).map((track) => ({
+          labels: METRIC_LABELS.track(track),
+          value: 1,
+        })),
+      },
+      {
+        name: METRIC_NAMES.collecting,
+        help: "Tracks of deleted GitTracks that still have state: 1 until their source's discovery has collected their objects.",
+        type: 'gauge',
+        samples: (snapshot.collecting ?? []).map((track) => ({
           labels: METRIC_LABELS.track(track),
           value: 1,
         })),

@@ -18,8 +18,8 @@ import { acceptWebhook } from '../sync/accept-webhook.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import type { ExecuteJob } from '../sync/run-job.ts';
 import { readTrackState, type TrackState } from '../sync/track-state.ts';
-import { knownTracks } from '../sync/published-tracks.ts';
-import { REMOVED_TRACK_MESSAGE, tracksRemovedFromConfig } from '../sync/schedule.ts';
+import { collectingTracks, knownTracks } from '../sync/published-tracks.ts';
+import { REMOVED_TRACK_MESSAGE, tracksOffConfig } from '../sync/schedule.ts';
 import { httpRoutes } from './http-routes.ts';
 import { serveDashboard } from './serve-dashboard.ts';
 import { createJobRunner } from './job-runner.ts';
@@ -216,11 +216,14 @@ export async function startServe(
         if (state) states.set(track.name, state);
       }),
     );
-    const removed = await tracksRemovedFromConfig(tracks, ctx.state).catch(() => []);
+    const { removed, collecting } = await tracksOffConfig(tracks, ctx.state, () =>
+      collectingTracks(ctx.config, ctx.published),
+    ).catch(() => ({ removed: [], collecting: [] }));
     return metrics.render({
       tracks,
       states,
       removed,
+      collecting: collecting.map((track) => track.name),
       queueLength: queue.length,
       jobsRunning: queue.running,
     });
@@ -281,6 +284,7 @@ export async function startServe(
         return tracks;
       },
       tracksFrom: ctx.config.tracksFrom,
+      published: ctx.published,
       state: ctx.state,
       queue,
     },

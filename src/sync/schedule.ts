@@ -7,15 +7,21 @@
  * against fresh Git.
  */
 import type { Track, TracksFrom } from '../config/types.ts';
-import type { StateStore } from '../store/ports.ts';
+import type { PublishedTrackStore, StateStore } from '../store/ports.ts';
 import type { DiscoverJob, DriftJob, FetchJob, JobQueue } from './jobs.ts';
 import type { KeptTrackStates } from './kept-track-states.ts';
+import { collectingTracks, type CollectingTrack } from './published-tracks.ts';
 import { conditionOf, isSuspended, readTrackState, type TrackState } from './track-state.ts';
 
 export interface ScheduleDeps {
   readonly tracks: readonly Track[];
   /** `tracksFrom` sources: each is discovered again on every tick. */
-  readonly tracksFrom?: readonly Pick<TracksFrom, 'id' | 'kind'>[];
+  readonly tracksFrom?: readonly TracksFrom[];
+  /**
+   * Where the sources' discoveries publish their tracks: the track of a deleted GitTrack kept
+   * there under `collecting` is being collected, not removed from the config.
+   */
+  readonly published?: PublishedTrackStore | undefined;
   readonly state: StateStore;
   readonly queue: JobQueue;
   /**
@@ -102,7 +108,8 @@ export const REMOVED_TRACK_MESSAGE =
 /**
  * Tracks with stored state that the config no longer names. They are never
  * collected by themselves (a typo must not prune a cluster): every tick
- * reports them until `driftless delete` removes their state.
+ * reports them until `driftless delete` removes their state — but for the
+ * tracks of deleted GitTracks, which a discovery collects ({@link tracksOffConfig}).
  */
 export async function tracksRemovedFromConfig(
   tracks: readonly Pick<Track, 'name'>[],
@@ -112,15 +119,49 @@ export async function tracksRemovedFromConfig(
   return (await state.listTracks()).filter((name) => !configured.has(name));
 }
 
+/** The tracks with stored state that no track of the config or of a source names. */
+export interface TracksOffConfig {
+  /** Removed from the config: theirs to `driftless delete`. */
+  readonly removed: string[];
+  /** The tracks of deleted GitTracks: their source's discoveries are collecting their objects. */
+  readonly collecting: CollectingTrack[];
+}
+
+/**
+ * {@link tracksRemovedFromConfig}, less the tracks of deleted GitTracks whose objects are being
+ * collected (`readCollecting`: published-tracks.ts collectingTracks over the config's sources),
+ * which are reported as such: nothing is for `driftless delete` there, a discovery collects them.
+ */
+export async function tracksOffConfig(
+  tracks: readonly Pick<Track, 'name'>[],
+  state: Pick<StateStore, 'listTracks'>,
+  readCollecting: () => Promise<readonly CollectingTrack[]>,
+): Promise<TracksOffConfig> {
+  const withState = await tracksRemovedFromConfig(tracks, state);
+  // Most ticks have no track off the config: they read no published list.
+  if (withState.length === 0) return { removed: [], collecting: [] };
+  const collecting = (await readCollecting()).filter((track) => withState.includes(track.name));
+  return {
+    removed: withState.filter((name) => !collecting.some((track) => track.name === name)),
+    collecting,
+  };
+}
+
+/** What a tick did and found: the due tracks it queued, and the tracks off the config. */
+export interface ScheduledTick extends TracksOffConfig {
+  readonly tracks: string[];
+}
+
 /**
  * Queues a poll and a drift check for every due track; returns their names,
- * and the tracks removed from the config that still have state.
+ * the tracks removed from the config that still have state, and those of
+ * deleted GitTracks being collected.
  */
 export async function scheduleDueTracks(
   now: Date,
   deps: ScheduleDeps,
   options: ScheduleOptions = {},
-): Promise<{ tracks: string[]; removed: string[] }> {
+): Promise<ScheduledTick> {
   const state = deps.keptStates ? await deps.keptStates.forTick(deps.state) : deps.state;
   const due = await dueTracks(deps.tracks, state, now, options);
   const tick = now.toISOString();
@@ -138,8 +179,10 @@ export async function scheduleDueTracks(
       `${failed.length} of ${due.length + (deps.tracksFrom?.length ?? 0)} due tracks and sources were not queued`,
     );
   }
+  // As a config's `tracksFrom`, which collectingTracks reads (a mutable list: a copy).
+  const sources = { tracksFrom: [...(deps.tracksFrom ?? [])] };
   return {
     tracks: due.map((track) => track.name),
-    removed: await tracksRemovedFromConfig(deps.tracks, state),
+    ...(await tracksOffConfig(deps.tracks, state, () => collectingTracks(sources, deps.published))),
   };
 }
