@@ -242,17 +242,23 @@ function planOne(
 /**
  * Why the API server refuses `write`, asked with a dry run; undefined when it
  * would take it — or when only an immutable field refuses it and the object
- * is to be replaced (force, `update-strategy: recreate`).
+ * is to be replaced (force, `update-strategy: recreate`) — and when the signal
+ * stopped the apply before the server answered: the server refused nothing then.
  */
 async function refusalOf(
   cluster: KubernetesPort,
   { item, desired, strategy }: Write,
   options: WriteOptions,
 ): Promise<string | undefined> {
+  // Asked to stop: no dry run is sent after it (the write will not be either).
+  if (interruptionOf(options.signal) !== undefined) return undefined;
   try {
     await cluster.apply(desired, { fieldManager: FIELD_MANAGER, force: true, dryRun: true });
     return undefined;
   } catch (error) {
+    // Cancelled at the deadline, the request rejects with the deadline's own message, the
+    // signal's reason too (track-cluster.ts): the object is not applied for that reason.
+    if (messageOf(error) === interruptionOf(options.signal)?.message) return undefined;
     const replaced = strategy === 'recreate' || options.force === true;
     if (replaced && error instanceof KubernetesApiError && error.isImmutableFieldChange) {
       return undefined;
@@ -275,7 +281,7 @@ async function writeOne(
   const interruption = interruptionOf(options.signal);
   if (interruption !== undefined) {
     notSent.push(subject);
-    return { subject, action: 'failed', error: `${subject}: not applied: ${interruption.message}` };
+    return stoppedEntry(subject, interruption);
   }
   const apply = (): ReturnType<KubernetesPort['apply']> =>
     cluster.apply(desired, { fieldManager: FIELD_MANAGER, force: true });
@@ -315,6 +321,11 @@ async function writeOne(
     }
     return { subject, action: 'failed', error: refusalMessage(subject, error) };
   }
+}
+
+/** The entry of an object the signal stopped before it was sent: failed for the signal's reason. */
+function stoppedEntry(subject: string, interruption: InterruptedError): ChangeSetEntry {
+  return { subject, action: 'failed', error: `${subject}: not applied: ${interruption.message}` };
 }
 
 /** An apply's refusal for people: the subject first, and how to replace an immutable object. */
@@ -449,21 +460,33 @@ async function applyStaged(
     );
     return refusals.some((refusal) => refusal !== undefined) ? refusals : undefined;
   };
-  /** Fails `writes` unsent: each refusal named, the others held back, saying `why`. */
+  /**
+   * Fails `writes` unsent: each refusal named, the others held back, saying `why` — or, once
+   * the signal stopped the apply, not applied for its reason (they would not have been sent
+   * either way, and the deadline or Ctrl-C is what the caller reports once for all of them).
+   */
   const refuse = (
     writes: readonly Write[],
     refusals: readonly (string | undefined)[],
     why: string,
   ): void => {
+    const interruption = interruptionOf(options.signal);
     writes.forEach((write, index) => {
       const { subject } = write.item;
       const refusal = refusals[index];
-      changeset[write.item.index] = {
-        subject,
-        action: 'failed',
-        error: refusal ?? `${subject}: not applied: ${why}`,
-        ...(refusal === undefined ? { heldBack: true as const } : {}),
-      };
+      if (refusal !== undefined) {
+        changeset[write.item.index] = { subject, action: 'failed', error: refusal };
+      } else if (interruption !== undefined) {
+        notSent.push(subject);
+        changeset[write.item.index] = stoppedEntry(subject, interruption);
+      } else {
+        changeset[write.item.index] = {
+          subject,
+          action: 'failed',
+          error: `${subject}: not applied: ${why}`,
+          heldBack: true,
+        };
+      }
       options.onProgress?.(++done, items.length);
     });
   };
@@ -490,7 +513,12 @@ async function applyStaged(
       why,
     );
     refuse(await plan(rest), [], why);
-    return { changeset, applied: appliedRefs(items, changeset), observed };
+    return {
+      changeset,
+      applied: appliedRefs(items, changeset),
+      observed,
+      ...interrupted(options.signal, notSent),
+    };
   }
   await send(definitionWrites, 1);
   // A definition that failed when it was sent: the rest, which may need it, is not sent.
