@@ -135,11 +135,11 @@ async function discoverWithin(
       finalizersOf(object).includes(GC_FINALIZER),
   );
   // Each deleted GitTrack's track as last published, live or already being collected: it stays
-  // known (published under `collecting`) until its collection succeeds. Not once a live track of
-  // the config or of another source has its name (moved into driftless.yaml, or published by
-  // another source, while a collection kept failing): that track syncs under the name, the state
-  // and the objects it lists are its own now, and collecting would delete them. Such a GitTrack
-  // is released as one that never gave a track.
+  // known (published under `collecting`) until its collection succeeds. Not when a live track of
+  // the config or of a source before this one has its name (moved into driftless.yaml while a
+  // collection kept failing, or an earlier source's track that this one's never displaced): that
+  // track syncs under the name, the state and the objects it lists are its own, and collecting
+  // would delete them. Such a GitTrack is released as one that never gave a track.
   const inConfig = configNames(deps.config);
   const heldElsewhere =
     deleting.length === 0
@@ -183,14 +183,17 @@ async function discoverWithin(
   const { tracks, problems } = runTimeTracks(source, documents, taken);
   // Published before collecting: a deleted GitTrack's track is off the list, so nothing starts it
   // again; it is under `collecting`, so the next discovery tries again if this one does not finish.
+  let stillCollecting = collecting;
   const publishList = () =>
     publish(deps, source, previous, tracks, problems, {
-      collecting,
+      collecting: stillCollecting,
       collectionRetries: [...retries.values()],
     });
   const added = await publishList();
 
   const collected: string[] = [];
+  /** Collected and released here: their names are free once the list says so. */
+  const done = new Set<Track>();
   let failedAgain = false;
   for (const object of deleting) {
     if (deadline.passed) break;
@@ -208,6 +211,7 @@ async function discoverWithin(
       const collection = { ...deps, cluster, now, signal: deadline.signal };
       if (await collectDeleted(object, ref, track, collection)) {
         collected.push(ref.name);
+        if (track) done.add(track);
       }
     } catch (error) {
       failed(error, (message) => `GitTrack ${ref.namespace}/${ref.name}: ${message}`);
@@ -223,8 +227,13 @@ async function discoverWithin(
       }
     }
   }
-  // The waits are kept with the list, for the discoveries to come.
-  if (failedAgain) await publishList();
+  // The waits are kept with the list, for the discoveries to come; a name collected is free at
+  // once (knownTracks keeps a name under `collecting` from any other source's track).
+  if (done.size > 0) {
+    stillCollecting = collecting.filter((track) => !done.has(track));
+    for (const track of done) retries.delete(track.name);
+  }
+  if (failedAgain || done.size > 0) await publishList();
 
   for (const object of live) {
     if (deadline.passed) break;

@@ -67,6 +67,10 @@ export interface CollectingTrack {
  * order. A published track whose name is already taken (by the config, or
  * by an earlier source since it was published) is left out; so is one on
  * another cluster than its source's, should the config have changed since.
+ * A name a source keeps under `collecting` stays taken at that source's
+ * place until the collection succeeds: a later source's track of that name
+ * would sync in the state of the track being collected, and prune its
+ * objects whatever the deleted GitTrack's deletion policy says.
  */
 export async function knownTracks(
   config: Pick<Config, 'tracks' | 'tracksFrom'>,
@@ -85,26 +89,30 @@ export async function knownTracks(
       names.add(track.name);
       tracks.push(track);
     }
+    for (const track of lists[index]?.collecting ?? []) names.add(track.name);
   });
   return tracks;
 }
 
 /**
- * The names held by live tracks that are not the source `id`'s own: the config's and those every
- * other source published, as {@link knownTracks} counts them once this source publishes none.
- * Such a track syncs under its name, in that name's state: a track of this source that the name
- * meanwhile belongs to elsewhere is no longer this source's to collect.
+ * The names that belong to live tracks ahead of the source `id`: the config's, and those the
+ * sources before it in `tracksFrom` published, as {@link knownTracks} gives them out. Such a
+ * track syncs under its name, in that name's state: a track of this source with that name (one
+ * that was never known, or one whose name the config took meanwhile) is not this source's to
+ * collect. A later source's track of the name is not counted: it waits, unknown, while this
+ * source's track is collected (knownTracks keeps the name), so the state is still this one's.
  */
 export async function namesHeldOutside(
   config: Pick<Config, 'tracks' | 'tracksFrom'>,
   published: PublishedTrackStore,
   id: string,
 ): Promise<Set<string>> {
-  const others = {
+  const position = config.tracksFrom.findIndex((source) => source.id === id);
+  const ahead = {
     tracks: configTracks(config.tracks),
-    tracksFrom: config.tracksFrom.filter((source) => source.id !== id),
+    tracksFrom: position < 0 ? config.tracksFrom : config.tracksFrom.slice(0, position),
   };
-  return new Set((await knownTracks(others, published)).map((track) => track.name));
+  return new Set((await knownTracks(ahead, published)).map((track) => track.name));
 }
 
 /**

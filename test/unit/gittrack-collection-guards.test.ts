@@ -1,7 +1,7 @@
 /**
  * What keeps a deleted GitTrack's collection (discover-git-tracks.ts) from doing harm: a track
- * of another `tracksFrom` source that has taken the name of the track being collected is never
- * collected in its place, and a collection that keeps failing is tried again less and less often
+ * of an earlier `tracksFrom` source that holds the name of the track being collected is never
+ * collected in its place, a later source's track of that name waits until the collection is done, and a collection that keeps failing is tried again less and less often
  * (from a minute to an hour) rather than sending its deletes to the API server at every
  * discovery. The real fs store and sync use-cases; a small Git source and the in-memory cluster,
  * taught a GitTrack's finalizer, stand in for Git and Kubernetes; a clock of the test's own.
@@ -124,8 +124,9 @@ describe("a deleted GitTrack's collection, guarded", () => {
     assert.equal(cluster.refusedDeletes, 1);
   }
 
-  it("does not collect a track whose name another source's track has taken meanwhile: its objects are that track's", async () => {
-    // Prepare: web's collection failed; then the repository source published its own web, synced.
+  it("collects a track whose name a later source's track wants, which waits unknown until the collection is done", async () => {
+    // Prepare: web's collection failed; then the repository source (after the cluster's in
+    // tracksFrom) published a web of its own.
     await collectionFailedOnce();
     const fromGit = await discoverTrackDocuments(repositorySource, {
       config,
@@ -134,15 +135,61 @@ describe("a deleted GitTrack's collection, guarded", () => {
       source: git,
       now,
     });
-    assert.deepEqual(fromGit.tracks, ['web'], 'the other source took the name');
-    await syncKnown('web');
+    assert.deepEqual(fromGit.tracks, ['web'], 'the later source publishes its web');
+    const whileCollecting = (await knownTracks(config, store)).map((t) => t.name);
     cluster.refuseDeletes = false;
     clock += 2 * 60 * MINUTE;
 
     // Act
     const next = await discover();
 
-    // Assess: released without collecting; the other source's track keeps its object and state.
+    // Assess: the later web never synced in the deleted track's state; the collection ran under
+    // the GitTrack's policy, then the name went to the later source's web, with no state.
+    assert.deepEqual(whileCollecting, [], 'the name stays taken while web is collected');
+    assert.deepEqual(next.collected, ['web']);
+    assert.deepEqual(next.errors, []);
+    assert.equal(await cluster.get(configMapRef('web')), undefined, "the deleted track's object");
+    assert.equal(await store.read('web'), undefined, 'its state removed');
+    assert.equal(await cluster.get(gitTrackRef('web')), undefined, 'the GitTrack released');
+    assert.equal((await published())?.collecting, undefined, 'nothing left to collect');
+    const web = (await knownTracks(config, store)).find((t) => t.name === 'web');
+    assert.equal(web?.origin?.source, repositorySource.id, 'the later source has the name now');
+  });
+
+  it("does not collect a track whose name an earlier source's track holds: its objects and state are that track's", async () => {
+    // Prepare: the repository source comes first; its web is known and synced. The cluster's
+    // GitTrack web is published too, never known (the name is taken), then deleted.
+    const repositoryFirst = parseConfig(
+      [
+        'tracksFrom:',
+        '  - {repository: https://git.example.com/tracks.git}',
+        '  - {cluster: default, gitTracks: true}',
+        '',
+      ].join('\n'),
+      'driftless.yaml',
+    );
+    const first = repositoryFirst.tracksFrom[0] as TracksFromRepository;
+    const second = repositoryFirst.tracksFrom[1] as GitTracksFromCluster;
+    const deps = { config: repositoryFirst, published: store, state: store, now };
+    assert.deepEqual((await discoverTrackDocuments(first, { ...deps, source: git })).tracks, [
+      'web',
+    ]);
+    const known = (await knownTracks(repositoryFirst, store)).find((t) => t.name === 'web');
+    assert.equal(known?.origin?.source, first.id);
+    const synced = await syncTrack(
+      known,
+      { trigger: 'schedule' },
+      { source: git, cluster, artifacts: store, state: store, now },
+    );
+    assert.equal(synced.result, 'applied', synced.error);
+    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
+    assert.deepEqual((await discoverGitTracks(second, { ...deps, cluster })).tracks, ['web']);
+    cluster.deleteGitTrack('web');
+
+    // Act
+    const next = await discoverGitTracks(second, { ...deps, cluster });
+
+    // Assess: released without collecting; the earlier source's track keeps its object and state.
     assert.deepEqual(next.collected, []);
     assert.deepEqual(next.errors, []);
     assert.deepEqual(cluster.events, ['released GitTrack web'], 'nothing deleted');
@@ -150,13 +197,12 @@ describe("a deleted GitTrack's collection, guarded", () => {
     assert.deepEqual(
       configMap?.['data'],
       { value: 'https://git.example.com/web-in-git.git' },
-      "the other track's ConfigMap stays",
+      "the earlier track's ConfigMap stays",
     );
     assert.ok(await store.read('web'), 'its state stays');
     assert.equal(await cluster.get(gitTrackRef('web')), undefined, 'the GitTrack released');
-    assert.equal((await published())?.collecting, undefined, 'nothing left to collect');
-    const web = (await knownTracks(config, store)).find((t) => t.name === 'web');
-    assert.equal(web?.origin?.source, repositorySource.id);
+    const web = (await knownTracks(repositoryFirst, store)).find((t) => t.name === 'web');
+    assert.equal(web?.origin?.source, first.id);
   });
 
   it('tries a collection that keeps failing again after 1, 2, 4 ... minutes, an hour at most, then collects at the next try', async () => {
