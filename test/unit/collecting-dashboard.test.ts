@@ -5,24 +5,20 @@
  * function's own ports. The real fs store.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createDashboardHandler } from '../../handlers/dashboard.ts';
 import { dashboardDeps } from '../../src/aws/function-deps.ts';
 import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
 import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
 import { storedObjects } from '../../src/dashboard/read-model.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { FsStore } from '../../src/store/fs-store.ts';
 import { collectingTracks } from '../../src/sync/published-tracks.ts';
 import {
   COLLECTING_CONFIG,
-  COLLECTING_CONFIG_YAML,
+  collectingFsStore,
   NEXT_TRY,
   SOURCE_ID,
-  storeCollectingWeb,
+  writeCollectingConfig,
 } from './fakes/collecting-fixture.ts';
 
 /** What `status -o json` gives the track being collected, past its state's fields. */
@@ -43,15 +39,7 @@ function summary(body: string) {
 }
 
 describe('GET /api/tracks and a track being collected', () => {
-  let dir: string;
-  let store: FsStore;
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'driftless-collecting-dashboard-'));
-    store = new FsStore({ path: join(dir, 'store') });
-    await storeCollectingWeb({ published: store, state: store });
-  });
-  after(() => rm(dir, { recursive: true, force: true }));
+  const { dir, store } = collectingFsStore('driftless-collecting-dashboard-');
 
   it('lists it after the tracks, with its state, removedFromConfig and collecting', async () => {
     // Prepare
@@ -90,11 +78,7 @@ describe('GET /api/tracks and a track being collected', () => {
 
   it('is listed by the deployed dashboard function over its own ports', async () => {
     // Prepare
-    const file = join(dir, 'driftless.yaml');
-    await writeFile(
-      file,
-      `store: {type: fs, path: ${JSON.stringify(join(dir, 'store'))}}\n${COLLECTING_CONFIG_YAML}`,
-    );
+    const file = await writeCollectingConfig(dir);
     const handler = createDashboardHandler(
       () => dashboardDeps(() => ({ enqueue: async () => undefined }), { DRIFTLESS_CONFIG: file }),
       silentLogger,

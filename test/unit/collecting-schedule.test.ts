@@ -6,10 +6,7 @@
  * `driftless_track_collecting`. The real fs store; the drift function over its real ports.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDriftHandler } from '../../handlers/drift.ts';
 import { triggerDeps } from '../../src/aws/function-deps.ts';
@@ -17,15 +14,14 @@ import { functionMetrics, type FunctionMetrics } from '../../src/aws/function-me
 import { silentLogger, type Logger } from '../../src/logger.ts';
 import { METRIC_NAMES } from '../../src/metric-names.ts';
 import { startScheduler, type SchedulerTimers } from '../../src/serve/scheduler.ts';
-import { FsStore } from '../../src/store/fs-store.ts';
 import type { Job } from '../../src/sync/jobs.ts';
 import { scheduleDueTracks } from '../../src/sync/schedule.ts';
 import {
   COLLECTING_CONFIG,
-  COLLECTING_CONFIG_YAML,
+  collectingFsStore,
   NEXT_TRY,
   SOURCE_ID,
-  storeCollectingWeb,
+  writeCollectingConfig,
 } from './fakes/collecting-fixture.ts';
 
 const NOW = new Date('2026-01-01T12:01:00.000Z');
@@ -37,15 +33,7 @@ const STILL_TIMERS: SchedulerTimers = {
 };
 
 describe('the schedule and a track being collected', () => {
-  let dir: string;
-  let store: FsStore;
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'driftless-collecting-schedule-'));
-    store = new FsStore({ path: join(dir, 'store') });
-    await storeCollectingWeb({ published: store, state: store });
-  });
-  after(() => rm(dir, { recursive: true, force: true }));
+  const { dir, store } = collectingFsStore('driftless-collecting-schedule-');
 
   it('reports it as being collected, not as removed from the config, and queues nothing for it', async () => {
     // Prepare
@@ -83,11 +71,7 @@ describe('the schedule and a track being collected', () => {
 
   it('drift function: warns of and counts only the track removed from the config; counts the one being collected apart', async () => {
     // Prepare: the deployed function's own ports over a config in this store.
-    const file = join(dir, 'driftless.yaml');
-    await writeFile(
-      file,
-      `store: {type: fs, path: ${JSON.stringify(join(dir, 'store'))}}\n${COLLECTING_CONFIG_YAML}`,
-    );
+    const file = await writeCollectingConfig(dir);
     const warnings: [string, unknown][] = [];
     const log: Logger = {
       ...silentLogger,

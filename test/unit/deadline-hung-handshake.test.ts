@@ -9,9 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { localRepository } from '../harness/git-server.ts';
-import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -19,8 +18,12 @@ import { runCli } from '../../src/cli/main.ts';
 import { SharedWork } from '../../src/cluster/shared-work.ts';
 import { EXIT_FAILED } from '../../src/cli/exit-codes.ts';
 import { openLocalContext } from '../../src/sync/local-context.ts';
-import { generateServingCertificate } from '../harness/certificates.ts';
 import { CLI, TSX } from '../harness/driftless-cli.ts';
+import {
+  silentServer,
+  writeHungClusterConfig,
+  type SilentServer,
+} from './fakes/hung-api-server.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 const gaveUp = (job: string): string =>
@@ -30,37 +33,6 @@ interface Run {
   readonly code: number;
   readonly output: string;
   readonly seconds: number;
-}
-
-/** A TCP server that takes connections and sends nothing: the TLS handshake never ends. */
-interface SilentServer {
-  readonly port: number;
-  /** Connections opened and not yet closed by the client. */
-  open(): number;
-  opened(): number;
-  stop(): void;
-}
-
-async function silentServer(): Promise<SilentServer> {
-  let opened = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    opened++;
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    // Read what the client sends (its ClientHello), so its closing is seen.
-    socket.resume();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    open: () => sockets.size,
-    opened: () => opened,
-    stop: () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
 }
 
 /** Whether `done()` holds within `ms`. */
@@ -82,29 +54,10 @@ describe('a command against an API server that never finishes the TLS handshake'
     await localRepository(repo, {
       'a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n',
     });
-    // Any CA will do: the handshake never gets as far as the certificate.
-    const { caCert } = await generateServingCertificate(dir);
-    await writeFile(
-      join(dir, 'kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: hung, cluster: {server: "https://127.0.0.1:${server.port}", certificate-authority: ${caCert}}}]`,
-        'users: [{name: admin, user: {token: not-a-secret}}]',
-        'contexts: [{name: hung, context: {cluster: hung, user: admin}}]',
-        'current-context: hung',
-        '',
-      ].join('\n'),
-    );
-    config = join(dir, 'driftless.yaml');
-    await writeFile(
-      config,
-      [
-        `store: {type: fs, path: ${join(dir, 'store')}}`,
-        `clusters: [{name: hung, kubeconfig: ${join(dir, 'kubeconfig')}}]`,
-        `tracks: [{name: web, repository: ${repo}, namespace: apps, timeout: 2s}]`,
-        '',
-      ].join('\n'),
+    config = await writeHungClusterConfig(
+      dir,
+      server.port,
+      `{name: web, repository: ${repo}, namespace: apps, timeout: 2s}`,
     );
   });
 

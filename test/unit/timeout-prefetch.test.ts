@@ -8,13 +8,16 @@
  * to move.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it, mock } from 'node:test';
 import { openLocalContext, PREFETCH_UNCLAIMED_MS } from '../../src/sync/local-context.ts';
-import { generateServingCertificate } from '../harness/certificates.ts';
+import {
+  silentServer,
+  writeHungClusterConfig,
+  type SilentServer,
+} from './fakes/hung-api-server.ts';
 
 /** Whether `done()` holds once I/O has had `rounds` turns (no timer: the timers are mocked). */
 async function afterIo(done: () => boolean, rounds = 200): Promise<boolean> {
@@ -27,44 +30,15 @@ async function afterIo(done: () => boolean, rounds = 200): Promise<boolean> {
 describe('a discovery read started ahead of need', () => {
   let dir: string;
   let config: string;
-  let server: net.Server;
-  const sockets = new Set<net.Socket>();
-  let opened = 0;
+  let server: SilentServer;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'driftless-timeout-prefetch-'));
-    server = net.createServer((socket) => {
-      opened++;
-      sockets.add(socket);
-      socket.once('close', () => sockets.delete(socket));
-      // Read what the client sends (its ClientHello), so its closing is seen.
-      socket.resume();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    // Any CA will do: the handshake never gets as far as the certificate.
-    const { caCert } = await generateServingCertificate(dir);
-    await writeFile(
-      join(dir, 'kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: hung, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: ${caCert}}}]`,
-        'users: [{name: admin, user: {token: not-a-secret}}]',
-        'contexts: [{name: hung, context: {cluster: hung, user: admin}}]',
-        'current-context: hung',
-        '',
-      ].join('\n'),
-    );
-    config = join(dir, 'driftless.yaml');
-    await writeFile(
-      config,
-      [
-        `store: {type: fs, path: ${join(dir, 'store')}}`,
-        `clusters: [{name: hung, kubeconfig: ${join(dir, 'kubeconfig')}}]`,
-        'tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps}]',
-        '',
-      ].join('\n'),
+    server = await silentServer();
+    config = await writeHungClusterConfig(
+      dir,
+      server.port,
+      '{name: web, repository: https://git.example.com/web.git, namespace: apps}',
     );
   });
 
@@ -73,8 +47,7 @@ describe('a discovery read started ahead of need', () => {
   });
 
   after(async () => {
-    for (const socket of sockets) socket.destroy();
-    server?.close();
+    server?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -86,17 +59,17 @@ describe('a discovery read started ahead of need', () => {
     try {
       await ctx.cluster({ name: 'web', cluster: 'hung' });
       assert.ok(
-        await afterIo(() => opened === 1 && sockets.size === 1),
+        await afterIo(() => server.opened() === 1 && server.open() === 1),
         'the context connected to read discovery',
       );
 
       // Act and assess: kept until its time is up, then cancelled and its connection closed
       mock.timers.tick(PREFETCH_UNCLAIMED_MS - 1);
-      assert.equal(await afterIo(() => sockets.size === 0, 50), false, 'closed too early');
+      assert.equal(await afterIo(() => server.open() === 0, 50), false, 'closed too early');
       mock.timers.tick(1);
       assert.ok(
-        await afterIo(() => sockets.size === 0),
-        `${sockets.size} connection(s) still open after ${PREFETCH_UNCLAIMED_MS} ms unclaimed`,
+        await afterIo(() => server.open() === 0),
+        `${server.open()} connection(s) still open after ${PREFETCH_UNCLAIMED_MS} ms unclaimed`,
       );
     } finally {
       ctx.close();

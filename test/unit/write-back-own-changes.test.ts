@@ -10,10 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { parseConfig } from '../../src/config/index.ts';
@@ -26,8 +23,6 @@ import {
 import type { RenderedObject } from '../../src/render/types.ts';
 import type { WriteBackChange } from '../../src/render/write-back-change.ts';
 import { editManifests, type OwnWrites } from '../../src/source/edit-manifests.ts';
-import type { GitSource } from '../../src/source/ports.ts';
-import { FsStore } from '../../src/store/fs-store.ts';
 import type { WriteBackJob } from '../../src/sync/jobs.ts';
 import {
   readTrackState,
@@ -35,6 +30,7 @@ import {
   type UnsyncedWriteBack,
 } from '../../src/sync/track-state.ts';
 import { writeBackTrack } from '../../src/sync/write-back.ts';
+import { dbSecretChange, writeBackBranch } from './fakes/write-back-branch.ts';
 
 const R = 'a'.repeat(40);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -59,14 +55,7 @@ function change(fields: WriteBackChange['fields']): WriteBackChange {
 
 /** A SOPS-encrypted file encrypted again, replacing `base`. */
 function replaced(content: string, base: string): WriteBackChange {
-  return {
-    ...change([]),
-    subject: 'Secret/apps/db',
-    kind: 'Secret',
-    name: 'db',
-    file: 'db.yaml',
-    replace: { content, base },
-  };
+  return dbSecretChange({ replace: { content, base } });
 }
 
 describe('editing a file that holds what an earlier write-back wrote', () => {
@@ -224,24 +213,10 @@ describe('write-back jobs before the next sync', () => {
     ].join('\n'),
     'driftless.yaml',
   ).tracks[0]!;
-  let dir: string;
-  let store: FsStore;
-  /** The branch: its files, and the commits pushed to it. */
-  let files: Map<string, string>;
-  let commits: string[];
-
-  /** A source pushing to the branch in memory: each push a commit of its own. */
-  const source: GitSource = {
-    resolve: async () => ({ revision: commits.at(-1) ?? R, ref: 'refs/heads/main' }),
-    readFiles: async () => [],
-    commit: async (_track, request) => {
-      const edited = await request.edit(async (path) => files.get(path));
-      if (edited.size === 0) return { commit: null, attempts: 1 };
-      for (const [path, content] of edited) files.set(path, content);
-      commits.push(String(commits.length + 1).repeat(40));
-      return { commit: commits.at(-1)!, attempts: 1 };
-    },
-  };
+  /** The branch, its files and the commits pushed to it; the track's store. */
+  const { source, files, store } = writeBackBranch('driftless-write-back-own-', R, [
+    ['settings.yaml', settings('v0')],
+  ]);
 
   /** The write-back of the cluster's `value` found by a check comparing with `revision`. */
   const writeBack = (value: string, revision: string, base = 'v0') => {
@@ -254,14 +229,6 @@ describe('write-back jobs before the next sync', () => {
     };
     return writeBackTrack(track, job, { source, state: store });
   };
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'driftless-write-back-own-'));
-    store = new FsStore({ path: dir });
-    files = new Map([['settings.yaml', settings('v0')]]);
-    commits = [];
-  });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('writes a value changed again before the sync, and keeps what it wrote until then', async () => {
     // Prepare: v1 written back, not synced.

@@ -7,20 +7,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { addSecretValues, forgetSecretValuesForTests, holdsSecretValue } from '../../src/redact.ts';
-import type { WriteBackChange } from '../../src/sync/jobs.ts';
 import { redactWriteBack } from '../../src/sync/reconcile-drift.ts';
-
-const change = (extra: Partial<WriteBackChange>): WriteBackChange => ({
-  subject: 'Secret/apps/db',
-  apiVersion: 'v1',
-  kind: 'Secret',
-  name: 'db',
-  namespace: 'apps',
-  file: 'db.yaml',
-  line: 1,
-  fields: [],
-  ...extra,
-});
+import { dbSecretChange as change } from './fakes/write-back-branch.ts';
 
 describe('write-back changes leaving the apply step', () => {
   afterEach(() => forgetSecretValuesForTests());

@@ -10,18 +10,14 @@
  * memory, each push a commit of its own).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createHash } from 'node:crypto';
 import { parseConfig } from '../../src/config/index.ts';
 import { editManifests } from '../../src/source/edit-manifests.ts';
 import type { WriteBackChange } from '../../src/render/write-back-change.ts';
-import type { GitSource } from '../../src/source/ports.ts';
-import { FsStore } from '../../src/store/fs-store.ts';
 import { readTrackState } from '../../src/sync/track-state.ts';
 import { writeBackTrack } from '../../src/sync/write-back.ts';
+import { dbSecretChange, writeBackBranch } from './fakes/write-back-branch.ts';
 
 const R = 'a'.repeat(40);
 /** A person's commit, synced: the revision later checks compare with. */
@@ -72,17 +68,8 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 describe('a SOPS-encrypted file an earlier write-back replaced', () => {
   /** The Secret's file encrypted again with the cluster's values, replacing `base`. */
-  const replaced = (content: string, base: string): WriteBackChange => ({
-    subject: 'Secret/apps/db',
-    apiVersion: 'v1',
-    kind: 'Secret',
-    name: 'db',
-    namespace: 'apps',
-    file: 'db.yaml',
-    line: 1,
-    fields: [],
-    replace: { content, base },
-  });
+  const replaced = (content: string, base: string): WriteBackChange =>
+    dbSecretChange({ replace: { content, base } });
   const holding = (text: string) => (file: string) => (file === 'db.yaml' ? text : undefined);
 
   it('is its own while the revision compared with holds what it replaced, write after write', () => {
@@ -133,24 +120,10 @@ describe('write-backs kept until a sync, after someone’s commit on top', () =>
     ].join('\n'),
     'driftless.yaml',
   ).tracks[0]!;
-  let dir: string;
-  let store: FsStore;
-  /** The branch: its files, and the commits pushed to it. */
-  let files: Map<string, string>;
-  let commits: string[];
-
-  /** A source pushing to the branch in memory: each push a commit of its own. */
-  const source: GitSource = {
-    resolve: async () => ({ revision: commits.at(-1) ?? R, ref: 'refs/heads/main' }),
-    readFiles: async () => [],
-    commit: async (_track, request) => {
-      const edited = await request.edit(async (path) => files.get(path));
-      if (edited.size === 0) return { commit: null, attempts: 1 };
-      for (const [path, content] of edited) files.set(path, content);
-      commits.push(String(commits.length + 1).repeat(40));
-      return { commit: commits.at(-1)!, attempts: 1 };
-    },
-  };
+  /** The branch, its files and the commits pushed to it; the track's store. */
+  const { source, files, commits, store } = writeBackBranch('driftless-write-back-settled-', R, [
+    ['settings.yaml', settings('v0')],
+  ]);
 
   /** The write-back of `changes` found by a check comparing with `revision`. */
   const writeBack = (revision: string, ...changes: WriteBackChange[]) =>
@@ -159,14 +132,6 @@ describe('write-backs kept until a sync, after someone’s commit on top', () =>
       { type: 'writeBack', track: 'ops', revision, trigger: 'schedule', changes },
       { source, state: store },
     );
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'driftless-write-back-settled-'));
-    store = new FsStore({ path: dir });
-    files = new Map([['settings.yaml', settings('v0')]]);
-    commits = [];
-  });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('lets Git win a value a person pushes that an earlier write-back once wrote', async () => {
     // Prepare: v1 written back; a person's commit on top sets another value, and is synced;

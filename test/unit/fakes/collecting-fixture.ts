@@ -4,8 +4,14 @@
  * source's tracks, with its state; and `retired`, a track taken out of the config that still has
  * state. The config's own track `infra` has none.
  */
+import { mkdtempSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { parseConfig } from '../../../src/config/parse-config.ts';
 import type { Config } from '../../../src/config/types.ts';
+import { FsStore } from '../../../src/store/fs-store.ts';
 import type { PublishedTrackStore, StateStore } from '../../../src/store/ports.ts';
 import type { PublishedTracks } from '../../../src/sync/published-tracks.ts';
 import { updateTrackState } from '../../../src/sync/track-state.ts';
@@ -51,4 +57,30 @@ export async function storeCollectingWeb(store: {
       state.inventory = [{ subject: `ConfigMap/apps/${track}`, apiVersion: 'v1' }];
     });
   }
+}
+
+/**
+ * For the tests of the calling `describe`: the fixture's fs store, in `store/` of a folder of its
+ * own (named `prefix`…), filled by {@link storeCollectingWeb} before them and removed after them.
+ */
+export function collectingFsStore(prefix: string): {
+  readonly dir: string;
+  readonly store: FsStore;
+} {
+  // Made now, not in a hook, so the caller holds the store from the start.
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const store = new FsStore({ path: join(dir, 'store') });
+  before(() => storeCollectingWeb({ published: store, state: store }));
+  after(() => rm(dir, { recursive: true, force: true }));
+  return { dir, store };
+}
+
+/** Writes the fixture's driftless.yaml over {@link collectingFsStore}'s `dir`; returns its path. */
+export async function writeCollectingConfig(dir: string): Promise<string> {
+  const file = join(dir, 'driftless.yaml');
+  await writeFile(
+    file,
+    `store: {type: fs, path: ${JSON.stringify(join(dir, 'store'))}}\n${COLLECTING_CONFIG_YAML}`,
+  );
+  return file;
 }
