@@ -15,7 +15,7 @@ import {
 import { collectingJson, statusJson } from '../sync/status-json.ts';
 import { collectingTracks, type CollectingTrack } from '../sync/published-tracks.ts';
 import { trackObjects } from '../sync/object-statuses.ts';
-import { tracksRemovedFromConfig } from '../sync/schedule.ts';
+import { tracksOffConfig } from '../sync/schedule.ts';
 import { isSuspended, readTrackState } from '../sync/track-state.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { CommandLine } from './parse-command-line.ts';
@@ -53,9 +53,12 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
   );
   // Tracks the config no longer names still hold objects: shown until deleted; those of deleted
   // GitTracks as being collected.
-  const withState =
-    line.track === undefined ? await tracksRemovedFromConfig(ctx.config.tracks, ctx.state) : [];
-  const collecting = withState.length === 0 ? [] : await beingCollected(ctx, withState);
+  const { removed, collecting } =
+    line.track === undefined
+      ? await tracksOffConfig(ctx.config.tracks, ctx.state, () =>
+          collectingTracks(ctx.config, ctx.published),
+        )
+      : { removed: [], collecting: [] };
   const collectingEntries = await Promise.all(
     collecting.map(async (track) => ({
       track: track.name,
@@ -63,7 +66,6 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
       collecting: track,
     })),
   );
-  const removed = withState.filter((name) => !collecting.some((track) => track.name === name));
   const removedEntries = await Promise.all(
     removed.map(async (track) => ({ track, state: await readTrackState(ctx.state, track) })),
   );
