@@ -111,6 +111,15 @@ export class ActionsUnavailableError extends DriftlessError {
   readonly code = 'ACTIONS_UNAVAILABLE';
 }
 
+/**
+ * An action names the track of a deleted GitTrack whose objects are being collected: it has no
+ * config left to sync, roll back or pin by, and its source's discoveries own it until collected.
+ * Answered 409: the track exists (it is listed), but its state refuses the action.
+ */
+export class TrackBeingCollectedError extends DriftlessError {
+  readonly code = 'TRACK_BEING_COLLECTED';
+}
+
 /** A request refused before any work: answered as is. */
 class Refusal extends Error {
   constructor(readonly response: DashboardResponse) {
@@ -237,6 +246,59 @@ function dashboardRequest(event: Record<string, unknown>): RollbackRequest {
 
 const TRACK_PATH = /^\/api\/tracks\/([^/]+)(?:\/(.*))?$/;
 
+/** What a track's path names: a configured (or published) track, or one being collected. */
+type NamedTrack =
+  | { readonly kind: 'configured'; readonly track: Track }
+  | { readonly kind: 'collecting'; readonly track: CollectingTrack };
+
+/**
+ * The tracks of deleted GitTracks being collected that still have state: those `GET /api/tracks`
+ * lists after the tracks (the tracksOffConfig split the schedule and serve metrics use).
+ */
+async function collectingOffConfig(
+  tracks: readonly Track[],
+  deps: DashboardDeps,
+): Promise<CollectingTrack[]> {
+  const { collecting } = await tracksOffConfig(
+    tracks,
+    deps.state,
+    deps.collecting ?? (async () => []),
+  );
+  return collecting;
+}
+
+/** A track being collected as `GET /api/tracks` and `status -o json` list it. */
+async function collectingStatusJson(track: CollectingTrack, state: StateStore) {
+  return {
+    ...statusJson(track.name, await readTrackState(state, track.name)),
+    removedFromConfig: true,
+    collecting: collectingJson(track),
+  };
+}
+
+/**
+ * The track `name` names. The published lists are read only for a name no track has, so the
+ * pages of configured tracks cost no more than before.
+ *
+ * @throws {UnknownTrackError} when it is neither configured nor being collected.
+ */
+async function namedTrack(
+  tracks: readonly Track[],
+  name: string,
+  deps: DashboardDeps,
+): Promise<NamedTrack> {
+  try {
+    return { kind: 'configured', track: trackNamed(tracks, name) };
+  } catch (unknown) {
+    if (!(unknown instanceof UnknownTrackError)) throw unknown;
+    const collecting = (await collectingOffConfig(tracks, deps)).find(
+      (track) => track.name === name,
+    );
+    if (collecting === undefined) throw unknown;
+    return { kind: 'collecting', track: collecting };
+  }
+}
+
 /** The routes under /api/ that name a track. */
 async function trackRoute(
   request: DashboardRequest,
@@ -253,12 +315,30 @@ async function trackRoute(
       return error(404, `no action "${rest ?? ''}"; actions: ${DASHBOARD_ACTIONS.join(', ')}`);
     }
     const tracks = await deps.tracks();
-    const track = trackNamed(tracks, name);
-    return json(202, await runAction(track, action, parseBody(request.body), user, deps, tracks));
+    const named = await namedTrack(tracks, name, deps);
+    if (named.kind === 'collecting') {
+      const { gitTrack, source } = named.track;
+      throw new TrackBeingCollectedError(
+        `track "${name}" is being collected (GitTrack ${gitTrack} was deleted; the discoveries of tracksFrom source "${source}" collect its objects): it takes no ${action}`,
+      );
+    }
+    return json(
+      202,
+      await runAction(named.track, action, parseBody(request.body), user, deps, tracks),
+    );
   }
   requireReader(request, deps);
-  const track = trackNamed(await deps.tracks(), name);
-  if (rest === undefined || rest === '') return json(200, await trackDetail(track, deps));
+  const named = await namedTrack(await deps.tracks(), name, deps);
+  const track = named.track;
+  if (named.kind === 'collecting') {
+    // No config to observe its objects by, so no track page: its page and its status are its
+    // entry of GET /api/tracks. Its stored revisions read as any track's (below).
+    if (rest === undefined || rest === '' || rest === 'status') {
+      return json(200, await collectingStatusJson(named.track, deps.state));
+    }
+  } else if (rest === undefined || rest === '') {
+    return json(200, await trackDetail(named.track, deps));
+  }
   const manifests = /^revisions\/([^/]+)\/manifests$/.exec(rest);
   if (manifests) {
     return text(
@@ -311,17 +391,10 @@ async function apiRoute(
     const tracks = await deps.tracks();
     const states = await Promise.all(tracks.map((track) => readTrackState(deps.state, track.name)));
     // Off the tracks, yet still with state and objects: listed as `status -o json` lists them.
-    const { collecting } = await tracksOffConfig(
-      tracks,
-      deps.state,
-      deps.collecting ?? (async () => []),
-    );
     const collectingStatuses = await Promise.all(
-      collecting.map(async (track) => ({
-        ...statusJson(track.name, await readTrackState(deps.state, track.name)),
-        removedFromConfig: true,
-        collecting: collectingJson(track),
-      })),
+      (await collectingOffConfig(tracks, deps)).map((track) =>
+        collectingStatusJson(track, deps.state),
+      ),
     );
     return json(200, [
       ...tracks.map((track, index) => statusJson(track.name, states[index]!)),
@@ -368,7 +441,9 @@ function errorResponse(cause: unknown): DashboardResponse | undefined {
   if (cause instanceof UnknownTrackError || cause instanceof ArtifactNotFoundError) {
     return error(404, messageOf(cause));
   }
-  if (cause instanceof RollbackTargetError) return error(409, messageOf(cause));
+  if (cause instanceof RollbackTargetError || cause instanceof TrackBeingCollectedError) {
+    return error(409, messageOf(cause));
+  }
   if (cause instanceof ActionsUnavailableError) return error(503, messageOf(cause));
   if (cause instanceof UsageError) return error(400, messageOf(cause));
   if (cause instanceof URIError) return error(400, 'the path is not valid percent-encoding');

@@ -1,0 +1,137 @@
+/**
+ * The dashboard's track routes and the track of a deleted GitTrack whose objects are being
+ * collected: `GET /api/tracks/<track>` and `…/status` answer its `GET /api/tracks` entry, and its
+ * actions are refused 409 naming why, with nothing queued. A track neither configured nor being
+ * collected is still unknown. The real fs store.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
+import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
+import { storedObjects } from '../../src/dashboard/read-model.ts';
+import type { Job } from '../../src/sync/jobs.ts';
+import { collectingTracks } from '../../src/sync/published-tracks.ts';
+import {
+  COLLECTING_CONFIG,
+  collectingFsStore,
+  NEXT_TRY,
+  SOURCE_ID,
+} from './fakes/collecting-fixture.ts';
+
+function get(path: string): DashboardRequest {
+  return {
+    method: 'GET',
+    path,
+    query: new URLSearchParams(),
+    headers: { host: 'dash.test' },
+    body: '',
+    identity: { kind: 'anonymous' },
+  };
+}
+
+/** An action as the page sends it: signed in, JSON, from this origin. */
+function post(path: string, body: unknown): DashboardRequest {
+  return {
+    method: 'POST',
+    path,
+    query: new URLSearchParams(),
+    headers: {
+      host: 'dash.test',
+      origin: 'https://dash.test',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(body),
+    identity: { kind: 'user', name: 'alice' },
+  };
+}
+
+describe('the dashboard track routes and a track being collected', () => {
+  const { store } = collectingFsStore('driftless-collecting-dashboard-detail-');
+  const queued: Job[] = [];
+  const deps: DashboardDeps = {
+    tracks: async () => COLLECTING_CONFIG.tracks,
+    collecting: () => collectingTracks(COLLECTING_CONFIG, store),
+    state: store,
+    artifacts: store,
+    queue: {
+      enqueue: async (job) => {
+        queued.push(job);
+      },
+    },
+    objects: async (_track, state) => storedObjects(state),
+    readAccess: 'open',
+    signIn: ['basic'],
+    assets: async () => undefined,
+  };
+
+  /** The track's entry of GET /api/tracks. */
+  async function listed(track: string): Promise<unknown> {
+    const answer = await handleDashboard(get('/api/tracks'), deps);
+    assert.equal(answer.status, 200, answer.body);
+    return (JSON.parse(answer.body) as { track: string }[]).find((entry) => entry.track === track);
+  }
+
+  for (const path of ['/api/tracks/web', '/api/tracks/web/status']) {
+    it(`GET ${path} answers its GET /api/tracks entry`, async () => {
+      // Act
+      const answer = await handleDashboard(get(path), deps);
+
+      // Assess
+      assert.equal(answer.status, 200, answer.body);
+      const body = JSON.parse(answer.body) as Record<string, unknown>;
+      assert.deepEqual(body, await listed('web'));
+      assert.equal(body['removedFromConfig'], true);
+      assert.deepEqual(body['collecting'], {
+        source: SOURCE_ID,
+        gitTrack: 'apps/web',
+        failures: 2,
+        nextTryFrom: NEXT_TRY,
+      });
+      assert.deepEqual(body['inventory'], [{ subject: 'ConfigMap/apps/web', apiVersion: 'v1' }]);
+    });
+  }
+
+  for (const [action, body] of [
+    ['sync', {}],
+    ['rollback', { previous: true }],
+    ['suspend', {}],
+  ] as const) {
+    it(`refuses POST …/${action} 409 as being collected, queueing nothing`, async () => {
+      // Act
+      const answer = await handleDashboard(post(`/api/tracks/web/${action}`, body), deps);
+
+      // Assess
+      assert.equal(answer.status, 409, answer.body);
+      assert.deepEqual(JSON.parse(answer.body), {
+        error: `track "web" is being collected (GitTrack apps/web was deleted; the discoveries of tracksFrom source "${SOURCE_ID}" collect its objects): it takes no ${action}`,
+      });
+      assert.deepEqual(queued, []);
+    });
+  }
+
+  it('still answers 404 for a track removed from the config, not being collected', async () => {
+    // Act: `retired` has state, but no source collects it.
+    const page = await handleDashboard(get('/api/tracks/retired'), deps);
+    const sync = await handleDashboard(post('/api/tracks/retired/sync', {}), deps);
+
+    // Assess
+    assert.equal(page.status, 404, page.body);
+    assert.equal(sync.status, 404, sync.body);
+    assert.deepEqual(JSON.parse(page.body), {
+      error: 'track "retired" is not configured (tracks: infra)',
+    });
+    assert.deepEqual(queued, []);
+  });
+
+  it('still answers a configured track its page', async () => {
+    // Act
+    const answer = await handleDashboard(get('/api/tracks/infra'), deps);
+
+    // Assess
+    assert.equal(answer.status, 200, answer.body);
+    assert.equal(
+      (JSON.parse(answer.body) as { row: { status: { track: string } } }).row.status.track,
+      'infra',
+    );
+  });
+});
