@@ -240,19 +240,30 @@ export async function fetchTrack(
     // Desired is the newest revision of what the track follows, fetched also while it is pinned.
     // A revision asked for by name while pinned is stored (a rollback can pick it) but nothing
     // applies it, so it does not become desired.
-    if (job.revision === undefined || !state.pinned) {
+    const desired = job.revision === undefined || !state.pinned;
+    if (desired) {
       state.desiredRevision = revision;
       state.desiredResolvedAt = resolvedAt;
       state.renderedWith = renderedWith;
     }
     setCondition(state, 'FilesFetched', 'True', 'Fetched', fetchedMessage(revision), now());
     const previous = conditionOf(state, 'FilesParsed');
+    // A newer commit that failed while pinned is behind this one now: Ready names it no more.
+    if (desired && state.pinned && conditionOf(state, 'Ready')?.reason === 'Pinned') {
+      setPinnedReady(state, state.pinned, now());
+    }
     // The apply step judges it again (failedToParse).
     if (failedBefore) return;
     // While pinned at another revision FilesParsed speaks of the pin (record-sync.ts): this one
     // is judged when unpinning lets a sync load it. Saying it was parsed now would also hide
-    // that loading it failed before the pin.
-    if (state.pinned && commitOf(state.pinned) !== commitOf(revision)) return;
+    // that loading it failed before the pin. A False of a commit that failed to render (no
+    // unloadedRevision) is not of the pin: only a fetch settles it, and a newer desired
+    // revision, parsed and stored, does, as it would unpinned.
+    const afterRenderFailure =
+      desired && previous?.status === 'False' && state.unloadedRevision === null;
+    if (state.pinned && commitOf(state.pinned) !== commitOf(revision) && !afterRenderFailure) {
+      return;
+    }
     // A revision stored before keeps the message its render wrote (with its skipped files).
     const keep =
       skipped.length === 0 &&

@@ -214,7 +214,8 @@ export interface FailedWhilePinned {
  * reason says Git is not followed. A newer commit that failed meanwhile (`failed`) is named but
  * does not make the track unready: with the pin nothing would apply it, and the pinned revision
  * runs as before — as a suspended Flux source or an Argo CD application pinned to a revision
- * takes no notice of new commits. Its own condition (FilesParsed, FilesFetched) says why.
+ * takes no notice of new commits. Its own condition (FilesParsed, FilesFetched) says why. A
+ * newer commit fetched and stored since (fetch-track.ts) sets it again without `failed`.
  */
 export function setPinnedReady(
   state: TrackState,
