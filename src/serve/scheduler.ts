@@ -33,6 +33,11 @@ export interface SchedulerOptions {
 
 export interface Scheduler {
   stop(): void;
+  /**
+   * Settles once the start-up tick has queued its jobs (or failed, told to `onError`): the tick
+   * reads the tracks' states first, so until then the queue may look idle with a poll to come.
+   */
+  readonly started: Promise<void>;
 }
 
 const REAL_TIMERS: SchedulerTimers = {
@@ -51,12 +56,11 @@ export function startScheduler(deps: ScheduleDeps, options: SchedulerOptions = {
   const timers = options.timers ?? REAL_TIMERS;
   const now = options.now ?? (() => new Date());
   const periodMs = schedulePeriod(deps.tracks);
-  const tick = (all: boolean): void => {
+  const tick = (all: boolean): Promise<void> =>
     scheduleDueTracks(now(), deps, { periodMs, all })
       .then(({ removed }) => removed.forEach((track) => options.onRemovedTrack?.(track)))
       .catch((error: unknown) => options.onError?.(error));
-  };
-  if (options.runAtStart ?? true) tick(true);
-  const handle = timers.setInterval(() => tick(false), periodMs);
-  return { stop: () => timers.clearInterval(handle) };
+  const started = (options.runAtStart ?? true) ? tick(true) : Promise.resolve();
+  const handle = timers.setInterval(() => void tick(false), periodMs);
+  return { stop: () => timers.clearInterval(handle), started };
 }

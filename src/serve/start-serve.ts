@@ -151,6 +151,8 @@ async function checkReceiverSecrets(
 
 /** How long answers in flight may take to finish once the jobs are done and serve closes. */
 const CLOSE_GRACE_MS = 2_000;
+/** How long startServe waits for the start-up tick to queue its polls (it reads the store). */
+const STARTUP_TICK_WAIT_MS = 10_000;
 
 /** Starts the local stack; resolves once the server listens. */
 export async function startServe(
@@ -319,5 +321,16 @@ export async function startServe(
     })();
     return closing;
   };
+  // Returned once the start-up poll is queued, so that `queue.idle()` waits for it to finish;
+  // no longer than STARTUP_TICK_WAIT_MS: a store that does not answer must not hold the start.
+  let waited: NodeJS.Timeout | undefined;
+  await Promise.race([
+    scheduler.started,
+    new Promise<void>((resolve) => {
+      waited = setTimeout(resolve, STARTUP_TICK_WAIT_MS);
+      waited.unref();
+    }),
+  ]);
+  clearTimeout(waited);
   return { url, port, queue, close };
 }

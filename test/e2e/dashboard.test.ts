@@ -105,7 +105,7 @@ export async function startDashboardStack(): Promise<DashboardStack> {
       },
     ),
   ];
-  await pushFiles(api, { 'settings.yaml': configMap('api-settings', 'warn') });
+  const apiRevision = await pushFiles(api, { 'settings.yaml': configMap('api-settings', 'warn') });
   const ctx = await openLocalContext(configFile, env);
   const serve = await startServe(ctx, {
     port: 0,
@@ -113,7 +113,17 @@ export async function startDashboardStack(): Promise<DashboardStack> {
     env,
     logger: jsonLogger((line) => logs.push(line)),
   });
-  // The start-up poll deploys both tracks; then web gets its second revision.
+  // The start-up poll deploys both tracks; then web gets its second revision. The scheduler
+  // queues that poll after reading the tracks' states, so the queue may still be empty here:
+  // wait for both applies, else web's second revision could be pushed before its first poll.
+  const applied = async (track: string, revision: string | undefined) =>
+    (await readTrackState(ctx.state, track)).appliedRevision === revision;
+  assert.ok(
+    await eventually(
+      async () => (await applied('web', revisions[0])) && (await applied('api', apiRevision)),
+    ),
+    `the start-up poll applied both tracks\n${logs.slice(-15).join('\n')}`,
+  );
   await serve.queue.idle();
   revisions.push(
     await pushFiles(

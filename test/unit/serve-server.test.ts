@@ -536,6 +536,47 @@ tracks:
     });
   });
 
+  it('returns once the start-up poll is queued, so that queue.idle() waits for it', async () => {
+    // Prepare: a state store that answers its listing late, as a remote store does
+    const slowState = new Proxy(store.state, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target) as unknown;
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const ctx: LocalContext = {
+      config: parseConfig(
+        ['tracks:', '  - name: web', `    repository: ${REPOSITORY}`, ''].join('\n'),
+        join(dir, 'driftless.yaml'),
+      ),
+      artifacts: store.artifacts,
+      state: slowState,
+      deliveries: store.deliveries,
+      source: () => Promise.reject(new Error('no Git in unit tests')),
+      cluster: () => Promise.reject(new Error('no cluster in unit tests')),
+      close: () => undefined,
+    };
+
+    // Act
+    const started = await startServe(ctx, {
+      port: 0,
+      host: '127.0.0.1',
+      env: {},
+      execute: handlers.execute,
+      logger: jsonLogger(() => undefined),
+    });
+    await started.queue.idle();
+    const jobs = handlers.jobs.map((job) => `${job.type} ${'track' in job ? job.track : ''}`);
+    await started.close();
+
+    // Assess: the start-up poll and drift check of web ran before idle() resolved
+    assert.ok(jobs.includes('fetch web'), `jobs run: ${jobs.join(', ')}`);
+  });
+
   it('warns at start, naming the field, of a notification secret it cannot read, and runs on', async () => {
     // Prepare: the Slack URL's variable unset; the webhook receiver's URL set, its secret file missing
     const planted = 'https://hooks.example.com/planted-marker-7c1e';
