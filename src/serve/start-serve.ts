@@ -3,6 +3,7 @@
  * per-track queue, the job runner, the scheduler and the HTTP server — and
  * its orderly shutdown.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readSecret, readSecretFor } from '../config/read-secret.ts';
@@ -323,14 +324,7 @@ export async function startServe(
   };
   // Returned once the start-up poll is queued, so that `queue.idle()` waits for it to finish;
   // no longer than STARTUP_TICK_WAIT_MS: a store that does not answer must not hold the start.
-  let waited: NodeJS.Timeout | undefined;
-  await Promise.race([
-    scheduler.started,
-    new Promise<void>((resolve) => {
-      waited = setTimeout(resolve, STARTUP_TICK_WAIT_MS);
-      waited.unref();
-    }),
-  ]);
-  clearTimeout(waited);
+  // The wait's timer is not ref'd: it keeps no process alive once it is not needed.
+  await Promise.race([scheduler.started, sleep(STARTUP_TICK_WAIT_MS, undefined, { ref: false })]);
   return { url, port, queue, close };
 }
