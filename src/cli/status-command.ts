@@ -12,7 +12,7 @@ import {
   formatStatusDetail,
   formatStatusSummary,
 } from './status-view.ts';
-import { collectingJson, statusJson } from '../sync/status-json.ts';
+import { offConfigStatusJson, statusJson } from '../sync/status-json.ts';
 import { collectingTracks, type CollectingTrack } from '../sync/published-tracks.ts';
 import { trackObjects } from '../sync/object-statuses.ts';
 import { tracksOffConfig } from '../sync/schedule.ts';
@@ -100,15 +100,10 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
     const documents = [
       ...entries.map(({ track, state }) => statusJson(track, state)),
       // Off the tracks the config and the sources name, as one removed from the config is.
-      ...collectingEntries.map(({ track, state, collecting }) => ({
-        ...statusJson(track, state),
-        removedFromConfig: true,
-        collecting: collectingJson(collecting),
-      })),
-      ...removedEntries.map(({ track, state }) => ({
-        ...statusJson(track, state),
-        removedFromConfig: true,
-      })),
+      ...collectingEntries.map(({ track, state, collecting }) =>
+        offConfigStatusJson(track, state, collecting),
+      ),
+      ...removedEntries.map(({ track, state }) => offConfigStatusJson(track, state, undefined)),
     ];
     output.json(line.track !== undefined ? documents[0] : documents);
   } else if (line.track !== undefined && entries[0]) {
@@ -156,11 +151,7 @@ async function removedTrackStatus(
   }
   const state = await readTrackState(store, name);
   if (line.output === 'json') {
-    output.json({
-      ...statusJson(name, state),
-      removedFromConfig: true,
-      ...(collecting === undefined ? {} : { collecting: collectingJson(collecting) }),
-    });
+    output.json(offConfigStatusJson(name, state, collecting));
   } else if (collecting !== undefined) {
     output.print(formatStatusDetail(name, state, output.colours, new Date()));
     output.print('');

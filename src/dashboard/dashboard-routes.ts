@@ -31,7 +31,7 @@ import { overview, trackDetail } from './read-model.ts';
 import { revisionDiff, revisionManifests } from './revision-text.ts';
 import type { CollectingTrack } from '../sync/published-tracks.ts';
 import { tracksOffConfig } from '../sync/schedule.ts';
-import { collectingJson, statusJson } from '../sync/status-json.ts';
+import { offConfigStatusJson, statusJson } from '../sync/status-json.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import {
   DASHBOARD_ACTIONS,
@@ -269,11 +269,7 @@ async function collectingOffConfig(
 
 /** A track being collected as `GET /api/tracks` and `status -o json` list it. */
 async function collectingStatusJson(track: CollectingTrack, state: StateStore) {
-  return {
-    ...statusJson(track.name, await readTrackState(state, track.name)),
-    removedFromConfig: true,
-    collecting: collectingJson(track),
-  };
+  return offConfigStatusJson(track.name, await readTrackState(state, track.name), track);
 }
 
 /**

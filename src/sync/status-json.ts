@@ -42,3 +42,19 @@ export function collectingJson(collecting: CollectingTrack) {
     ...(retry === undefined ? {} : { failures: retry.failures, nextTryFrom: retry.notBefore }),
   };
 }
+
+/**
+ * A track off the config as `status -o json` and `GET /api/tracks` list it: its state,
+ * `removedFromConfig`, and `collecting` when it is the track of a deleted GitTrack being collected.
+ */
+export function offConfigStatusJson(
+  track: string,
+  state: TrackState,
+  collecting: CollectingTrack | undefined,
+) {
+  return {
+    ...statusJson(track, state),
+    removedFromConfig: true,
+    ...(collecting === undefined ? {} : { collecting: collectingJson(collecting) }),
+  };
+}
