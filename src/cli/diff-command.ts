@@ -6,15 +6,19 @@ import {
   type PlannedChange,
 } from '../apply/preview-changes.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
+import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
+import type { Track } from '../config/types.ts';
+import type { LocalContext } from '../sync/local-context.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import { unchangedInGit } from '../sync/apply-revision.ts';
 import { selectObjects } from '../sync/select-objects.ts';
 import { maskSecret } from '../apply/mask-secret.ts';
 import type { Palette } from './colours.ts';
 import type { CommandHandler } from './command-handler.ts';
+import type { Output } from './output.ts';
 import { errorBesideSubject } from './changeset-summary.ts';
 import { EXIT_DIFFERENCES, EXIT_FAILED, EXIT_OK } from './exit-codes.ts';
-import { loadRevisionBundle, targetRevision } from './load-revision.ts';
+import { loadRevisionBundle, targetRevision, type TargetRevision } from './load-revision.ts';
 import { findTrack } from './select-tracks.ts';
 import { shortRevision } from './status-view.ts';
 import { colourDiff } from './unified-diff.ts';
@@ -116,44 +120,61 @@ export function formatChanges(
   return [...blocks, `${track} at ${shortRevision(revision)}: ${counts.join(', ')}`].join('\n\n');
 }
 
-export const diffCommand: CommandHandler = async (ctx, line, output) => {
-  const track = findTrack(ctx.config, line.track ?? '', line.config);
+/**
+ * The revision `diff` compares with, and what a sync would change to reach it: the whole of the
+ * diff's work, which ends when `signal` (its deadline) aborts. `on` is the track's cluster, each
+ * request ending at that deadline.
+ */
+async function planDiff(
+  track: Track,
+  ctx: LocalContext,
+  output: Output,
+  on: KubernetesPort,
+  signal: AbortSignal,
+): Promise<{ target: TargetRevision; planned: PlannedChange[] }> {
   const state = await readTrackState(ctx.state, track.name);
-  const target = await targetRevision(track, undefined, ctx, state.pinned);
+  const target = await targetRevision(track, undefined, ctx, state.pinned, signal);
   if (target.origin === 'pinned') {
     output.log(`${track.name}: pinned at ${target.revision}; comparing with the pinned revision`);
   }
-  // Every request to the cluster from here (placing the revision reads discovery, then the
-  // dry-runs) ends within the track's timeout, counted from here, as a sync's do; so does the
-  // fetch and render of a revision not stored yet.
-  const connected = await ctx.cluster(track);
-  const planned = await readWithinTimeout(track, 'diff', connected, async (on, signal) => {
-    const bundle = await loadRevisionBundle(
-      track,
-      target,
-      { ...ctx, cluster: async () => on },
-      'resolve',
-      signal,
-    );
-    // A preview as the track's service account: it shows what that account may do.
-    const cluster = actingAs(on, track);
-    const { selected, toGit, ruledOut } = selectObjects(
-      track,
-      bundle.objects,
-      await cluster.discover(),
-    );
-    // Told what the sync is told (apply-revision.ts), so that only what it would change shows:
-    // `syncTo: git` objects it leaves to the cluster, and what a rule or filter keeps from prune.
-    const objects = selected.map((object) => object.manifest as unknown as KubeObject);
-    const createOnly = await unchangedInGit(track, { objects, toGit }, state.appliedRevision, {
-      ...ctx,
-      cluster,
-    });
-    return previewChanges(cluster, track, selected, state.inventory, {
-      createOnly,
-      keep: ruledOut,
-    });
+  const bundle = await loadRevisionBundle(
+    track,
+    target,
+    { ...ctx, cluster: async () => on },
+    'resolve',
+    signal,
+  );
+  // A preview as the track's service account: it shows what that account may do.
+  const cluster = actingAs(on, track);
+  const { selected, toGit, ruledOut } = selectObjects(
+    track,
+    bundle.objects,
+    await cluster.discover(),
+  );
+  // Told what the sync is told (apply-revision.ts), so that only what it would change shows:
+  // `syncTo: git` objects it leaves to the cluster, and what a rule or filter keeps from prune.
+  const objects = selected.map((object) => object.manifest as unknown as KubeObject);
+  const createOnly = await unchangedInGit(track, { objects, toGit }, state.appliedRevision, {
+    ...ctx,
+    cluster,
   });
+  const planned = await previewChanges(cluster, track, selected, state.inventory, {
+    createOnly,
+    keep: ruledOut,
+  });
+  return { target, planned };
+}
+
+export const diffCommand: CommandHandler = async (ctx, line, output) => {
+  const track = findTrack(ctx.config, line.track ?? '', line.config);
+  // One deadline for the whole diff, as a sync has: the track's timeout, counted from here. Every
+  // request to the cluster ends by it; the resolve of the track's reference, the fetch and render
+  // of a revision not stored yet, and the reads of its secrets stop at it too, so a Git host or a
+  // secret's source that never answers ends the diff with the deadline's error.
+  const connected = await ctx.cluster(track);
+  const { target, planned } = await readWithinTimeout(track, 'diff', connected, (on, signal) =>
+    planDiff(track, ctx, output, on, signal),
+  );
   const holdsSecrets = track.decryption !== undefined || track.substituteFrom.length > 0;
   const changes = planned.map((change) => showChange(change, holdsSecrets));
   if (line.output === 'json') {

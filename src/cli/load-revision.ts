@@ -7,6 +7,7 @@ import type { Track } from '../config/types.ts';
 import { parseBundle, type ClusterCapabilities } from '../render/index.ts';
 import type { RenderedBundle } from '../render/types.ts';
 import type { LocalContext } from '../sync/local-context.ts';
+import type { TrackSource } from '../source/ports.ts';
 import { commitOf, isRevisionId } from '../object-id.ts';
 import { renderTrackRevision } from '../sync/render-track-revision.ts';
 import { resolveSecrets } from '../sync/resolve-secrets.ts';
@@ -25,23 +26,28 @@ export interface TargetRevision {
 /**
  * `requested` (a full sha as given, anything else resolved like a reference),
  * else the pin a rollback set (sync does not move a pinned track), else the
- * track's reference resolved now.
+ * track's reference resolved now. A resolve stops when `signal` aborts (`diff`'s deadline), as a
+ * sync's fetch job's does: the request under way is cancelled, and the caller stops waiting for
+ * what cannot be.
  */
 export async function targetRevision(
   track: Track,
   requested: string | undefined,
   ctx: LocalContext,
   pinned: string | null,
+  signal?: AbortSignal,
 ): Promise<TargetRevision> {
+  const resolve = async (target: TrackSource): Promise<TargetRevision> => {
+    const resolving = ctx.source().then((source) => source.resolve(target, { signal }));
+    const resolved = await untilInterrupted(resolving, signal);
+    return { revision: resolved.revision, origin: resolved.ref };
+  };
   if (requested !== undefined) {
     if (isRevisionId(requested)) return { revision: requested, origin: 'requested' };
-    const source = await ctx.source();
-    const resolved = await source.resolve({ ...track, reference: requested, semver: undefined });
-    return { revision: resolved.revision, origin: resolved.ref };
+    return resolve({ ...track, reference: requested, semver: undefined });
   }
   if (pinned) return { revision: pinned, origin: 'pinned' };
-  const resolved = await (await ctx.source()).resolve(track);
-  return { revision: resolved.revision, origin: resolved.ref };
+  return resolve(track);
 }
 
 /**
@@ -62,7 +68,8 @@ async function clusterCapabilities(track: Track, ctx: LocalContext): Promise<Clu
  * compares) decrypts SOPS values and substitutes `substituteFrom` variables
  * as the apply step would; `'as-stored'` (what `render` prints) leaves them
  * as the artifact holds them. A fetch and render stop when `signal` aborts (`diff`'s deadline),
- * as a sync's fetch job's do: the Git requests under way are cancelled, a renderer killed.
+ * as a sync's fetch job's do: the Git requests under way are cancelled, a renderer killed; so
+ * does the reading of secrets.
  */
 export async function loadRevisionBundle(
   track: Track,
@@ -96,9 +103,12 @@ export async function loadRevisionBundle(
         ).bundle;
   const parsed =
     secrets === 'resolve'
-      ? await resolveSecrets(track, stored, {
-          ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),
-        })
+      ? await resolveSecrets(
+          track,
+          stored,
+          { ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }) },
+          signal,
+        )
       : stored;
   // Placing needs the cluster's discovery to know which kinds are namespaced.
   const catalog = await (await ctx.cluster(track)).discover();

@@ -11,7 +11,7 @@ import type { Track } from '../config/types.ts';
 import { MissingEnvError } from '../config/env.ts';
 import { SecretUnavailableError } from '../config/read-secret.ts';
 import { formatSecretRef, type SecretRef } from '../config/secret-ref.ts';
-import { DriftlessError } from '../errors.ts';
+import { DriftlessError, untilInterrupted } from '../errors.ts';
 import { addSecretValues, holdsSecretValue } from '../redact.ts';
 import { DecryptionError } from '../render/errors.ts';
 import { DEFAULT_RENDER_LIMITS } from '../render/limits.ts';
@@ -45,6 +45,7 @@ async function decrypted(
   track: Track,
   bundle: RenderedBundle,
   deps: SecretDeps,
+  signal: AbortSignal | undefined,
 ): Promise<RenderedBundle> {
   const sources = bundle.encryptedSources ?? [];
   if (sources.length === 0) return bundle;
@@ -55,7 +56,10 @@ async function decrypted(
     );
   }
   const read = reader(track, deps, 'its decryption keys');
-  const ageKeys = await Promise.all(decryption.keys.map((ref) => read(ref)));
+  const ageKeys = await untilInterrupted(
+    Promise.all(decryption.keys.map((ref) => read(ref))),
+    signal,
+  );
   addSecretValues(ageKeys);
   // Loaded for revisions with SOPS files only: most syncs decrypt nothing.
   const [{ decryptBundle }, { rendererBinary }, { sopsDecrypt }] = await Promise.all([
@@ -64,28 +68,36 @@ async function decrypted(
     import('../render/sops.ts'),
   ]);
   const binary = rendererBinary('sops', `track ${track.name} (decryption)`, deps.env);
-  const result = await decryptBundle(bundle, (source) =>
-    sopsDecrypt(source, {
-      binary,
-      ageKeys,
-      kmsKeys: decryption.kmsKeys,
-      timeoutMs: DEFAULT_RENDER_LIMITS.rendererTimeoutMs,
-      ...(deps.env === undefined ? {} : { env: deps.env }),
-    }),
+  // sops ends at its own timeout; the caller stops waiting for it at the signal.
+  const result = await untilInterrupted(
+    decryptBundle(bundle, (source) =>
+      sopsDecrypt(source, {
+        binary,
+        ageKeys,
+        kmsKeys: decryption.kmsKeys,
+        timeoutMs: DEFAULT_RENDER_LIMITS.rendererTimeoutMs,
+        ...(deps.env === undefined ? {} : { env: deps.env }),
+      }),
+    ),
+    signal,
   );
   addSecretValues(result.secretValues);
   return result.bundle;
 }
 
 /** The `substituteFrom` variables, in order (later entries win); optional secrets that cannot be read are skipped. */
-async function secretVariables(track: Track, deps: SecretDeps): Promise<Record<string, string>> {
+async function secretVariables(
+  track: Track,
+  deps: SecretDeps,
+  signal: AbortSignal | undefined,
+): Promise<Record<string, string>> {
   if (track.substituteFrom.length === 0) return {};
   const read = reader(track, deps, 'its substituteFrom secrets');
   const variables: Record<string, string> = {};
   for (const source of track.substituteFrom) {
     let text: string;
     try {
-      text = await read(source.secret);
+      text = await untilInterrupted(read(source.secret), signal);
     } catch (error) {
       const missing = error instanceof SecretUnavailableError || error instanceof MissingEnvError;
       if (missing && source.optional) continue;
@@ -100,17 +112,20 @@ async function secretVariables(track: Track, deps: SecretDeps): Promise<Record<s
 
 /**
  * `bundle` as the cluster must get it; see the module comment. Throws typed
- * errors that name files, objects and variables, never a value.
+ * errors that name files, objects and variables, never a value. Once `signal` aborts (`diff`'s
+ * deadline) it stops waiting for a secret's source or sops, which take no signal of their own,
+ * and rejects with the signal's InterruptedError; the read goes on unobserved.
  */
 export async function resolveSecrets(
   track: Track,
   bundle: RenderedBundle,
   deps: SecretDeps,
+  signal?: AbortSignal,
 ): Promise<RenderedBundle> {
-  const plain = await decrypted(track, bundle, deps);
+  const plain = await decrypted(track, bundle, deps, signal);
   if (!substitutes(track) || plain.substituted === true) return plain;
   // `substitute:` wins over substituteFrom, as in Flux.
-  const variables = { ...(await secretVariables(track, deps)), ...track.substitute };
+  const variables = { ...(await secretVariables(track, deps, signal)), ...track.substitute };
   // After decryption: an error must not quote a decrypted value's own `${...}`, nor part of it.
   return substituteBundle(plain, variables, holdsSecretValue);
 }
