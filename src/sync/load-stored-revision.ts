@@ -40,6 +40,11 @@ export interface StoredRevision {
 interface LoadDeps extends SecretDeps {
   readonly cluster: KubernetesPort;
   readonly artifacts: ArtifactStore;
+  /**
+   * The job's deadline or interruption: reading the track's secrets stops waiting at it (the
+   * cluster's requests end by it already, through `cluster`).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -53,7 +58,7 @@ export async function loadDesiredBundle(
   deps: LoadDeps,
 ): Promise<RenderedBundle> {
   const stored = parseBundle(await deps.artifacts.get(track.name, revision));
-  const bundle = await resolveSecrets(track, stored, deps);
+  const bundle = await resolveSecrets(track, stored, deps, deps.signal);
   return placeForTrack(bundle, track, await deps.cluster.discover());
 }
 
@@ -81,6 +86,9 @@ async function placedBundle(
   try {
     return await loadDesiredBundle(track, revision, deps);
   } catch (error) {
+    // Cut short by the job's deadline or an interruption: not the revision's fault. The job
+    // ends as it does for those (apply-revision.ts attemptWithin), nothing recorded against it.
+    if (deps.signal?.aborted) throw error;
     const reason = error instanceof DriftlessError ? error.code : 'ArtifactInvalid';
     return { type: 'refused', condition: 'FilesParsed', reason, message: messageOf(error) };
   }
