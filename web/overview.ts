@@ -4,7 +4,8 @@ import { getJson } from './api.ts';
 import { h, replaceContent, scrollBox, uniqueId } from './dom.ts';
 import { revisionCode, revisionWithCommit, shortRevision, timeAgo } from './format.ts';
 import { changeTracker, refreshStatus, startPolling, type Page } from './page.ts';
-import { badge, busyBadge, healthBadge, resultBadge, syncBadge } from './status.ts';
+import { isOffConfig } from './off-config.ts';
+import { badge, busyBadge, healthBadge, offConfigBadge, resultBadge, syncBadge } from './status.ts';
 
 const FILTERS = {
   all: { label: 'All', matches: () => true },
@@ -102,7 +103,8 @@ function trackRow(row: OverviewRow): HTMLTableRowElement {
       h(
         'div',
         { class: 'badges' },
-        syncBadge(status),
+        // Nothing syncs a track off the config: what it is instead of whether it is in sync.
+        offConfigBadge(status) ?? syncBadge(status),
         busyBadge(status),
         status.suspended
           ? badge('Suspended', 'attention', 'webhooks, polls and drift checks leave it alone')
@@ -128,9 +130,14 @@ function trackRow(row: OverviewRow): HTMLTableRowElement {
 function summary(rows: readonly OverviewRow[]): string {
   const notReady = rows.filter(FILTERS['not-ready'].matches).length;
   const drifted = rows.filter(FILTERS.drifted.matches).length;
+  const offConfig = rows.filter((row) => isOffConfig(row.status));
+  const collecting = offConfig.filter((row) => row.status.collecting !== undefined).length;
+  const removed = offConfig.length - collecting;
   const parts = [`${rows.length} ${rows.length === 1 ? 'track' : 'tracks'}`];
   if (notReady > 0) parts.push(`${notReady} not ready`);
   if (drifted > 0) parts.push(`${drifted} drifted`);
+  if (collecting > 0) parts.push(`${collecting} being collected`);
+  if (removed > 0) parts.push(`${removed} removed from the config`);
   return parts.join(' · ');
 }
 

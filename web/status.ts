@@ -5,6 +5,7 @@
 import type { ObservedObject, OverviewRow, TrackStatusJson } from '../src/dashboard/types.ts';
 import { h } from './dom.ts';
 import { absoluteTime } from './format.ts';
+import { failuresText, offConfigText } from './off-config.ts';
 
 export type Tone = 'success' | 'danger' | 'attention' | 'neutral' | 'info';
 
@@ -65,6 +66,20 @@ export function busyBadge(status: TrackStatusJson): HTMLElement | null {
     'info',
     `${job} runs${since}${where}; other syncs, rollbacks and drift checks wait for it (until ${absoluteTime(busy.until)} at the latest; lease ${busy.lease}, for driftless unlock if its process is gone)`,
   );
+}
+
+/**
+ * `Being collected` or `Removed from config` for a track off the config, what it means as its
+ * title; null for a configured track.
+ */
+export function offConfigBadge(status: TrackStatusJson): HTMLElement | null {
+  const text = offConfigText(status);
+  if (text === undefined) return null;
+  const retry =
+    text.retry === undefined
+      ? ''
+      : ` The collection ${failuresText(text.retry.failures)}; a discovery tries again from ${absoluteTime(text.retry.nextTryFrom)}.`;
+  return badge(text.label, 'attention', `${text.explanation}${retry}`);
 }
 
 export function syncBadge(status: TrackStatusJson): HTMLElement {

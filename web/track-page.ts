@@ -1,11 +1,31 @@
 /** `#/tracks/<track>`: a track's state, actions, objects, history and revisions. */
-import type { TrackDetail, TrackStatusJson } from '../src/dashboard/types.ts';
+import type {
+  OffConfigTrackJson,
+  TrackAnswer,
+  TrackDetail,
+  TrackStatusJson,
+} from '../src/dashboard/types.ts';
 import { ApiError, getJson, trackPath } from './api.ts';
 import { h, replaceContent, scrollBox, uniqueId } from './dom.ts';
-import { revisionCode, revisionWithCommit, shortRevision, timeAgo } from './format.ts';
+import {
+  absoluteTime,
+  revisionCode,
+  revisionWithCommit,
+  shortRevision,
+  timeAgo,
+} from './format.ts';
 import { changeTracker, refreshStatus, startPolling, type Page } from './page.ts';
 import { currentSession, onSessionChange } from './session.ts';
-import { badge, busyBadge, conditionBadge, healthBadge, resultBadge, syncBadge } from './status.ts';
+import { failuresText, offConfigText } from './off-config.ts';
+import {
+  badge,
+  busyBadge,
+  conditionBadge,
+  healthBadge,
+  offConfigBadge,
+  resultBadge,
+  syncBadge,
+} from './status.ts';
 import { actionBar } from './track-actions.ts';
 import { historySection } from './track-history.ts';
 import { objectsSection } from './track-objects.ts';
@@ -76,6 +96,81 @@ function summary(detail: TrackDetail): HTMLElement {
   );
 }
 
+/** The Ready condition as a row has it, from a track's conditions. */
+function readyOf(status: TrackStatusJson): { ready: 'True' | 'False' | 'Unknown'; reason: string } {
+  const ready = status.conditions.find((condition) => condition.type === 'Ready');
+  return { ready: ready?.status ?? 'Unknown', reason: ready?.reason ?? 'NeverSynced' };
+}
+
+function offConfigBadges(entry: OffConfigTrackJson): HTMLElement {
+  return h(
+    'div',
+    { class: 'badges' },
+    offConfigBadge(entry),
+    healthBadge(readyOf(entry)),
+    busyBadge(entry),
+    entry.suspended ? badge('Suspended', 'attention') : null,
+    entry.pinned !== null ? badge(`Pinned at ${shortRevision(entry.pinned)}`, 'info') : null,
+  );
+}
+
+/**
+ * What the store keeps of a track off the config: why it is off, its last revisions and counts.
+ * Its objects, history and stored revisions are not read (no config to observe them by), and it
+ * has no actions: the dashboard refuses them.
+ */
+function offConfigSummary(entry: OffConfigTrackJson): HTMLElement {
+  const text = offConfigText(entry);
+  const ready = entry.conditions.find((condition) => condition.type === 'Ready');
+  const item = (term: string, ...value: (Node | string | null)[]): HTMLElement[] => [
+    h('dt', null, term),
+    h('dd', null, ...value),
+  ];
+  return h(
+    'div',
+    null,
+    h(
+      'div',
+      { class: 'notice', role: 'note' },
+      h('strong', null, text?.label ?? 'Off the config'),
+      ': ',
+      text?.explanation ?? '',
+      text?.retry === undefined
+        ? null
+        : [
+            ` The collection ${failuresText(text.retry.failures)} (the Ready condition says why); a discovery tries again from `,
+            h('time', { datetime: text.retry.nextTryFrom }, absoluteTime(text.retry.nextTryFrom)),
+            '.',
+          ],
+      ' The dashboard runs no actions on it.',
+    ),
+    ready?.status === 'False'
+      ? h(
+          'div',
+          { class: 'notice notice-error' },
+          h('strong', null, ready.reason),
+          ': ',
+          ready.message,
+        )
+      : null,
+    h(
+      'dl',
+      { class: 'summary' },
+      item('Applied', revisionWithCommit(entry.appliedRevision, null)),
+      entry.desiredRevision !== entry.appliedRevision
+        ? item('Newest', revisionWithCommit(entry.desiredRevision, null))
+        : null,
+      entry.pinned !== null ? item('Pinned at', revisionCode(entry.pinned)) : null,
+      item(
+        'Objects',
+        `${entry.objectsInSync} in sync of ${entry.objectsApplied} applied`,
+        entry.objectsIgnored > 0 ? `, ${entry.objectsIgnored} ignored` : '',
+        ` at its last sync; ${entry.inventory.length} in its inventory`,
+      ),
+    ),
+  );
+}
+
 function conditionsSection(): { element: HTMLElement; render(status: TrackStatusJson): void } {
   const headingId = uniqueId('conditions');
   const body = scrollBox('Conditions');
@@ -134,6 +229,11 @@ export function trackPage(track: string): Page {
   const headerBadges = h('div');
   const summaryArea = h('div');
   const content = h('div', { class: 'track-sections', hidden: true });
+  // A track off the config: what the store keeps of it, in place of `content`.
+  const offConfigContent = h('div', { class: 'track-sections', hidden: true });
+  const offConfigArea = h('div');
+  const offConfigConditions = conditionsSection();
+  replaceContent(offConfigContent, offConfigArea, offConfigConditions.element);
   const conditions = conditionsSection();
   const objects = objectsSection();
   const history = historySection();
@@ -161,17 +261,25 @@ export function trackPage(track: string): Page {
     h('div', { class: 'page-header' }, heading, headerBadges),
     status.element,
     content,
+    offConfigContent,
   );
 
   const poller = startPolling(async (signal) => {
     try {
-      const fresh = await getJson<TrackDetail>(trackPath(track), { signal });
+      const fresh = await getJson<TrackAnswer>(trackPath(track), { signal });
       status.loaded();
-      detail = fresh;
-      render(fresh);
+      if ('row' in fresh) {
+        detail = fresh;
+        render(fresh);
+      } else {
+        // No actions on it: the action bar's detail stays unset.
+        detail = null;
+        renderOffConfig(fresh);
+      }
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) {
         content.hidden = true;
+        offConfigContent.hidden = true;
         replaceContent(
           status.element,
           h(
@@ -199,6 +307,7 @@ export function trackPage(track: string): Page {
 
   function render(fresh: TrackDetail): void {
     content.hidden = false;
+    offConfigContent.hidden = true;
     const session = currentSession();
     if (changes.header([fresh.row, session])) {
       replaceContent(headerBadges, badges(fresh));
@@ -210,6 +319,17 @@ export function trackPage(track: string): Page {
     if (changes.history(fresh.history)) history.render(fresh.history);
     if (changes.revisions([fresh.revisions, fresh.row.status]))
       revisions.render(fresh.revisions, fresh.row.status);
+  }
+
+  function renderOffConfig(entry: OffConfigTrackJson): void {
+    content.hidden = true;
+    offConfigContent.hidden = false;
+    // The header tracker is shared with render(): a track put back in the config redraws it.
+    if (changes.header(entry)) {
+      replaceContent(headerBadges, offConfigBadges(entry));
+      replaceContent(offConfigArea, offConfigSummary(entry));
+      offConfigConditions.render(entry);
+    }
   }
 
   // Signing in or out changes which actions are enabled: re-render with the data at hand.

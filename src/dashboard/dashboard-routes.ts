@@ -30,7 +30,7 @@ import type { DashboardRequest, DashboardResponse, Identity } from './http-types
 import { overview, trackDetail } from './read-model.ts';
 import { revisionDiff, revisionManifests } from './revision-text.ts';
 import type { CollectingTrack } from '../sync/published-tracks.ts';
-import { tracksOffConfig } from '../sync/schedule.ts';
+import { tracksOffConfig, type TracksOffConfig } from '../sync/schedule.ts';
 import { offConfigStatusJson, statusJson } from '../sync/status-json.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import {
@@ -118,6 +118,15 @@ export class ActionsUnavailableError extends DriftlessError {
  */
 export class TrackBeingCollectedError extends DriftlessError {
   readonly code = 'TRACK_BEING_COLLECTED';
+}
+
+/**
+ * An action names a track removed from the config whose state is still stored: it has no config
+ * to sync, roll back or pin by, and only a delete (not a dashboard action) collects it. Answered
+ * 409, as for a track being collected: it is listed, but its state refuses the action.
+ */
+export class TrackRemovedFromConfigError extends DriftlessError {
+  readonly code = 'TRACK_REMOVED_FROM_CONFIG';
 }
 
 /** A request refused before any work: answered as is. */
@@ -246,37 +255,46 @@ function dashboardRequest(event: Record<string, unknown>): RollbackRequest {
 
 const TRACK_PATH = /^\/api\/tracks\/([^/]+)(?:\/(.*))?$/;
 
-/** What a track's path names: a configured (or published) track, or one being collected. */
+/**
+ * What a track's path names: a configured (or published) track, one being collected, or one
+ * removed from the config that still has state.
+ */
 type NamedTrack =
   | { readonly kind: 'configured'; readonly track: Track }
-  | { readonly kind: 'collecting'; readonly track: CollectingTrack };
+  | { readonly kind: 'collecting'; readonly track: CollectingTrack }
+  | { readonly kind: 'removed'; readonly track: { readonly name: string } };
 
 /**
- * The tracks of deleted GitTracks being collected that still have state: those `GET /api/tracks`
- * lists after the tracks (the tracksOffConfig split the schedule and serve metrics use).
+ * The tracks with state that neither the config nor a source names, as `status -o json` lists
+ * them after the tracks: those of deleted GitTracks being collected, then those removed from the
+ * config (the tracksOffConfig split the schedule and serve metrics use).
  */
-async function collectingOffConfig(
-  tracks: readonly Track[],
-  deps: DashboardDeps,
-): Promise<CollectingTrack[]> {
-  const { collecting } = await tracksOffConfig(
-    tracks,
-    deps.state,
-    deps.collecting ?? (async () => []),
-  );
-  return collecting;
+function offConfig(tracks: readonly Track[], deps: DashboardDeps): Promise<TracksOffConfig> {
+  return tracksOffConfig(tracks, deps.state, deps.collecting ?? (async () => []));
 }
 
-/** A track being collected as `GET /api/tracks` and `status -o json` list it. */
-async function collectingStatusJson(track: CollectingTrack, state: StateStore) {
-  return offConfigStatusJson(track.name, await readTrackState(state, track.name), track);
+/** A track off the config as `GET /api/tracks` and `status -o json` list it. */
+async function offConfigEntry(
+  name: string,
+  collecting: CollectingTrack | undefined,
+  state: StateStore,
+) {
+  return offConfigStatusJson(name, await readTrackState(state, name), collecting);
+}
+
+/** The `GET /api/tracks` entries of the tracks off the config, in its order. */
+function offConfigEntries(listed: TracksOffConfig, state: StateStore) {
+  return Promise.all([
+    ...listed.collecting.map((track) => offConfigEntry(track.name, track, state)),
+    ...listed.removed.map((name) => offConfigEntry(name, undefined, state)),
+  ]);
 }
 
 /**
- * The track `name` names. The published lists are read only for a name no track has, so the
- * pages of configured tracks cost no more than before.
+ * The track `name` names. The stored tracks and published lists are read only for a name no
+ * track has, so the pages of configured tracks cost no more than before.
  *
- * @throws {UnknownTrackError} when it is neither configured nor being collected.
+ * @throws {UnknownTrackError} when it is neither configured nor off the config with state.
  */
 async function namedTrack(
   tracks: readonly Track[],
@@ -287,12 +305,29 @@ async function namedTrack(
     return { kind: 'configured', track: trackNamed(tracks, name) };
   } catch (unknown) {
     if (!(unknown instanceof UnknownTrackError)) throw unknown;
-    const collecting = (await collectingOffConfig(tracks, deps)).find(
-      (track) => track.name === name,
-    );
-    if (collecting === undefined) throw unknown;
-    return { kind: 'collecting', track: collecting };
+    const { collecting, removed } = await offConfig(tracks, deps);
+    const being = collecting.find((track) => track.name === name);
+    if (being !== undefined) return { kind: 'collecting', track: being };
+    if (removed.includes(name)) return { kind: 'removed', track: { name } };
+    throw unknown;
   }
+}
+
+/** Why an action on a track off the config is refused. */
+function offConfigRefusal(
+  named: Exclude<NamedTrack, { kind: 'configured' }>,
+  action: DashboardAction,
+): DriftlessError {
+  const { name } = named.track;
+  if (named.kind === 'removed') {
+    return new TrackRemovedFromConfigError(
+      `track "${name}" was removed from the config; its state and objects stay until "driftless delete --track ${name}" collects them: it takes no ${action}`,
+    );
+  }
+  const { gitTrack, source } = named.track;
+  return new TrackBeingCollectedError(
+    `track "${name}" is being collected (GitTrack ${gitTrack} was deleted; the discoveries of tracksFrom source "${source}" collect its objects): it takes no ${action}`,
+  );
 }
 
 /** The routes under /api/ that name a track. */
@@ -312,12 +347,7 @@ async function trackRoute(
     }
     const tracks = await deps.tracks();
     const named = await namedTrack(tracks, name, deps);
-    if (named.kind === 'collecting') {
-      const { gitTrack, source } = named.track;
-      throw new TrackBeingCollectedError(
-        `track "${name}" is being collected (GitTrack ${gitTrack} was deleted; the discoveries of tracksFrom source "${source}" collect its objects): it takes no ${action}`,
-      );
-    }
+    if (named.kind !== 'configured') throw offConfigRefusal(named, action);
     return json(
       202,
       await runAction(named.track, action, parseBody(request.body), user, deps, tracks),
@@ -326,11 +356,12 @@ async function trackRoute(
   requireReader(request, deps);
   const named = await namedTrack(await deps.tracks(), name, deps);
   const track = named.track;
-  if (named.kind === 'collecting') {
+  if (named.kind !== 'configured') {
     // No config to observe its objects by, so no track page: its page and its status are its
     // entry of GET /api/tracks. Its stored revisions read as any track's (below).
     if (rest === undefined || rest === '' || rest === 'status') {
-      return json(200, await collectingStatusJson(named.track, deps.state));
+      const collecting = named.kind === 'collecting' ? named.track : undefined;
+      return json(200, await offConfigEntry(track.name, collecting, deps.state));
     }
   } else if (rest === undefined || rest === '') {
     return json(200, await trackDetail(named.track, deps));
@@ -387,17 +418,16 @@ async function apiRoute(
     const tracks = await deps.tracks();
     const states = await Promise.all(tracks.map((track) => readTrackState(deps.state, track.name)));
     // Off the tracks, yet still with state and objects: listed as `status -o json` lists them.
-    const collectingStatuses = await Promise.all(
-      (await collectingOffConfig(tracks, deps)).map((track) =>
-        collectingStatusJson(track, deps.state),
-      ),
-    );
+    const offConfigStatuses = await offConfigEntries(await offConfig(tracks, deps), deps.state);
     return json(200, [
       ...tracks.map((track, index) => statusJson(track.name, states[index]!)),
-      ...collectingStatuses,
+      ...offConfigStatuses,
     ]);
   }
-  if (path === '/api/overview') return json(200, await overview(await deps.tracks(), deps));
+  if (path === '/api/overview') {
+    const tracks = await deps.tracks();
+    return json(200, await overview(tracks, deps, await offConfig(tracks, deps)));
+  }
   return error(404, `no route for ${method} ${path}`);
 }
 
@@ -437,7 +467,11 @@ function errorResponse(cause: unknown): DashboardResponse | undefined {
   if (cause instanceof UnknownTrackError || cause instanceof ArtifactNotFoundError) {
     return error(404, messageOf(cause));
   }
-  if (cause instanceof RollbackTargetError || cause instanceof TrackBeingCollectedError) {
+  if (
+    cause instanceof RollbackTargetError ||
+    cause instanceof TrackBeingCollectedError ||
+    cause instanceof TrackRemovedFromConfigError
+  ) {
     return error(409, messageOf(cause));
   }
   if (cause instanceof ActionsUnavailableError) return error(503, messageOf(cause));

@@ -9,7 +9,8 @@ import { mapWithLimit } from '../map-with-limit.ts';
 import { commitOf } from '../object-id.ts';
 import type { ArtifactStore, HistoryEntry, StateStore } from '../store/ports.ts';
 import { isSyncEntry } from '../sync/record-sync.ts';
-import { statusJson } from '../sync/status-json.ts';
+import type { TracksOffConfig } from '../sync/schedule.ts';
+import { offConfigStatusJson, statusJson } from '../sync/status-json.ts';
 import { conditionOf, readTrackState, type TrackState } from '../sync/track-state.ts';
 import type {
   CommitInfo,
@@ -18,6 +19,7 @@ import type {
   OverviewRow,
   StoredRevision,
   TrackDetail,
+  TrackStatusJson,
 } from './types.ts';
 
 export interface ReadModelDeps {
@@ -49,13 +51,17 @@ function driftedIn(objects: readonly { readonly sync: string }[]): number {
     .length;
 }
 
-function overviewRow(track: Track, state: TrackState, history: HistoryEntry[]): OverviewRow {
+function overviewRow(
+  status: TrackStatusJson,
+  state: TrackState,
+  history: HistoryEntry[],
+): OverviewRow {
   const ready = conditionOf(state, 'Ready');
   // What "last sync" means on the overview: a sync or rollback that ran to an end.
   const lastSync = history.find(isSyncEntry) ?? null;
   const observed = state.observed?.objects;
   return {
-    status: statusJson(track.name, state),
+    status,
     ready: ready?.status ?? 'Unknown',
     reason: ready?.reason ?? 'NeverSynced',
     message: ready?.message ?? 'never synced',
@@ -67,18 +73,35 @@ function overviewRow(track: Track, state: TrackState, history: HistoryEntry[]): 
   };
 }
 
-/** One row per track, in the config's order. */
+/**
+ * One row per track, in the config's order, then one per track off the config (`offConfig`, the
+ * tracksOffConfig split): those being collected, then those removed, as `GET /api/tracks` lists
+ * them. Their rows read as any track's, from the state and history the store keeps of them.
+ */
 export async function overview(
   tracks: readonly Track[],
   deps: Pick<ReadModelDeps, 'state'>,
+  offConfig: TracksOffConfig,
 ): Promise<OverviewRow[]> {
+  // Each with the way its status reads: a track off the config's says so (`removedFromConfig`).
+  const listed: { readonly name: string; status(state: TrackState): TrackStatusJson }[] = [
+    ...tracks.map(({ name }) => ({ name, status: (state: TrackState) => statusJson(name, state) })),
+    ...offConfig.collecting.map((track) => ({
+      name: track.name,
+      status: (state: TrackState) => offConfigStatusJson(track.name, state, track),
+    })),
+    ...offConfig.removed.map((name) => ({
+      name,
+      status: (state: TrackState) => offConfigStatusJson(name, state, undefined),
+    })),
+  ];
   // Two reads per track, a few tracks at a time: a store of many tracks answers in one round.
-  return mapWithLimit(tracks, 8, async (track) => {
+  return mapWithLimit(listed, 8, async (track) => {
     const [state, history] = await Promise.all([
       readTrackState(deps.state, track.name),
       deps.state.listHistory(track.name, 20),
     ]);
-    return overviewRow(track, state, history);
+    return overviewRow(track.status(state), state, history);
   });
 }
 
@@ -96,7 +119,7 @@ export async function trackDetail(track: Track, deps: ReadModelDeps): Promise<Tr
     commit: commitFor(state, artifact.revision),
   }));
   const objects = await deps.objects(track, state);
-  const row = overviewRow(track, state, history);
+  const row = overviewRow(statusJson(track.name, state), state, history);
   return {
     // Read live just now: the drift count is what the page shows below, not the last check's.
     row:

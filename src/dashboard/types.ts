@@ -5,12 +5,23 @@
  */
 import type { ObservedObject } from '../sync/observed-object.ts';
 import type { CommitInfo } from '../source/ports.ts';
-import type { statusJson } from '../sync/status-json.ts';
+import type { collectingJson, statusJson } from '../sync/status-json.ts';
 
 export type { CommitInfo, ObservedObject };
 
-/** `GET /api/tracks`: one per track, exactly as `driftless status -o json` prints it. */
-export type TrackStatusJson = ReturnType<typeof statusJson>;
+/**
+ * `GET /api/tracks`: one per track, exactly as `driftless status -o json` prints it. A track off
+ * the config (its state still stored) has `removedFromConfig: true`, and `collecting` when it is
+ * the track of a deleted GitTrack whose objects are being collected (status-json.ts
+ * offConfigStatusJson); a configured track has neither.
+ */
+export type TrackStatusJson = ReturnType<typeof statusJson> & {
+  readonly removedFromConfig?: boolean;
+  readonly collecting?: ReturnType<typeof collectingJson>;
+};
+
+/** A track off the config as `GET /api/tracks` lists it: what the store keeps of it. */
+export type OffConfigTrackJson = TrackStatusJson & { readonly removedFromConfig: boolean };
 
 /** A history entry (`driftless history -o json`), with who acted when a person did. */
 export interface HistoryEntryJson {
@@ -25,7 +36,11 @@ export interface HistoryEntryJson {
   readonly [key: string]: unknown;
 }
 
-/** `GET /api/overview`: a row of the overview page. */
+/**
+ * `GET /api/overview`: a row of the overview page. The configured tracks' rows come first, then
+ * those of the tracks off the config, in `GET /api/tracks` order: their `status` is their entry
+ * there (`removedFromConfig`, `collecting`), the rest read from their stored state as any row's.
+ */
 export interface OverviewRow {
   readonly status: TrackStatusJson;
   /** The Ready condition's status: True, False or Unknown (never synced). */
@@ -71,6 +86,13 @@ export interface TrackDetail {
   /** Newest first. */
   readonly revisions: readonly StoredRevision[];
 }
+
+/**
+ * `GET /api/tracks/<track>`: the track page of a configured track, or the `GET /api/tracks` entry
+ * of a track off the config, which has no config to observe its objects by (tell them apart by
+ * `row`).
+ */
+export type TrackAnswer = TrackDetail | OffConfigTrackJson;
 
 /** `GET /api/session`: who the request is from, and what they may do. */
 export interface SessionJson {

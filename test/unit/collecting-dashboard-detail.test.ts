@@ -1,8 +1,8 @@
 /**
  * The dashboard's track routes and the track of a deleted GitTrack whose objects are being
  * collected: `GET /api/tracks/<track>` and `…/status` answer its `GET /api/tracks` entry, and its
- * actions are refused 409 naming why, with nothing queued. A track neither configured nor being
- * collected is still unknown. The real fs store.
+ * actions are refused 409 naming why, with nothing queued. A track neither configured nor stored
+ * is still unknown. The real fs store.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -109,16 +109,17 @@ describe('the dashboard track routes and a track being collected', () => {
     });
   }
 
-  it('still answers 404 for a track removed from the config, not being collected', async () => {
-    // Act: `retired` has state, but no source collects it.
-    const page = await handleDashboard(get('/api/tracks/retired'), deps);
-    const sync = await handleDashboard(post('/api/tracks/retired/sync', {}), deps);
+  it('still answers 404 for a track neither configured nor stored', async () => {
+    // Act: `gone` has no state, and no source collects it (`retired`, removed from the config
+    // with its state kept, is answered as such: dashboard-off-config.test.ts).
+    const page = await handleDashboard(get('/api/tracks/gone'), deps);
+    const sync = await handleDashboard(post('/api/tracks/gone/sync', {}), deps);
 
     // Assess
     assert.equal(page.status, 404, page.body);
     assert.equal(sync.status, 404, sync.body);
     assert.deepEqual(JSON.parse(page.body), {
-      error: 'track "retired" is not configured (tracks: infra)',
+      error: 'track "gone" is not configured (tracks: infra)',
     });
     assert.deepEqual(queued, []);
   });

@@ -1,8 +1,8 @@
 /**
  * The dashboard's `GET /api/tracks` and the track of a deleted GitTrack whose objects are being
  * collected: listed after the tracks, as `driftless status -o json` lists it (its state,
- * `removedFromConfig: true` and `collecting`), in the routes and through the deployed dashboard
- * function's own ports. The real fs store.
+ * `removedFromConfig: true` and `collecting`), before the tracks removed from the config, in the
+ * routes and through the deployed dashboard function's own ports. The real fs store.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -41,7 +41,7 @@ function summary(body: string) {
 describe('GET /api/tracks and a track being collected', () => {
   const { dir, store } = collectingFsStore('driftless-collecting-dashboard-');
 
-  it('lists it after the tracks, with its state, removedFromConfig and collecting', async () => {
+  it('lists it after the tracks, with its state, removedFromConfig and collecting, before a removed one', async () => {
     // Prepare
     const deps: DashboardDeps = {
       tracks: async () => COLLECTING_CONFIG.tracks,
@@ -71,6 +71,7 @@ describe('GET /api/tracks and a track being collected', () => {
     assert.deepEqual(summary(answer.body), [
       ['infra', undefined, undefined],
       ['web', WEB_COLLECTING.removedFromConfig, WEB_COLLECTING.collecting],
+      ['retired', true, undefined],
     ]);
     const web = (JSON.parse(answer.body) as Listed[])[1]!;
     assert.deepEqual(web.inventory, [{ subject: 'ConfigMap/apps/web', apiVersion: 'v1' }]);
@@ -104,6 +105,7 @@ describe('GET /api/tracks and a track being collected', () => {
     assert.deepEqual(summary(result.body), [
       ['infra', undefined, undefined],
       ['web', WEB_COLLECTING.removedFromConfig, WEB_COLLECTING.collecting],
+      ['retired', true, undefined],
     ]);
   });
 });

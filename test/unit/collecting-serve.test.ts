@@ -95,6 +95,8 @@ describe('driftless serve and a track being collected', () => {
           true,
           { source: SOURCE_ID, gitTrack: 'apps/web', failures: 2, nextTryFrom: NEXT_TRY },
         ],
+        // Removed from the config, its state kept: listed as `status -o json` lists it.
+        ['retired', true, undefined],
       ],
     );
   });

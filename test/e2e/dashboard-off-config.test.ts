@@ -1,0 +1,155 @@
+/**
+ * The dashboard page in Chromium and the tracks off the config: the overview has a row for the
+ * track of a deleted GitTrack being collected and one for a track removed from driftless.yaml
+ * (state kept), each marked as such; their track pages show what the store keeps of them, and no
+ * action buttons, as the dashboard refuses their actions. A unit-style browser test of the page
+ * built from web/ now, over the routes (handleDashboard) and the collecting fixture's fs store,
+ * behind a small HTTP front: no cluster, no Git.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { buildWeb } from '../../scripts/build-web.ts';
+import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
+import { storedObjects } from '../../src/dashboard/read-model.ts';
+import { directoryAssets } from '../../src/dashboard/web-assets.ts';
+import { collectingTracks } from '../../src/sync/published-tracks.ts';
+import { checkAccessibility, describeViolations, launchBrowser } from '../harness/browser.ts';
+import type { LaunchedBrowser } from '../harness/browser.ts';
+import {
+  COLLECTING_CONFIG,
+  collectingFsStore,
+  SOURCE_ID,
+} from '../unit/fakes/collecting-fixture.ts';
+
+async function bodyOf(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+describe('the dashboard page and the tracks off the config', () => {
+  const { dir, store } = collectingFsStore('driftless-dashboard-off-config-e2e-');
+  let server: Server;
+  let url: string;
+  let browser: LaunchedBrowser;
+
+  before(async () => {
+    const webDir = join(await mkdtemp(join(dir, 'web-')), 'dist');
+    await buildWeb(webDir);
+    const deps: DashboardDeps = {
+      tracks: async () => COLLECTING_CONFIG.tracks,
+      collecting: () => collectingTracks(COLLECTING_CONFIG, store),
+      state: store,
+      artifacts: store,
+      queue: { enqueue: async () => assert.fail('no action is queued here') },
+      objects: async (_track, state) => storedObjects(state),
+      readAccess: 'open',
+      signIn: ['basic'],
+      assets: directoryAssets(webDir),
+    };
+    server = createServer((request, response) => {
+      const target = new URL(request.url ?? '/', 'http://dash.test');
+      bodyOf(request)
+        .then((body) =>
+          handleDashboard(
+            {
+              method: request.method ?? 'GET',
+              path: target.pathname,
+              query: target.searchParams,
+              headers: { host: request.headers.host ?? '' },
+              body,
+              // Signed in and allowed to act: any action button shown would be enabled.
+              identity: { kind: 'user', name: 'alice' },
+            },
+            deps,
+          ),
+        )
+        .then((answer) => response.writeHead(answer.status, answer.headers).end(answer.body))
+        .catch((error: unknown) => response.writeHead(500).end(String(error)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((resolve) => server?.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function open(hash: string): Promise<Page> {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${url}/${hash}`);
+    return page;
+  }
+
+  const rowOf = (page: Page, track: string) =>
+    page.locator('tbody tr').filter({ has: page.getByRole('link', { name: track, exact: true }) });
+
+  it('lists both on the overview, each marked, after the configured track', async () => {
+    // Act
+    const page = await open('#/');
+    await rowOf(page, 'retired').waitFor();
+
+    // Assess
+    const names = await page.locator('tbody tr th a').allInnerTexts();
+    assert.deepEqual(names, ['infra', 'web', 'retired']);
+    const web = rowOf(page, 'web');
+    assert.match(await web.innerText(), /Being collected/);
+    assert.match(
+      (await web.locator('.badge', { hasText: 'Being collected' }).getAttribute('title')) ?? '',
+      new RegExp(`GitTrack apps/web was deleted.*"${SOURCE_ID}".*failed 2 times in a row`),
+    );
+    assert.match(await rowOf(page, 'retired').innerText(), /Removed from config/);
+    assert.doesNotMatch(await rowOf(page, 'infra').innerText(), /Being collected|Removed from/);
+    assert.match(
+      await page.locator('.page-summary').innerText(),
+      /3 tracks.*1 being collected · 1 removed from the config/,
+    );
+    assert.deepEqual(browser.problemsOf(page), []);
+    const violations = await checkAccessibility(page);
+    assert.deepEqual(violations, [], describeViolations(violations));
+  });
+
+  for (const [track, marker, said] of [
+    ['web', 'Being collected', /GitTrack apps\/web was deleted.*failed 2 times in a row/s],
+    ['retired', 'Removed from config', /"driftless delete --track retired" collects them/],
+  ] as const) {
+    it(`shows ${track}'s page without actions, saying it is ${marker.toLowerCase()}`, async () => {
+      // Act
+      const page = await open(`#/tracks/${track}`);
+      const notice = page.getByRole('note');
+      await notice.waitFor();
+
+      // Assess
+      assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), track);
+      assert.match(await page.locator('.page-header .badges').innerText(), new RegExp(marker));
+      assert.match(await notice.innerText(), said);
+      assert.match(await page.locator('.summary').innerText(), /1 in its inventory/);
+      assert.equal(await page.getByRole('heading', { name: 'Conditions' }).isVisible(), true);
+      assert.equal(await page.getByRole('button', { name: /Sync|Roll back|Suspend/ }).count(), 0);
+      assert.equal(await page.getByRole('heading', { name: 'Objects' }).count(), 0);
+      assert.deepEqual(browser.problemsOf(page), []);
+      const violations = await checkAccessibility(page);
+      assert.deepEqual(violations, [], describeViolations(violations));
+    });
+  }
+
+  it('still shows a configured track its actions', async () => {
+    // Act
+    const page = await open('#/tracks/infra');
+    const sync = page.getByRole('button', { name: 'Sync now' });
+    await sync.waitFor();
+
+    // Assess
+    assert.equal(await sync.isEnabled(), true);
+    assert.equal(await page.getByRole('note').count(), 0);
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * The dashboard shows every track `driftless status -o json` shows, as it shows them: a track
+ * removed from driftless.yaml whose state is still stored is listed by `GET /api/tracks` (as
+ * `status -o json` lists it), has a row in `GET /api/overview` as the track being collected has,
+ * answers its entry at `GET /api/tracks/<track>` (as `status --track <track> -o json` does), and
+ * refuses actions 409. The fixture's store (real fs): `infra` configured, `web` being collected,
+ * `retired` removed from the config.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
+import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
+import { storedObjects } from '../../src/dashboard/read-model.ts';
+import type { OverviewRow, TrackStatusJson } from '../../src/dashboard/types.ts';
+import type { Job } from '../../src/sync/jobs.ts';
+import { collectingTracks } from '../../src/sync/published-tracks.ts';
+import { cliOver } from '../harness/run-cli.ts';
+import { COLLECTING_CONFIG, collectingFsStore } from './fakes/collecting-fixture.ts';
+
+function get(path: string): DashboardRequest {
+  return {
+    method: 'GET',
+    path,
+    query: new URLSearchParams(),
+    headers: { host: 'dash.test' },
+    body: '',
+    identity: { kind: 'anonymous' },
+  };
+}
+
+/** An action as the page sends it: signed in, JSON, from this origin. */
+function post(path: string, body: unknown): DashboardRequest {
+  return {
+    method: 'POST',
+    path,
+    query: new URLSearchParams(),
+    headers: { host: 'dash.test', origin: 'https://dash.test', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    identity: { kind: 'user', name: 'alice' },
+  };
+}
+
+describe('the dashboard and a track removed from the config', () => {
+  const { store } = collectingFsStore('driftless-dashboard-off-config-');
+  const queued: Job[] = [];
+  const deps: DashboardDeps = {
+    tracks: async () => COLLECTING_CONFIG.tracks,
+    collecting: () => collectingTracks(COLLECTING_CONFIG, store),
+    state: store,
+    artifacts: store,
+    queue: {
+      enqueue: async (job) => {
+        queued.push(job);
+      },
+    },
+    objects: async (_track, state) => storedObjects(state),
+    readAccess: 'open',
+    signIn: ['basic'],
+    assets: async () => undefined,
+  };
+  /** `driftless` over the same config and store. */
+  const driftless = cliOver(() => ({
+    config: COLLECTING_CONFIG,
+    artifacts: store,
+    state: store,
+    published: store,
+    source: () => Promise.reject(new Error('status reads no Git')),
+    cluster: () => Promise.reject(new Error('status reads no cluster')),
+    close: () => undefined,
+  }));
+
+  async function statusJsonOf(...args: string[]): Promise<unknown> {
+    const run = await driftless('status', ...args, '-o', 'json');
+    assert.equal(run.code, 0, run.stderr);
+    return JSON.parse(run.stdout);
+  }
+
+  async function answered(request: DashboardRequest): Promise<unknown> {
+    const answer = await handleDashboard(request, deps);
+    assert.equal(answer.status, 200, answer.body);
+    return JSON.parse(answer.body);
+  }
+
+  it('GET /api/tracks lists every track `status -o json` lists, each as it lists it', async () => {
+    // Act
+    const listed = await answered(get('/api/tracks'));
+
+    // Assess
+    assert.deepEqual(listed, await statusJsonOf());
+    assert.deepEqual(
+      (listed as TrackStatusJson[]).map((entry) => [entry.track, entry.removedFromConfig]),
+      [
+        ['infra', undefined],
+        ['web', true],
+        ['retired', true],
+      ],
+    );
+  });
+
+  it('GET /api/overview has a row per listed track, its status its GET /api/tracks entry', async () => {
+    // Act
+    const rows = (await answered(get('/api/overview'))) as OverviewRow[];
+    const listed = await answered(get('/api/tracks'));
+
+    // Assess: the same tracks in the same order, the off-config ones marked by their status.
+    assert.deepEqual(
+      rows.map((row) => row.status),
+      listed,
+    );
+    const retired = rows[2]!;
+    assert.equal(retired.status.removedFromConfig, true);
+    assert.equal(retired.status.collecting, undefined);
+    assert.deepEqual(retired.status.inventory, [
+      { subject: 'ConfigMap/apps/retired', apiVersion: 'v1' },
+    ]);
+    // Read from its stored state as any row: never synced, so Ready is unknown.
+    assert.equal(retired.ready, 'Unknown');
+    assert.equal(retired.lastSync, null);
+    // A configured track's row is as it was: no field of a track off the config.
+    assert.deepEqual(Object.keys(rows[0]!).sort(), [
+      'appliedCommit',
+      'desiredCommit',
+      'driftCheckedAt',
+      'drifted',
+      'lastSync',
+      'message',
+      'ready',
+      'reason',
+      'status',
+    ]);
+    assert.equal('removedFromConfig' in rows[0]!.status, false);
+    assert.equal('collecting' in rows[0]!.status, false);
+  });
+
+  for (const path of ['/api/tracks/retired', '/api/tracks/retired/status']) {
+    it(`GET ${path} answers what \`status --track retired -o json\` prints`, async () => {
+      // Act
+      const entry = await answered(get(path));
+
+      // Assess
+      assert.deepEqual(entry, await statusJsonOf('--track', 'retired'));
+      assert.equal((entry as TrackStatusJson).removedFromConfig, true);
+    });
+  }
+
+  for (const [action, body] of [
+    ['sync', {}],
+    ['rollback', { previous: true }],
+    ['unpin', {}],
+    ['suspend', {}],
+    ['resume', {}],
+  ] as const) {
+    it(`refuses POST …/${action} 409 as removed from the config, queueing nothing`, async () => {
+      // Act
+      const answer = await handleDashboard(post(`/api/tracks/retired/${action}`, body), deps);
+
+      // Assess
+      assert.equal(answer.status, 409, answer.body);
+      assert.deepEqual(JSON.parse(answer.body), {
+        error: `track "retired" was removed from the config; its state and objects stay until "driftless delete --track retired" collects them: it takes no ${action}`,
+      });
+      assert.deepEqual(queued, []);
+    });
+  }
+});
