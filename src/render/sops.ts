@@ -27,6 +27,11 @@ export interface SopsOptions {
   readonly timeoutMs: number;
   /** Where AWS variables come from; default this process's environment. */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * The job's deadline or interruption: sops is killed then, rather than left to run to its own
+   * timeout after the job has stopped waiting for it (run-tool.ts).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** The AWS SDK settings sops (aws-sdk-go-v2) reads; nothing else of this process reaches it. */
@@ -87,6 +92,7 @@ export async function sopsDecrypt(source: EncryptedSource, options: SopsOptions)
         ...(kms.length > 0 ? networkEnvironment(env) : NO_NETWORK),
       },
       timeoutMs: options.timeoutMs,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
       // Plaintext is about as long as the ciphertext; the ciphertext bounds it.
       maxOutputBytes: Math.max(1024 * 1024, source.content.length * 2),
       describe: (text) => text.replaceAll(file, source.path).replaceAll(dir, '.'),

@@ -68,7 +68,7 @@ async function decrypted(
     import('../render/sops.ts'),
   ]);
   const binary = rendererBinary('sops', `track ${track.name} (decryption)`, deps.env);
-  // sops ends at its own timeout; the caller stops waiting for it at the signal.
+  // sops is killed at the signal (run-tool.ts); the decryption of other files stops with it.
   const result = await untilInterrupted(
     decryptBundle(bundle, (source) =>
       sopsDecrypt(source, {
@@ -77,6 +77,7 @@ async function decrypted(
         kmsKeys: decryption.kmsKeys,
         timeoutMs: DEFAULT_RENDER_LIMITS.rendererTimeoutMs,
         ...(deps.env === undefined ? {} : { env: deps.env }),
+        ...(signal === undefined ? {} : { signal }),
       }),
     ),
     signal,
