@@ -154,10 +154,13 @@ async function planDiff(
   // Told what the sync is told (apply-revision.ts), so that only what it would change shows:
   // `syncTo: git` objects it leaves to the cluster, and what a rule or filter keeps from prune.
   const objects = selected.map((object) => object.manifest as unknown as KubeObject);
-  const createOnly = await unchangedInGit(track, { objects, toGit }, state.appliedRevision, {
-    ...ctx,
-    cluster,
-  });
+  const createOnly = await unchangedInGit(
+    track,
+    { objects, toGit },
+    state.appliedRevision,
+    { ...ctx, cluster },
+    { writeBacks: state.unsyncedWriteBacks, revision: target.revision },
+  );
   const planned = await previewChanges(cluster, track, selected, state.inventory, {
     createOnly,
     keep: ruledOut,

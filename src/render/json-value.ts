@@ -6,6 +6,22 @@ export function isJsonObject(value: unknown): value is JsonObject {
 }
 
 /**
+ * A copy of `document` with `value` at `tokens` (undefined: removed there), maps copied along
+ * the way and made where missing. For pointers that name map keys only (a write-back's: a
+ * changed list is written whole), as the write-back edits files and the sync tells its own
+ * writes from Git's changes (sync/own-writes.ts).
+ */
+export function withValueAt(document: unknown, tokens: readonly string[], value: unknown): unknown {
+  if (tokens.length === 0) return value;
+  const [token, ...rest] = tokens as [string, ...string[]];
+  const map: Record<string, unknown> = isJsonObject(document) ? { ...document } : {};
+  const inner = withValueAt(map[token], rest, value);
+  if (inner === undefined) delete map[token];
+  else map[token] = inner;
+  return map;
+}
+
+/**
  * Finds the first value that JSON cannot carry faithfully, as a JSON-pointer-like
  * path and a reason: `.inf`/`.nan`, and integers beyond 2^53 that would silently
  * lose digits (the API server would see a different number than Git holds).

@@ -47,6 +47,7 @@ import {
 } from 'yaml';
 import type { Node, ToStringOptions } from 'yaml';
 import type { WriteBackChange } from '../render/write-back-change.ts';
+import { withValueAt } from '../render/json-value.ts';
 
 /** A field not written back, and why. */
 export interface WriteBackConflict {
@@ -473,20 +474,6 @@ function stepInto(value: unknown, token: string): unknown {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
     ? (value as Record<string, unknown>)[token]
     : undefined;
-}
-
-/** A copy of the map `root` with `value` at `tokens` (undefined: removed there). */
-function withValueAt(root: unknown, tokens: readonly string[], value: unknown): unknown {
-  if (tokens.length === 0) return value;
-  const [token, ...rest] = tokens as [string, ...string[]];
-  const map: Record<string, unknown> =
-    root !== null && typeof root === 'object' && !Array.isArray(root)
-      ? { ...(root as Record<string, unknown>) }
-      : {};
-  const inner = withValueAt(map[token], rest, value);
-  if (inner === undefined) delete map[token];
-  else map[token] = inner;
-  return map;
 }
 
 /**

@@ -8,7 +8,6 @@
  * it in status and history (record-sync.ts). Runs only where cluster
  * credentials are.
  */
-import { isDeepStrictEqual } from 'node:util';
 import { reconcileObjects, type ReconcileResult } from '../apply/reconcile-objects.ts';
 import { describeUnhealthy } from '../apply/health.ts';
 import { interruptionOf } from '../errors.ts';
@@ -24,6 +23,7 @@ import type { ArtifactStore, HistoryTrigger, StateStore } from '../store/ports.t
 import type { SyncJob } from './jobs.ts';
 import { loadDesiredBundle, loadStoredRevision } from './load-stored-revision.ts';
 import { actingAs, TrackDeadline } from './track-cluster.ts';
+import { ownWritesSince, unchangedButOwnWrites } from './own-writes.ts';
 import { recordSync, type Refusal, type SyncAttempt } from './record-sync.ts';
 import type { SecretDeps } from './resolve-secrets.ts';
 import type { SyncResult } from './sync-result.ts';
@@ -35,6 +35,7 @@ import {
   releaseApplyLease,
   updateTrackState,
   type TrackState,
+  type UnsyncedWriteBack,
 } from './track-state.ts';
 
 export type { SyncOutcome, SyncResult } from './sync-result.ts';
@@ -111,12 +112,21 @@ async function unreadyDependency(track: Track, state: StateStore): Promise<strin
  * Git did change is applied, so both directions meet: Git's change reaches
  * the cluster, and a change made in the cluster is written back. `diff` asks
  * the same, to show what the sync would change.
+ *
+ * Driftless' own write-backs not synced yet (`own`: the track state's, and the
+ * revision to apply) are no change made in Git (own-writes.ts): a cluster
+ * changed again before such a commit is synced keeps its newer value, and the
+ * next drift check writes that back. Without `own`, every difference counts.
  */
 export async function unchangedInGit(
   track: Track,
   stored: { readonly objects: readonly KubeObject[]; readonly toGit: ReadonlySet<string> },
   appliedRevision: string | null,
   deps: Parameters<typeof loadDesiredBundle>[2],
+  own?: {
+    readonly writeBacks: readonly UnsyncedWriteBack[] | undefined;
+    readonly revision: string;
+  },
 ): Promise<ReadonlySet<string>> {
   if (stored.toGit.size === 0) return stored.toGit;
   if (appliedRevision === null) return new Set();
@@ -128,10 +138,13 @@ export async function unchangedInGit(
     return new Set();
   }
   const before = new Map(previous.objects.map((object) => [object.subject, object.manifest]));
+  const writes =
+    own === undefined ? [] : ownWritesSince(own.writeBacks, appliedRevision, own.revision);
   const unchanged = new Set<string>();
   for (const object of stored.objects) {
     const subject = subjectOf(refOf(object));
-    if (stored.toGit.has(subject) && isDeepStrictEqual(before.get(subject), object)) {
+    const ours = writes.filter((write) => write.subject === subject);
+    if (stored.toGit.has(subject) && unchangedButOwnWrites(before.get(subject), object, ours)) {
       unchanged.add(subject);
     }
   }
@@ -266,7 +279,10 @@ async function attemptSync(
     ...(deps.signal ? { signal: deps.signal } : {}),
     keep: stored.ruledOut,
     sources: stored.sources,
-    createOnly: await unchangedInGit(track, stored, before.appliedRevision, deps),
+    createOnly: await unchangedInGit(track, stored, before.appliedRevision, deps, {
+      writeBacks: before.unsyncedWriteBacks,
+      revision,
+    }),
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
     cancelHealth: async () => {
       if (Date.now() + HEALTH_POLL_MS >= deadline.at) return healthCut;
