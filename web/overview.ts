@@ -5,7 +5,15 @@ import { h, replaceContent, scrollBox, uniqueId } from './dom.ts';
 import { revisionCode, revisionWithCommit, shortRevision, timeAgo } from './format.ts';
 import { changeTracker, refreshStatus, startPolling, type Page } from './page.ts';
 import { isOffConfig } from './off-config.ts';
-import { badge, busyBadge, healthBadge, offConfigBadge, resultBadge, syncBadge } from './status.ts';
+import {
+  badge,
+  busyBadge,
+  healthBadge,
+  offConfigBadge,
+  resultBadge,
+  suspendedBadge,
+  syncBadge,
+} from './status.ts';
 
 const FILTERS = {
   all: { label: 'All', matches: () => true },
@@ -106,9 +114,7 @@ function trackRow(row: OverviewRow): HTMLTableRowElement {
         // Nothing syncs a track off the config: what it is instead of whether it is in sync.
         offConfigBadge(status) ?? syncBadge(status),
         busyBadge(status),
-        status.suspended
-          ? badge('Suspended', 'attention', 'webhooks, polls and drift checks leave it alone')
-          : null,
+        suspendedBadge(row),
         status.pinned !== null
           ? badge('Pinned', 'info', `pinned at ${shortRevision(status.pinned)}`)
           : null,

@@ -18,6 +18,23 @@ export function badge(text: string, tone: Tone, title?: string): HTMLElement {
   );
 }
 
+/**
+ * The Suspended badge of a configured track, its tooltip saying what suspends it (a suspension in
+ * the config no action here can lift); null when it is not suspended.
+ */
+export function suspendedBadge(
+  row: Pick<OverviewRow, 'status' | 'suspendedInConfig'>,
+): HTMLElement | null {
+  if (!row.status.suspended) return null;
+  return badge(
+    'Suspended',
+    'attention',
+    row.suspendedInConfig === true
+      ? 'suspended in driftless.yaml (suspend: true): remove it there to resume'
+      : 'webhooks, polls and drift checks leave it alone until it is resumed',
+  );
+}
+
 const READY: Record<OverviewRow['ready'], [string, Tone]> = {
   True: ['Ready', 'success'],
   False: ['Not ready', 'danger'],

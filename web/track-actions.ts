@@ -28,7 +28,9 @@ const ACTIONS: Record<DashboardAction, ActionText> = {
         ? h(
             'p',
             { class: 'notice' },
-            'This track is suspended: the job is skipped until it is resumed.',
+            detail.row.suspendedInConfig === true
+              ? 'This track is suspended in driftless.yaml (suspend: true): the job is skipped until that is removed.'
+              : 'This track is suspended: the job is skipped until it is resumed.',
           )
         : null,
       detail.row.status.pinned
@@ -206,12 +208,15 @@ export function actionBar(
     const session = currentSession();
     const canAct = session?.canAct === true;
     const elsewhere = signInElsewhere(session);
-    const { status } = detail.row;
+    const { status, suspendedInConfig } = detail.row;
+    // Suspended by its config, the track has no toggle: resume could not lift it (refused 409).
+    const toggle: DashboardAction[] =
+      suspendedInConfig === true ? [] : [status.suspended ? 'resume' : 'suspend'];
     const shown: DashboardAction[] = [
       'sync',
       'rollback',
       ...(status.pinned !== null ? (['unpin'] as const) : []),
-      status.suspended ? 'resume' : 'suspend',
+      ...toggle,
     ];
     replaceContent(
       buttons,
@@ -229,6 +234,13 @@ export function actionBar(
           ACTIONS[action].label,
         ),
       ),
+      suspendedInConfig === true
+        ? h(
+            'p',
+            { class: 'actions-reason' },
+            'Suspended in driftless.yaml (suspend: true), which Resume cannot lift: remove it there to resume.',
+          )
+        : null,
       canAct
         ? null
         : h(

@@ -24,6 +24,7 @@ import {
   healthBadge,
   offConfigBadge,
   resultBadge,
+  suspendedBadge,
   syncBadge,
 } from './status.ts';
 import { actionBar } from './track-actions.ts';
@@ -39,7 +40,7 @@ function badges(detail: TrackDetail): HTMLElement {
     healthBadge(detail.row),
     syncBadge(status),
     busyBadge(status),
-    status.suspended ? badge('Suspended', 'attention') : null,
+    suspendedBadge(detail.row),
     status.pinned !== null ? badge(`Pinned at ${shortRevision(status.pinned)}`, 'info') : null,
   );
 }

@@ -12,11 +12,11 @@ import {
   formatStatusDetail,
   formatStatusSummary,
 } from './status-view.ts';
-import { offConfigStatusJson, statusJson } from '../sync/status-json.ts';
+import { offConfigStatusJson, shownTrackState, statusJson } from '../sync/status-json.ts';
 import { collectingTracks, type CollectingTrack } from '../sync/published-tracks.ts';
 import { trackObjects } from '../sync/object-statuses.ts';
 import { tracksOffConfig } from '../sync/schedule.ts';
-import { isSuspended, readTrackState } from '../sync/track-state.ts';
+import { readTrackState } from '../sync/track-state.ts';
 import type { StateStore } from '../store/ports.ts';
 import type { CommandLine } from './parse-command-line.ts';
 import type { LocalContext } from '../sync/local-context.ts';
@@ -48,7 +48,7 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
     tracks.map(async (track) => {
       const state = await readTrackState(ctx.state, track.name);
       // The config's `suspend: true` counts as much as a stored suspension.
-      return { track: track.name, state: { ...state, suspended: isSuspended(track, state) } };
+      return { track: track.name, state: shownTrackState(track, state) };
     }),
   );
   // Tracks the config no longer names still hold objects: shown until deleted; those of deleted

@@ -31,7 +31,7 @@ import { overview, trackDetail } from './read-model.ts';
 import { revisionDiff, revisionManifests } from './revision-text.ts';
 import type { CollectingTrack } from '../sync/published-tracks.ts';
 import { tracksOffConfig, type TracksOffConfig } from '../sync/schedule.ts';
-import { offConfigStatusJson, statusJson } from '../sync/status-json.ts';
+import { configuredStatusJson, offConfigStatusJson } from '../sync/status-json.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import {
   DASHBOARD_ACTIONS,
@@ -127,6 +127,15 @@ export class TrackBeingCollectedError extends DriftlessError {
  */
 export class TrackRemovedFromConfigError extends DriftlessError {
   readonly code = 'TRACK_REMOVED_FROM_CONFIG';
+}
+
+/**
+ * A suspend or resume of a track its config suspends (`suspend: true` in driftless.yaml): a
+ * resume only lifts a stored suspension, so the track would stay suspended, and a suspend would
+ * change nothing a person can see. Answered 409, as nothing is queued: only the config lifts it.
+ */
+export class TrackSuspendedInConfigError extends DriftlessError {
+  readonly code = 'TRACK_SUSPENDED_IN_CONFIG';
 }
 
 /** A request refused before any work: answered as is. */
@@ -330,6 +339,20 @@ function offConfigRefusal(
   );
 }
 
+/**
+ * Refuses a suspend or resume the track's config makes pointless (TrackSuspendedInConfigError);
+ * other actions go ahead: a sync or rollback is queued, and skipped as on any suspended track.
+ */
+function refuseConfigSuspension(track: Track, action: DashboardAction): void {
+  if (!track.suspend || (action !== 'suspend' && action !== 'resume')) return;
+  const why = `track "${track.name}" is suspended in driftless.yaml (suspend: true)`;
+  throw new TrackSuspendedInConfigError(
+    action === 'resume'
+      ? `${why}: resume cannot lift that; remove suspend: true from the track there to resume it`
+      : `${why}: it is already suspended; remove suspend: true from the track there to resume it`,
+  );
+}
+
 /** The routes under /api/ that name a track. */
 async function trackRoute(
   request: DashboardRequest,
@@ -348,6 +371,7 @@ async function trackRoute(
     const tracks = await deps.tracks();
     const named = await namedTrack(tracks, name, deps);
     if (named.kind !== 'configured') throw offConfigRefusal(named, action);
+    refuseConfigSuspension(named.track, action);
     return json(
       202,
       await runAction(named.track, action, parseBody(request.body), user, deps, tracks),
@@ -378,8 +402,9 @@ async function trackRoute(
     const to = storedRevision(request.query.get('to') ?? '');
     return text(await revisionDiff(track, from, to, deps.artifacts), 'text/plain; charset=utf-8');
   }
-  if (rest === 'status') {
-    return json(200, statusJson(track.name, await readTrackState(deps.state, track.name)));
+  if (rest === 'status' && named.kind === 'configured') {
+    const state = await readTrackState(deps.state, track.name);
+    return json(200, configuredStatusJson(named.track, state));
   }
   return error(404, `no route for ${request.method} ${request.path}`);
 }
@@ -420,7 +445,7 @@ async function apiRoute(
     // Off the tracks, yet still with state and objects: listed as `status -o json` lists them.
     const offConfigStatuses = await offConfigEntries(await offConfig(tracks, deps), deps.state);
     return json(200, [
-      ...tracks.map((track, index) => statusJson(track.name, states[index]!)),
+      ...tracks.map((track, index) => configuredStatusJson(track, states[index]!)),
       ...offConfigStatuses,
     ]);
   }
@@ -470,7 +495,8 @@ function errorResponse(cause: unknown): DashboardResponse | undefined {
   if (
     cause instanceof RollbackTargetError ||
     cause instanceof TrackBeingCollectedError ||
-    cause instanceof TrackRemovedFromConfigError
+    cause instanceof TrackRemovedFromConfigError ||
+    cause instanceof TrackSuspendedInConfigError
   ) {
     return error(409, messageOf(cause));
   }

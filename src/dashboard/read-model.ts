@@ -10,7 +10,7 @@ import { commitOf } from '../object-id.ts';
 import type { ArtifactStore, HistoryEntry, StateStore } from '../store/ports.ts';
 import { isSyncEntry } from '../sync/record-sync.ts';
 import type { TracksOffConfig } from '../sync/schedule.ts';
-import { offConfigStatusJson, statusJson } from '../sync/status-json.ts';
+import { configuredStatusJson, offConfigStatusJson } from '../sync/status-json.ts';
 import { conditionOf, readTrackState, type TrackState } from '../sync/track-state.ts';
 import type {
   CommitInfo,
@@ -51,10 +51,15 @@ function driftedIn(objects: readonly { readonly sync: string }[]): number {
     .length;
 }
 
+/**
+ * A row of the overview. `suspendedInConfig`: the track's config says `suspend: true`, which the
+ * page must tell from a stored suspension, as only the latter can be resumed from here.
+ */
 function overviewRow(
   status: TrackStatusJson,
   state: TrackState,
   history: HistoryEntry[],
+  suspendedInConfig: boolean,
 ): OverviewRow {
   const ready = conditionOf(state, 'Ready');
   // What "last sync" means on the overview: a sync or rollback that ran to an end.
@@ -70,6 +75,7 @@ function overviewRow(
     lastSync: lastSync as HistoryEntryJson | null,
     drifted: observed === undefined ? null : driftedIn(observed),
     driftCheckedAt: state.driftCheckedAt ?? null,
+    ...(suspendedInConfig ? { suspendedInConfig: true } : {}),
   };
 }
 
@@ -83,15 +89,26 @@ export async function overview(
   deps: Pick<ReadModelDeps, 'state'>,
   offConfig: TracksOffConfig,
 ): Promise<OverviewRow[]> {
-  // Each with the way its status reads: a track off the config's says so (`removedFromConfig`).
-  const listed: { readonly name: string; status(state: TrackState): TrackStatusJson }[] = [
-    ...tracks.map(({ name }) => ({ name, status: (state: TrackState) => statusJson(name, state) })),
+  // Each with the way its status reads: a track off the config's says so (`removedFromConfig`);
+  // only a configured track has a config to be suspended by.
+  const listed: {
+    readonly name: string;
+    readonly suspendedInConfig: boolean;
+    status(state: TrackState): TrackStatusJson;
+  }[] = [
+    ...tracks.map((track) => ({
+      name: track.name,
+      suspendedInConfig: track.suspend,
+      status: (state: TrackState) => configuredStatusJson(track, state),
+    })),
     ...offConfig.collecting.map((track) => ({
       name: track.name,
+      suspendedInConfig: false,
       status: (state: TrackState) => offConfigStatusJson(track.name, state, track),
     })),
     ...offConfig.removed.map((name) => ({
       name,
+      suspendedInConfig: false,
       status: (state: TrackState) => offConfigStatusJson(name, state, undefined),
     })),
   ];
@@ -101,7 +118,7 @@ export async function overview(
       readTrackState(deps.state, track.name),
       deps.state.listHistory(track.name, 20),
     ]);
-    return overviewRow(track.status(state), state, history);
+    return overviewRow(track.status(state), state, history, track.suspendedInConfig);
   });
 }
 
@@ -119,7 +136,7 @@ export async function trackDetail(track: Track, deps: ReadModelDeps): Promise<Tr
     commit: commitFor(state, artifact.revision),
   }));
   const objects = await deps.objects(track, state);
-  const row = overviewRow(statusJson(track.name, state), state, history);
+  const row = overviewRow(configuredStatusJson(track, state), state, history, track.suspend);
   return {
     // Read live just now: the drift count is what the page shows below, not the last check's.
     row:

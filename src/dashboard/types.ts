@@ -10,10 +10,11 @@ import type { collectingJson, statusJson } from '../sync/status-json.ts';
 export type { CommitInfo, ObservedObject };
 
 /**
- * `GET /api/tracks`: one per track, exactly as `driftless status -o json` prints it. A track off
- * the config (its state still stored) has `removedFromConfig: true`, and `collecting` when it is
- * the track of a deleted GitTrack whose objects are being collected (status-json.ts
- * offConfigStatusJson); a configured track has neither.
+ * `GET /api/tracks`: one per track, exactly as `driftless status -o json` prints it (`suspended`
+ * when the config's `suspend: true` or a stored suspension says so). A track off the config (its
+ * state still stored) has `removedFromConfig: true`, and `collecting` when it is the track of a
+ * deleted GitTrack whose objects are being collected (status-json.ts offConfigStatusJson); a
+ * configured track has neither.
  */
 export type TrackStatusJson = ReturnType<typeof statusJson> & {
   readonly removedFromConfig?: boolean;
@@ -57,6 +58,12 @@ export interface OverviewRow {
   readonly drifted: number | null;
   /** When drift was last checked (ISO), if ever. */
   readonly driftCheckedAt: string | null;
+  /**
+   * Present (true) when the track's config says `suspend: true`: `status.suspended` is then true
+   * whatever the stored state says, and no dashboard action lifts it (resume is refused 409), only
+   * removing it from driftless.yaml. Absent otherwise, so a row reads as it did before.
+   */
+  readonly suspendedInConfig?: true;
 }
 
 /** The objects of a track and when they were observed. */

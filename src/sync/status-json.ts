@@ -2,8 +2,15 @@
  * The JSON shape of a track's state that `driftless status -o json` prints
  * and the dashboard's `GET /api/tracks` answers (DESIGN.md).
  */
+import type { Track } from '../config/types.ts';
 import type { CollectingTrack } from './published-tracks.ts';
-import { busyJsonOf, liveLease, type BusyJson, type TrackState } from './track-state.ts';
+import {
+  busyJsonOf,
+  isSuspended,
+  liveLease,
+  type BusyJson,
+  type TrackState,
+} from './track-state.ts';
 
 /**
  * DESIGN.md `status -o json`, `track` first; internal bookkeeping (desiredResolvedAt, the lease's
@@ -27,6 +34,24 @@ export function statusJson(track: string, state: TrackState, now: Date = new Dat
     ignoredObjects: state.ignoredObjects,
     inventory: state.inventory,
   };
+}
+
+/**
+ * A configured track's state as `driftless status` and the dashboard show it: suspended when
+ * isSuspended says so, as the config's `suspend: true` stops its syncs as much as a stored
+ * suspension does (the stored state itself only knows the latter).
+ */
+export function shownTrackState(track: Pick<Track, 'suspend'>, state: TrackState): TrackState {
+  return { ...state, suspended: isSuspended(track, state) };
+}
+
+/** `status -o json` of a configured track: {@link statusJson} of its {@link shownTrackState}. */
+export function configuredStatusJson(
+  track: Pick<Track, 'name' | 'suspend'>,
+  state: TrackState,
+  now: Date = new Date(),
+) {
+  return statusJson(track.name, shownTrackState(track, state), now);
 }
 
 /**
