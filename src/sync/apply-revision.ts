@@ -133,7 +133,9 @@ export async function unchangedInGit(
   let previous: RenderedBundle;
   try {
     previous = await loadDesiredBundle(track, appliedRevision, deps);
-  } catch {
+  } catch (error) {
+    // Cut short by the job's deadline or an interruption: the job ends with that, not an apply.
+    if (deps.signal?.aborted) throw error;
     // The revision applied last cannot be read: every such object is applied, as Git has it.
     return new Set();
   }

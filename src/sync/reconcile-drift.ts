@@ -113,7 +113,8 @@ async function checkDrift(
     if (!revision) return noDriftFound(track.name, revision);
     // The kinds the revision applied: their LISTs run while its artifact is read (read-live.ts).
     const prefetched = prefetchLists(deps.cluster, before.inventory);
-    const bundle = await loadDesiredBundle(track, revision, deps);
+    // Its secrets' reads stop at the check's deadline too, as its cluster requests do.
+    const bundle = await loadDesiredBundle(track, revision, { ...deps, signal: stop });
     const catalog = await deps.cluster.discover();
     const { selected, toGit } = selectObjects(track, bundle.objects, catalog);
     // Read once: drift compares them, and the observation the dashboard shows judges their health.
