@@ -8,8 +8,10 @@
  * undo the cluster's newer change, which the next drift check would have written back instead.
  * So the differences that are exactly those write-backs' own do not count as Git's.
  *
- * Exactly: each write is put into the applied revision's object only where that object holds
- * what it replaced, and the result must equal the new revision's object. Anything else — a
+ * Only for the sync of a write-back commit itself, with the write-backs made against the revision
+ * applied last (ownWritesSince). Exactly: each write is put into the applied revision's object
+ * only where that object holds what it replaced, and the result must equal the new revision's
+ * object. Anything else — a
  * person's change in the same object, a write kept without what it replaced (by an older
  * version), a value redacted because it holds a secret, a SOPS-encrypted file replaced whole
  * (kept as a file, never as fields) — leaves the object changed in Git, and Git wins as before.
@@ -25,20 +27,27 @@ import { unsyncedWriteBacks, type UnsyncedWriteBack } from './track-state.ts';
 export type OwnWrite = UnsyncedWriteBack['fields'][number];
 
 /**
- * The fields write-backs wrote that a sync of `revision` may find in Git since `applied`, the
- * revision applied last, oldest first: those `applied` does not hold yet (track-state.ts
- * unsyncedWriteBacks), up to `revision`'s own commit when it is one of them — the later ones
- * are not in it, and folding them in would make the object look changed.
+ * The fields a sync of `revision` may take as Driftless' own rather than Git's change since
+ * `applied`, the revision applied last, oldest first. Only the sync of a write-back commit folds
+ * (a person's commit, or one whose ancestry is unknown here, is Git's), and only the write-backs
+ * up to that commit (track-state.ts unsyncedWriteBacks: those `applied` does not hold) that were
+ * made comparing the cluster with `applied` itself: their changes are relative to what the
+ * cluster was given last. A write-back made against an earlier revision, whose value may since
+ * have reached the cluster inside someone's commit, or been replaced by one, explains nothing.
  */
 export function ownWritesSince(
   writeBacks: readonly UnsyncedWriteBack[] | undefined,
   applied: string | null,
   revision: string,
 ): OwnWrite[] {
+  if (applied === null) return [];
   const unsynced = unsyncedWriteBacks(writeBacks, applied);
   const own = unsynced.findLastIndex((writeBack) => writeBack.commit === commitOf(revision));
-  const held = own < 0 ? unsynced : unsynced.slice(0, own + 1);
-  return held.flatMap((writeBack) => writeBack.fields);
+  if (own < 0) return [];
+  return unsynced
+    .slice(0, own + 1)
+    .filter((writeBack) => writeBack.comparedWith === applied)
+    .flatMap((writeBack) => writeBack.fields);
 }
 
 /**

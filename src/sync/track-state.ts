@@ -111,9 +111,12 @@ export interface TrackState {
  * SOPS-encrypted file encrypted again: ciphertext only), each with what Git held there before
  * (`replaced`: the field's value, absent when unset; the file's SHA-256). Values are as the
  * commit holds them, secret values redacted. Absent `replaced`: kept by an older version.
+ * `comparedWith`: the revision the drift check compared the cluster with, which the write-back
+ * commit's changes are relative to (absent: kept by an older version).
  */
 export interface UnsyncedWriteBack {
   commit: string;
+  comparedWith?: string;
   fields: { subject: string; path: string; value?: unknown; replaced?: { value?: unknown } }[];
   files: { file: string; content: string; replaced?: string }[];
 }

@@ -185,7 +185,7 @@ function recordUnsynced(
     // (though it no longer counts as Driftless' own once that commit is compared with).
     current.unsyncedWriteBacks = [
       ...unsyncedWriteBacks(current.unsyncedWriteBacks, revision),
-      pushed,
+      { ...pushed, comparedWith: revision },
     ].slice(-MAX_UNSYNCED_WRITE_BACKS);
   });
 }

@@ -246,11 +246,13 @@ describe('write-back jobs before the next sync', () => {
     assert.deepEqual(kept, [
       {
         commit: first.commit,
+        comparedWith: R,
         fields: [{ subject: SUBJECT, path: '/data/value', value: 'v1', replaced: { value: 'v0' } }],
         files: [],
       },
       {
         commit: second.commit,
+        comparedWith: R,
         fields: [{ subject: SUBJECT, path: '/data/value', value: 'v2', replaced: { value: 'v1' } }],
         files: [],
       },

@@ -217,6 +217,44 @@ describe('a write-back the cluster reverted before its sync', () => {
     assert.deepEqual(live()?.['data'], { value: 'B', level: 'debug' });
   });
 
+  it('applies a person’s later commit of the value an old write-back wrote: Git wins', async () => {
+    // Prepare: W (A -> B) reaches the cluster only inside a person's commit P on top of it; then
+    // people set `value` to A (Q) and back to B (R), each synced. W is never the revision synced.
+    git.push('settings.yaml', settings('B', 'debug'));
+    await sync();
+    git.push('settings.yaml', settings('A', 'debug'));
+    await sync();
+    git.push('settings.yaml', settings('B', 'debug'));
+
+    // Act
+    const synced = await sync();
+
+    // Assess: R is a person's change, applied as Git has it (W's old write explains nothing).
+    assert.equal(entryOf(synced)?.action, 'configured', JSON.stringify(synced));
+    assert.deepEqual(live()?.['data'], { value: 'B', level: 'debug' });
+  });
+
+  it('applies a write-back made against a revision no longer the one applied: Git wins', async () => {
+    // Prepare: a person's commit P lands on top of W (another file); the cluster changes again
+    // to C and the drift check, still comparing with the first revision, writes C back (W2, on
+    // top of P). P is synced first (B over C: what the sync of P applies), then W2.
+    const other = settings('x').replaceAll('settings', 'other');
+    const person = git.push('other.yaml', other);
+    editLive('C');
+    const again = await drift();
+    const first = await driftless('sync', '--track', 'ops', '--revision', person, '-o', 'json');
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+
+    // Act
+    const synced = await sync();
+
+    // Assess: W2 synced, and its C applied: it was made comparing with a revision the sync of P
+    // replaced, so its write is not told apart from Git's by the revision applied now.
+    assert.equal((await readTrackState(store, 'ops')).appliedRevision, again);
+    assert.equal(entryOf(synced)?.action, 'configured', JSON.stringify(synced));
+    assert.deepEqual(live()?.['data'], { value: 'C', level: 'info' });
+  });
+
   it('applies a write kept without what it replaced (an older version): Git wins', async () => {
     // Prepare: W as an older version kept it; the cluster reverts.
     await updateTrackState(store, 'ops', (state) => {

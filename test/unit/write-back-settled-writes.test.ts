@@ -179,6 +179,7 @@ describe('write-backs kept until a sync, after someone’s commit on top', () =>
     assert.deepEqual((await readTrackState(store, 'ops')).unsyncedWriteBacks, [
       {
         commit: first.commit,
+        comparedWith: R,
         fields: [
           { subject: SUBJECT, path: '/data/value', value: 'v1', replaced: { value: 'v0' } },
           { subject: ADDED, path: '', value: added({ a: '1' }).add, replaced: {} },
