@@ -84,3 +84,12 @@ function foldable(write: OwnWrite): boolean {
 function redacted(value: unknown): boolean {
   return value !== undefined && JSON.stringify(value).includes(REDACTED);
 }
+
+/**
+ * The write-backs as an apply leaves them: none made before it folds any more. What the cluster
+ * holds from then on is that apply's doing (a rollback to the revision a write-back compared
+ * with, say), so a write made before it tells nothing about a person reverting the cluster.
+ */
+export function settledByApply(writeBacks: readonly UnsyncedWriteBack[]): UnsyncedWriteBack[] {
+  return writeBacks.map(({ comparedWith: _compared, ...writeBack }) => writeBack);
+}

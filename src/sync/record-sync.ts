@@ -9,6 +9,7 @@ import { describeUnhealthy } from '../apply/health.ts';
 import type { ReconcileResult } from '../apply/reconcile-objects.ts';
 import type { ClusterCapabilities } from '../render/index.ts';
 import type { HistoryEntry, HistoryTrigger, StateStore } from '../store/ports.ts';
+import { settledByApply } from './own-writes.ts';
 import type { SyncOutcome, SyncResult } from './sync-result.ts';
 import {
   conditionOf,
@@ -104,6 +105,11 @@ function recordReconciled(
     state.appliedRevision = revision;
     // Everything applied, and what left Git was pruned: nothing is pending any more.
     state.applying = null;
+  }
+  // The cluster holds what this apply sent (a part of it, when it failed): a write-back made
+  // before it no longer tells a person's revert from that (own-writes.ts).
+  if (state.unsyncedWriteBacks !== undefined) {
+    state.unsyncedWriteBacks = settledByApply(state.unsyncedWriteBacks);
   }
   if (options.cluster !== undefined) state.cluster = options.cluster;
   if (options.pin) state.pinned = revision;

@@ -255,6 +255,23 @@ describe('a write-back the cluster reverted before its sync', () => {
     assert.deepEqual(live()?.['data'], { value: 'C', level: 'info' });
   });
 
+  it('applies a write-back commit again after a rollback: its write is no revert to keep', async () => {
+    // Prepare: W synced (the cluster holds B), then rolled back to the first revision (A) and
+    // unpinned, which syncs the head, W, again.
+    await sync();
+    const back = await driftless('rollback', '--track', 'ops', '--revision', FIRST, '-o', 'json');
+    assert.equal(back.code, 0, back.stdout + back.stderr);
+    assert.deepEqual(live()?.['data'], { value: 'A', level: 'info' });
+
+    // Act
+    const unpinned = await driftless('unpin', '--track', 'ops');
+
+    // Assess: W applied as Git has it; the rollback's A was Driftless' own doing, not a revert.
+    assert.equal(unpinned.code, 0, unpinned.stdout + unpinned.stderr);
+    assert.equal((await readTrackState(store, 'ops')).appliedRevision, written);
+    assert.deepEqual(live()?.['data'], { value: 'B', level: 'info' });
+  });
+
   it('applies a write kept without what it replaced (an older version): Git wins', async () => {
     // Prepare: W as an older version kept it; the cluster reverts.
     await updateTrackState(store, 'ops', (state) => {
