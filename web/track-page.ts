@@ -32,6 +32,11 @@ import { historySection } from './track-history.ts';
 import { objectsSection } from './track-objects.ts';
 import { revisionsSection } from './track-revisions.ts';
 
+/** One term of a summary's description list, with its value. */
+function item(term: string, ...value: (Node | string | null)[]): HTMLElement[] {
+  return [h('dt', null, term), h('dd', null, ...value)];
+}
+
 function badges(detail: TrackDetail): HTMLElement {
   const { status } = detail.row;
   return h(
@@ -48,10 +53,6 @@ function badges(detail: TrackDetail): HTMLElement {
 function summary(detail: TrackDetail): HTMLElement {
   const { row } = detail;
   const { status } = row;
-  const item = (term: string, ...value: (Node | string | null)[]): HTMLElement[] => [
-    h('dt', null, term),
-    h('dd', null, ...value),
-  ];
   return h(
     'div',
     null,
@@ -123,10 +124,6 @@ function offConfigBadges(entry: OffConfigTrackJson): HTMLElement {
 function offConfigSummary(entry: OffConfigTrackJson): HTMLElement {
   const text = offConfigText(entry);
   const ready = entry.conditions.find((condition) => condition.type === 'Ready');
-  const item = (term: string, ...value: (Node | string | null)[]): HTMLElement[] => [
-    h('dt', null, term),
-    h('dd', null, ...value),
-  ];
   return h(
     'div',
     null,

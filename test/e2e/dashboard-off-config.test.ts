@@ -8,40 +8,26 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
 import { storedObjects } from '../../src/dashboard/read-model.ts';
-import { directoryAssets } from '../../src/dashboard/web-assets.ts';
 import { collectingTracks } from '../../src/sync/published-tracks.ts';
-import { checkAccessibility, describeViolations, launchBrowser } from '../harness/browser.ts';
-import type { LaunchedBrowser } from '../harness/browser.ts';
+import { checkAccessibility, describeViolations } from '../harness/browser.ts';
+import { serveDashboardPages, type DashboardPages } from '../harness/dashboard-pages.ts';
 import {
   COLLECTING_CONFIG,
   collectingFsStore,
   SOURCE_ID,
 } from '../unit/fakes/collecting-fixture.ts';
 
-async function bodyOf(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 describe('the dashboard page and the tracks off the config', () => {
   const { dir, store } = collectingFsStore('driftless-dashboard-off-config-e2e-');
-  let server: Server;
-  let url: string;
-  let browser: LaunchedBrowser;
+  let pages: DashboardPages;
 
   before(async () => {
-    const webDir = join(await mkdtemp(join(dir, 'web-')), 'dist');
-    await buildWeb(webDir);
-    const deps: DashboardDeps = {
+    // The page's build beside the store, not in it.
+    pages = await serveDashboardPages(await mkdtemp(join(dir, 'web-')), {
       tracks: async () => COLLECTING_CONFIG.tracks,
       collecting: () => collectingTracks(COLLECTING_CONFIG, store),
       state: store,
@@ -50,45 +36,15 @@ describe('the dashboard page and the tracks off the config', () => {
       objects: async (_track, state) => storedObjects(state),
       readAccess: 'open',
       signIn: ['basic'],
-      assets: directoryAssets(webDir),
-    };
-    server = createServer((request, response) => {
-      const target = new URL(request.url ?? '/', 'http://dash.test');
-      bodyOf(request)
-        .then((body) =>
-          handleDashboard(
-            {
-              method: request.method ?? 'GET',
-              path: target.pathname,
-              query: target.searchParams,
-              headers: { host: request.headers.host ?? '' },
-              body,
-              // Signed in and allowed to act: any action button shown would be enabled.
-              identity: { kind: 'user', name: 'alice' },
-            },
-            deps,
-          ),
-        )
-        .then((answer) => response.writeHead(answer.status, answer.headers).end(answer.body))
-        .catch((error: unknown) => response.writeHead(500).end(String(error)));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await launchBrowser();
   });
 
   after(async () => {
-    await browser?.close();
-    await new Promise((resolve) => server?.close(resolve));
+    await pages?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function open(hash: string): Promise<Page> {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(15_000);
-    await page.goto(`${url}/${hash}`);
-    return page;
-  }
+  const open = (hash: string): Promise<Page> => pages.open(hash);
 
   const rowOf = (page: Page, track: string) =>
     page.locator('tbody tr').filter({ has: page.getByRole('link', { name: track, exact: true }) });
@@ -113,7 +69,7 @@ describe('the dashboard page and the tracks off the config', () => {
       await page.locator('.page-summary').innerText(),
       /3 tracks.*1 being collected · 1 removed from the config/,
     );
-    assert.deepEqual(browser.problemsOf(page), []);
+    assert.deepEqual(pages.browser.problemsOf(page), []);
     const violations = await checkAccessibility(page);
     assert.deepEqual(violations, [], describeViolations(violations));
   });
@@ -136,7 +92,7 @@ describe('the dashboard page and the tracks off the config', () => {
       assert.equal(await page.getByRole('heading', { name: 'Conditions' }).isVisible(), true);
       assert.equal(await page.getByRole('button', { name: /Sync|Roll back|Suspend/ }).count(), 0);
       assert.equal(await page.getByRole('heading', { name: 'Objects' }).count(), 0);
-      assert.deepEqual(browser.problemsOf(page), []);
+      assert.deepEqual(pages.browser.problemsOf(page), []);
       const violations = await checkAccessibility(page);
       assert.deepEqual(violations, [], describeViolations(violations));
     });

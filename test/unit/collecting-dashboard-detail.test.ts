@@ -6,10 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
-import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
-import { storedObjects } from '../../src/dashboard/read-model.ts';
-import type { Job } from '../../src/sync/jobs.ts';
+import { handleDashboard } from '../../src/dashboard/dashboard-routes.ts';
 import { collectingTracks } from '../../src/sync/published-tracks.ts';
 import {
   COLLECTING_CONFIG,
@@ -17,56 +14,18 @@ import {
   NEXT_TRY,
   SOURCE_ID,
 } from './fakes/collecting-fixture.ts';
-
-function get(path: string): DashboardRequest {
-  return {
-    method: 'GET',
-    path,
-    query: new URLSearchParams(),
-    headers: { host: 'dash.test' },
-    body: '',
-    identity: { kind: 'anonymous' },
-  };
-}
-
-/** An action as the page sends it: signed in, JSON, from this origin. */
-function post(path: string, body: unknown): DashboardRequest {
-  return {
-    method: 'POST',
-    path,
-    query: new URLSearchParams(),
-    headers: {
-      host: 'dash.test',
-      origin: 'https://dash.test',
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify(body),
-    identity: { kind: 'user', name: 'alice' },
-  };
-}
+import { dashboardDeps, getRequest, postRequest } from './fakes/dashboard-requests.ts';
 
 describe('the dashboard track routes and a track being collected', () => {
   const { store } = collectingFsStore('driftless-collecting-dashboard-detail-');
-  const queued: Job[] = [];
-  const deps: DashboardDeps = {
+  const { deps, queued } = dashboardDeps(store, {
     tracks: async () => COLLECTING_CONFIG.tracks,
     collecting: () => collectingTracks(COLLECTING_CONFIG, store),
-    state: store,
-    artifacts: store,
-    queue: {
-      enqueue: async (job) => {
-        queued.push(job);
-      },
-    },
-    objects: async (_track, state) => storedObjects(state),
-    readAccess: 'open',
-    signIn: ['basic'],
-    assets: async () => undefined,
-  };
+  });
 
   /** The track's entry of GET /api/tracks. */
   async function listed(track: string): Promise<unknown> {
-    const answer = await handleDashboard(get('/api/tracks'), deps);
+    const answer = await handleDashboard(getRequest('/api/tracks'), deps);
     assert.equal(answer.status, 200, answer.body);
     return (JSON.parse(answer.body) as { track: string }[]).find((entry) => entry.track === track);
   }
@@ -74,7 +33,7 @@ describe('the dashboard track routes and a track being collected', () => {
   for (const path of ['/api/tracks/web', '/api/tracks/web/status']) {
     it(`GET ${path} answers its GET /api/tracks entry`, async () => {
       // Act
-      const answer = await handleDashboard(get(path), deps);
+      const answer = await handleDashboard(getRequest(path), deps);
 
       // Assess
       assert.equal(answer.status, 200, answer.body);
@@ -98,7 +57,7 @@ describe('the dashboard track routes and a track being collected', () => {
   ] as const) {
     it(`refuses POST …/${action} 409 as being collected, queueing nothing`, async () => {
       // Act
-      const answer = await handleDashboard(post(`/api/tracks/web/${action}`, body), deps);
+      const answer = await handleDashboard(postRequest(`/api/tracks/web/${action}`, body), deps);
 
       // Assess
       assert.equal(answer.status, 409, answer.body);
@@ -112,8 +71,8 @@ describe('the dashboard track routes and a track being collected', () => {
   it('still answers 404 for a track neither configured nor stored', async () => {
     // Act: `gone` has no state, and no source collects it (`retired`, removed from the config
     // with its state kept, is answered as such: dashboard-off-config.test.ts).
-    const page = await handleDashboard(get('/api/tracks/gone'), deps);
-    const sync = await handleDashboard(post('/api/tracks/gone/sync', {}), deps);
+    const page = await handleDashboard(getRequest('/api/tracks/gone'), deps);
+    const sync = await handleDashboard(postRequest('/api/tracks/gone/sync', {}), deps);
 
     // Assess
     assert.equal(page.status, 404, page.body);
@@ -126,7 +85,7 @@ describe('the dashboard track routes and a track being collected', () => {
 
   it('still answers a configured track its page', async () => {
     // Act
-    const answer = await handleDashboard(get('/api/tracks/infra'), deps);
+    const answer = await handleDashboard(getRequest('/api/tracks/infra'), deps);
 
     // Assess
     assert.equal(answer.status, 200, answer.body);

@@ -12,14 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/parse-config.ts';
-import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
+import { handleDashboard } from '../../src/dashboard/dashboard-routes.ts';
 import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
-import { storedObjects } from '../../src/dashboard/read-model.ts';
 import type { OverviewRow, TrackDetail, TrackStatusJson } from '../../src/dashboard/types.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
-import type { Job } from '../../src/sync/jobs.ts';
 import { updateTrackState } from '../../src/sync/track-state.ts';
 import { cliOver } from '../harness/run-cli.ts';
+import { dashboardDeps, getRequest, postRequest } from './fakes/dashboard-requests.ts';
 
 const CONFIG = parseConfig(
   [
@@ -32,43 +31,12 @@ const CONFIG = parseConfig(
   'driftless.yaml',
 );
 
-function get(path: string): DashboardRequest {
-  return {
-    method: 'GET',
-    path,
-    query: new URLSearchParams(),
-    headers: { host: 'dash.test' },
-    body: '',
-    identity: { kind: 'anonymous' },
-  };
-}
-
-/** An action as the page sends it: signed in, JSON, from this origin. */
-function post(path: string): DashboardRequest {
-  return {
-    method: 'POST',
-    path,
-    query: new URLSearchParams(),
-    headers: { host: 'dash.test', origin: 'https://dash.test', 'content-type': 'application/json' },
-    body: '{}',
-    identity: { kind: 'user', name: 'alice' },
-  };
-}
-
 describe('the dashboard and a track suspended in driftless.yaml', () => {
   const dir = mkdtempSync(join(tmpdir(), 'driftless-dashboard-config-suspend-'));
   const store = new FsStore({ path: join(dir, 'store') });
-  const queued: Job[] = [];
-  const deps: DashboardDeps = {
+  const { deps, queued } = dashboardDeps(store, {
     tracks: async () => CONFIG.tracks,
-    state: store,
-    artifacts: store,
-    queue: { enqueue: async (job) => void queued.push(job) },
-    objects: async (_track, state) => storedObjects(state),
-    readAccess: 'open',
-    signIn: ['basic'],
-    assets: async () => undefined,
-  };
+  });
   /** `driftless` over the same config and store. */
   const driftless = cliOver(() => ({
     config: CONFIG,
@@ -107,7 +75,7 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
 
   it('GET /api/tracks says web is suspended, exactly as `status -o json` does', async () => {
     // Act
-    const listed = (await answered(get('/api/tracks'))) as TrackStatusJson[];
+    const listed = (await answered(getRequest('/api/tracks'))) as TrackStatusJson[];
 
     // Assess
     assert.deepEqual(
@@ -125,12 +93,12 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
 
   it('GET /api/overview marks web suspended, and suspended in its config', async () => {
     // Act
-    const rows = (await answered(get('/api/overview'))) as OverviewRow[];
+    const rows = (await answered(getRequest('/api/overview'))) as OverviewRow[];
 
     // Assess
     assert.deepEqual(
       rows.map((row) => row.status),
-      await answered(get('/api/tracks')),
+      await answered(getRequest('/api/tracks')),
     );
     assert.deepEqual(
       rows.map((row) => [row.status.track, row.suspendedInConfig]),
@@ -146,7 +114,7 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
 
   it('GET /api/tracks/web (the track page) says it is suspended in its config', async () => {
     // Act
-    const detail = (await answered(get('/api/tracks/web'))) as TrackDetail;
+    const detail = (await answered(getRequest('/api/tracks/web'))) as TrackDetail;
 
     // Assess
     assert.equal(detail.row.status.suspended, true);
@@ -157,7 +125,7 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
   for (const track of ['web', 'held', 'api']) {
     it(`GET /api/tracks/${track}/status answers what \`status --track ${track} -o json\` prints`, async () => {
       // Act
-      const entry = await answered(get(`/api/tracks/${track}/status`));
+      const entry = await answered(getRequest(`/api/tracks/${track}/status`));
 
       // Assess
       assert.deepEqual(entry, await statusJsonOf('--track', track));
@@ -166,7 +134,7 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
 
   it('refuses POST …/resume of web 409, naming the track and suspend: true, queueing nothing', async () => {
     // Act
-    const answer = await handleDashboard(post('/api/tracks/web/resume'), deps);
+    const answer = await handleDashboard(postRequest('/api/tracks/web/resume'), deps);
 
     // Assess
     assert.equal(answer.status, 409, answer.body);
@@ -179,7 +147,7 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
 
   it('refuses POST …/suspend of web 409 as already suspended in the config, queueing nothing', async () => {
     // Act
-    const answer = await handleDashboard(post('/api/tracks/web/suspend'), deps);
+    const answer = await handleDashboard(postRequest('/api/tracks/web/suspend'), deps);
 
     // Assess
     assert.equal(answer.status, 409, answer.body);
@@ -192,8 +160,8 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
 
   it('still queues a resume of a stored suspension and a sync of web', async () => {
     // Act
-    const resume = await handleDashboard(post('/api/tracks/held/resume'), deps);
-    const sync = await handleDashboard(post('/api/tracks/web/sync'), deps);
+    const resume = await handleDashboard(postRequest('/api/tracks/held/resume'), deps);
+    const sync = await handleDashboard(postRequest('/api/tracks/web/sync'), deps);
 
     // Assess
     assert.equal(resume.status, 202, resume.body);

@@ -8,56 +8,20 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
+import { handleDashboard } from '../../src/dashboard/dashboard-routes.ts';
 import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
-import { storedObjects } from '../../src/dashboard/read-model.ts';
 import type { OverviewRow, TrackStatusJson } from '../../src/dashboard/types.ts';
-import type { Job } from '../../src/sync/jobs.ts';
 import { collectingTracks } from '../../src/sync/published-tracks.ts';
 import { cliOver } from '../harness/run-cli.ts';
 import { COLLECTING_CONFIG, collectingFsStore } from './fakes/collecting-fixture.ts';
-
-function get(path: string): DashboardRequest {
-  return {
-    method: 'GET',
-    path,
-    query: new URLSearchParams(),
-    headers: { host: 'dash.test' },
-    body: '',
-    identity: { kind: 'anonymous' },
-  };
-}
-
-/** An action as the page sends it: signed in, JSON, from this origin. */
-function post(path: string, body: unknown): DashboardRequest {
-  return {
-    method: 'POST',
-    path,
-    query: new URLSearchParams(),
-    headers: { host: 'dash.test', origin: 'https://dash.test', 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    identity: { kind: 'user', name: 'alice' },
-  };
-}
+import { dashboardDeps, getRequest, postRequest } from './fakes/dashboard-requests.ts';
 
 describe('the dashboard and a track removed from the config', () => {
   const { store } = collectingFsStore('driftless-dashboard-off-config-');
-  const queued: Job[] = [];
-  const deps: DashboardDeps = {
+  const { deps, queued } = dashboardDeps(store, {
     tracks: async () => COLLECTING_CONFIG.tracks,
     collecting: () => collectingTracks(COLLECTING_CONFIG, store),
-    state: store,
-    artifacts: store,
-    queue: {
-      enqueue: async (job) => {
-        queued.push(job);
-      },
-    },
-    objects: async (_track, state) => storedObjects(state),
-    readAccess: 'open',
-    signIn: ['basic'],
-    assets: async () => undefined,
-  };
+  });
   /** `driftless` over the same config and store. */
   const driftless = cliOver(() => ({
     config: COLLECTING_CONFIG,
@@ -83,7 +47,7 @@ describe('the dashboard and a track removed from the config', () => {
 
   it('GET /api/tracks lists every track `status -o json` lists, each as it lists it', async () => {
     // Act
-    const listed = await answered(get('/api/tracks'));
+    const listed = await answered(getRequest('/api/tracks'));
 
     // Assess
     assert.deepEqual(listed, await statusJsonOf());
@@ -99,8 +63,8 @@ describe('the dashboard and a track removed from the config', () => {
 
   it('GET /api/overview has a row per listed track, its status its GET /api/tracks entry', async () => {
     // Act
-    const rows = (await answered(get('/api/overview'))) as OverviewRow[];
-    const listed = await answered(get('/api/tracks'));
+    const rows = (await answered(getRequest('/api/overview'))) as OverviewRow[];
+    const listed = await answered(getRequest('/api/tracks'));
 
     // Assess: the same tracks in the same order, the off-config ones marked by their status.
     assert.deepEqual(
@@ -135,7 +99,7 @@ describe('the dashboard and a track removed from the config', () => {
   for (const path of ['/api/tracks/retired', '/api/tracks/retired/status']) {
     it(`GET ${path} answers what \`status --track retired -o json\` prints`, async () => {
       // Act
-      const entry = await answered(get(path));
+      const entry = await answered(getRequest(path));
 
       // Assess
       assert.deepEqual(entry, await statusJsonOf('--track', 'retired'));
@@ -152,7 +116,10 @@ describe('the dashboard and a track removed from the config', () => {
   ] as const) {
     it(`refuses POST …/${action} 409 as removed from the config, queueing nothing`, async () => {
       // Act
-      const answer = await handleDashboard(post(`/api/tracks/retired/${action}`, body), deps);
+      const answer = await handleDashboard(
+        postRequest(`/api/tracks/retired/${action}`, body),
+        deps,
+      );
 
       // Assess
       assert.equal(answer.status, 409, answer.body);
