@@ -70,7 +70,9 @@ export interface CollectingTrack {
  * A name a source keeps under `collecting` stays taken at that source's
  * place until the collection succeeds: a later source's track of that name
  * would sync in the state of the track being collected, and prune its
- * objects whatever the deleted GitTrack's deletion policy says.
+ * objects whatever the deleted GitTrack's deletion policy says. Two lists hold one name only when
+ * published before a cluster source refused a name another source holds (discover-git-tracks.ts),
+ * by discoveries at the same time, or by a repository source: this order decides between them.
  */
 export async function knownTracks(
   config: Pick<Config, 'tracks' | 'tracksFrom'>,
@@ -113,6 +115,47 @@ export async function namesHeldOutside(
     tracksFrom: position < 0 ? config.tracksFrom : config.tracksFrom.slice(0, position),
   };
   return new Set((await knownTracks(ahead, published)).map((track) => track.name));
+}
+
+/** A track of another source that has a name, as that source last published it. */
+export interface NameHolder {
+  /** The `tracksFrom` source's id. */
+  readonly source: string;
+  readonly track: Track;
+  /** Under the source's `collecting`: its GitTrack was deleted, its objects are being collected. */
+  readonly collecting: boolean;
+}
+
+/**
+ * The names the sources of the config other than `id` publish, live or under `collecting`, each
+ * with its first holder in `tracksFrom` order. Whether or not knownTracks gives the name to that
+ * holder now, its state may be that name's: a track of source `id` taking the name could sync in
+ * it, and prune the objects it lists. Reads nothing when `id` is the config's only source.
+ */
+export async function namesOfOtherSources(
+  config: Pick<Config, 'tracksFrom'>,
+  published: PublishedTrackStore,
+  id: string,
+): Promise<Map<string, NameHolder>> {
+  const others = config.tracksFrom.filter((source) => source.id !== id);
+  const holders = new Map<string, NameHolder>();
+  if (others.length === 0) return holders;
+  const lists = await Promise.all(
+    others.map((source) => published.readPublished<PublishedTracks>(source.id)),
+  );
+  others.forEach((source, index) => {
+    const list = lists[index];
+    const held = [
+      ...(list?.tracks ?? []).map((track) => ({ track, collecting: false })),
+      ...(list?.collecting ?? []).map((track) => ({ track, collecting: true })),
+    ];
+    for (const { track, collecting } of held) {
+      if (!holders.has(track.name)) {
+        holders.set(track.name, { source: source.id, track, collecting });
+      }
+    }
+  });
+  return holders;
 }
 
 /**

@@ -157,8 +157,10 @@ describe("a deleted GitTrack's collection, guarded", () => {
   });
 
   it("does not collect a track whose name an earlier source's track holds: its objects and state are that track's", async () => {
-    // Prepare: the repository source comes first; its web is known and synced. The cluster's
-    // GitTrack web is published too, never known (the name is taken), then deleted.
+    // Prepare: the repository source comes first. The cluster's GitTrack web is published (a
+    // GitTrack whose name another source holds already is refused), then the repository source
+    // publishes a web of its own: its web is known and synced, the GitTrack's never known. Then
+    // the GitTrack is deleted.
     const repositoryFirst = parseConfig(
       [
         'tracksFrom:',
@@ -171,6 +173,8 @@ describe("a deleted GitTrack's collection, guarded", () => {
     const first = repositoryFirst.tracksFrom[0] as TracksFromRepository;
     const second = repositoryFirst.tracksFrom[1] as GitTracksFromCluster;
     const deps = { config: repositoryFirst, published: store, state: store, now };
+    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
+    assert.deepEqual((await discoverGitTracks(second, { ...deps, cluster })).tracks, ['web']);
     assert.deepEqual((await discoverTrackDocuments(first, { ...deps, source: git })).tracks, [
       'web',
     ]);
@@ -182,8 +186,6 @@ describe("a deleted GitTrack's collection, guarded", () => {
       { source: git, cluster, artifacts: store, state: store, now },
     );
     assert.equal(synced.result, 'applied', synced.error);
-    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
-    assert.deepEqual((await discoverGitTracks(second, { ...deps, cluster })).tracks, ['web']);
     cluster.deleteGitTrack('web');
 
     // Act

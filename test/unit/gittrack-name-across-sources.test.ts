@@ -1,0 +1,218 @@
+/**
+ * A track's name stays with its first holder across `tracksFrom` sources (discover-git-tracks.ts):
+ * a GitTrack whose name another source publishes, live or being collected, is refused — never
+ * published, its `.status` Ready False saying who holds the name — even when its source comes
+ * first in `tracksFrom` and knownTracks would give it the name: it would sync in the holder's
+ * state, and its first sync prune the holder's objects. Once the holder's GitTrack is deleted and
+ * collected, the name is free. Two clusters, each with a GitTrack source; the real fs store and
+ * sync use-cases; a small Git source and the in-memory cluster, taught a GitTrack's finalizer.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { KubeObject } from '../../src/cluster/kube-object.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { GitTracksFromCluster } from '../../src/config/types.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { COLLECTION_RETRY_MAX_MS, discoverGitTracks } from '../../src/sync/discover-git-tracks.ts';
+import type { DiscoverResult } from '../../src/sync/discover-tracks.ts';
+import { knownTracks, type PublishedTracks } from '../../src/sync/published-tracks.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
+import { GitTrackCluster, configMapRef, gitTrack, gitTrackRef } from './fakes/gittrack-cluster.ts';
+
+const REVISION = '1'.repeat(40);
+const START = Date.parse('2026-01-01T12:00:00Z');
+/** The repositories the two GitTracks named web deploy: two different apps. */
+const FIRST_APP = 'https://git.example.com/first-web.git';
+const SECOND_APP = 'https://git.example.com/second-web.git';
+
+/** A Git source whose head is REVISION: one ConfigMap named after the track, its value the repository's URL. */
+const git: GitSource = {
+  resolve: async () => ({ revision: REVISION, ref: 'refs/heads/main' }),
+  readFiles: async (track) => [
+    {
+      path: 'settings.yaml',
+      content: new TextEncoder().encode(
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${track.name}\ndata:\n  value: "${track.repository}"\n`,
+      ),
+    },
+  ],
+};
+
+const config = parseConfig(
+  [
+    'clusters:',
+    '  - {name: first, kubeconfig: /k/first}',
+    '  - {name: second, kubeconfig: /k/second}',
+    'tracksFrom:',
+    '  - {cluster: first, gitTracks: true}',
+    '  - {cluster: second, gitTracks: true}',
+    '',
+  ].join('\n'),
+  'driftless.yaml',
+);
+/** S1: first in tracksFrom, its GitTrack web comes last. */
+const firstSource = config.tracksFrom[0] as GitTracksFromCluster;
+/** S2: later in tracksFrom, its GitTrack web holds the name first. */
+const secondSource = config.tracksFrom[1] as GitTracksFromCluster;
+
+/** The Ready condition of a GitTrack's `.status`. */
+function ready(object: KubeObject | undefined): Record<string, unknown> | undefined {
+  const status = object?.['status'] as { conditions?: Record<string, unknown>[] } | undefined;
+  return status?.conditions?.find((c) => c['type'] === 'Ready');
+}
+
+describe('a track name across tracksFrom sources', () => {
+  let dir: string;
+  let store: FsStore;
+  let firstCluster: GitTrackCluster;
+  let secondCluster: GitTrackCluster;
+  let clock: number;
+  const now = (): Date => new Date(clock);
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-gittrack-names-'));
+  });
+
+  beforeEach(async () => {
+    store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
+    firstCluster = new GitTrackCluster();
+    secondCluster = new GitTrackCluster();
+    clock = START;
+  });
+
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  const deps = () => ({ config, published: store, state: store, now });
+  const discoverFirst = (): Promise<DiscoverResult> =>
+    discoverGitTracks(firstSource, { ...deps(), cluster: firstCluster });
+  const discoverSecond = (): Promise<DiscoverResult> =>
+    discoverGitTracks(secondSource, { ...deps(), cluster: secondCluster });
+
+  async function knownWeb() {
+    return (await knownTracks(config, store)).find((t) => t.name === 'web');
+  }
+
+  /** S2's GitTrack web discovered, and its track synced: its state lists S2's ConfigMap web. */
+  async function secondHoldsWeb(): Promise<void> {
+    await secondCluster.apply(gitTrack('web', SECOND_APP), {
+      fieldManager: 'kubectl',
+      force: false,
+    });
+    assert.deepEqual((await discoverSecond()).tracks, ['web']);
+    const web = await knownWeb();
+    assert.equal(web?.origin?.source, secondSource.id);
+    const synced = await syncTrack(
+      web,
+      { trigger: 'schedule' },
+      { source: git, cluster: secondCluster, artifacts: store, state: store, now },
+    );
+    assert.equal(synced.result, 'applied', synced.error);
+    assert.ok(await secondCluster.get(configMapRef('web')), "S2's ConfigMap applied");
+  }
+
+  it('refuses a GitTrack of an earlier source whose name a later source holds: the holder keeps it', async () => {
+    // Prepare: S2's web syncs; then a GitTrack web is created under S1.
+    await secondHoldsWeb();
+    await firstCluster.apply(gitTrack('web', FIRST_APP), { fieldManager: 'kubectl', force: false });
+
+    // Act
+    const refused = await discoverFirst();
+
+    // Assess: refused, saying who holds the name; S2's web keeps it, with its objects and state.
+    const message = `metadata.name: track "web" already exists (tracksFrom source "${secondSource.id}", GitTrack apps/web)`;
+    assert.deepEqual(refused.tracks, []);
+    assert.deepEqual(refused.errors, []);
+    assert.deepEqual(
+      refused.problems.map((p) => `${p.where}: ${p.message}`),
+      [`GitTrack apps/web: ${message}`],
+    );
+    const list = await store.readPublished<PublishedTracks>(firstSource.id);
+    assert.deepEqual(list?.tracks, [], 'not published');
+    assert.deepEqual(
+      list?.problems.map((p) => p.message),
+      [message],
+    );
+    const web = await knownWeb();
+    assert.equal(web?.origin?.source, secondSource.id, 'the holder keeps the name');
+    assert.equal(web?.repository, SECOND_APP);
+    const status = ready(await firstCluster.get(gitTrackRef('web')));
+    assert.equal(status?.['status'], 'False');
+    assert.equal(status?.['reason'], 'InvalidGitTrack');
+    assert.equal(status?.['message'], message);
+    assert.ok(await store.read('web'), "S2's state stays");
+    const configMap = await secondCluster.get(configMapRef('web'));
+    assert.deepEqual(configMap?.['data'], { value: SECOND_APP }, "S2's ConfigMap stays");
+  });
+
+  it("publishes the GitTrack once the holder's GitTrack is deleted and its objects collected", async () => {
+    // Prepare: S2's web syncs; S1 gets a GitTrack web (refused); S2's GitTrack is deleted and
+    // its collection refused once.
+    await secondHoldsWeb();
+    await firstCluster.apply(gitTrack('web', FIRST_APP), { fieldManager: 'kubectl', force: false });
+    assert.deepEqual((await discoverFirst()).tracks, []);
+    secondCluster.deleteGitTrack('web');
+    secondCluster.refuseDeletes = true;
+    assert.equal((await discoverSecond()).errors.length, 1, 'the collection failed');
+
+    // Act
+    const whileCollecting = await discoverFirst();
+    secondCluster.refuseDeletes = false;
+    clock += COLLECTION_RETRY_MAX_MS;
+    const collected = await discoverSecond();
+    const published = await discoverFirst();
+
+    // Assess: refused while S2's web is collected; published once the name is free.
+    assert.deepEqual(whileCollecting.tracks, []);
+    assert.deepEqual(
+      whileCollecting.problems.map((p) => p.message),
+      [
+        `metadata.name: track "web" already exists (tracksFrom source "${secondSource.id}", GitTrack apps/web, its objects being collected)`,
+      ],
+    );
+    assert.deepEqual(collected.collected, ['web']);
+    assert.equal(await secondCluster.get(configMapRef('web')), undefined, "S2's object collected");
+    assert.deepEqual(published.tracks, ['web']);
+    assert.deepEqual(published.added, ['web']);
+    assert.deepEqual(published.problems, []);
+    const web = await knownWeb();
+    assert.equal(web?.origin?.source, firstSource.id, 'the name is S1s now');
+    assert.equal(web?.repository, FIRST_APP);
+    assert.notEqual(
+      ready(await firstCluster.get(gitTrackRef('web')))?.['reason'],
+      'InvalidGitTrack',
+    );
+  });
+
+  it('keeps a track its GitTrack already published while another source publishes the name too: knownTracks decides', async () => {
+    // Prepare: both sources publish web (lists from before the rule): S1's, first in
+    // tracksFrom, is the one known; S2's waits.
+    await firstCluster.apply(gitTrack('web', FIRST_APP), { fieldManager: 'kubectl', force: false });
+    assert.deepEqual((await discoverFirst()).tracks, ['web']);
+    await secondCluster.apply(gitTrack('web', SECOND_APP), {
+      fieldManager: 'kubectl',
+      force: false,
+    });
+    const firstList = await store.readPublished<PublishedTracks>(firstSource.id);
+    await store.publish(firstSource.id, { ...firstList, tracks: [] });
+    assert.deepEqual(
+      (await discoverSecond()).tracks,
+      ['web'],
+      'S2 publishes web while S1 does not',
+    );
+    await store.publish(firstSource.id, firstList);
+
+    // Act
+    const first = await discoverFirst();
+    const second = await discoverSecond();
+
+    // Assess: neither running publication is dropped; the name goes by tracksFrom order.
+    assert.deepEqual(first.tracks, ['web']);
+    assert.deepEqual(first.problems, []);
+    assert.deepEqual(second.tracks, ['web']);
+    assert.equal((await knownWeb())?.origin?.source, firstSource.id);
+  });
+});
