@@ -16,21 +16,17 @@ import type { KubeObject } from '../cluster/kube-object.ts';
 import { DELETION_POLICIES, type DeletionPolicy } from '../config/deletion-policy.ts';
 import { DELETION_POLICY_ANNOTATION, GIT_TRACK_API_VERSION } from '../config/git-track.ts';
 import { DEFAULT_TRACK_TIMEOUT_MS } from '../config/schema.ts';
-import {
-  runTimeTracks,
-  type RunTimeDocument,
-  type RunTimeTracks,
-} from '../config/run-time-tracks.ts';
-import { describeValue } from '../config/describe-value.ts';
+import { runTimeTracks, type RunTimeDocument } from '../config/run-time-tracks.ts';
 import type { GitTracksFromCluster, Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
 import { configNames, publish, type DiscoverDeps, type DiscoverResult } from './discover-tracks.ts';
 import { deleteTrack } from './lifecycle.ts';
 import {
+  documentOf,
+  gitTrackWhere,
+  leaveNamesOfOtherSources,
   namesHeldOutside,
-  namesOfOtherSources,
   type CollectionRetry,
-  type NameHolder,
   type PublishedTracks,
 } from './published-tracks.ts';
 import { TrackDeadline, type DeadlineWording } from './track-cluster.ts';
@@ -187,12 +183,15 @@ async function discoverWithin(
   // A track still being collected keeps its name: another GitTrack taking it would have its
   // state, and the objects that state lists, collected in its place.
   const taken = new Set([...inConfig, ...collecting.map((track) => track.name)]);
-  const { tracks, problems } = await leaveNamesOfOtherSources(
-    source,
-    runTimeTracks(source, documents, taken),
+  const offered = runTimeTracks(source, documents, taken);
+  const kept = await leaveNamesOfOtherSources(
+    source.id,
+    offered.tracks.map((track) => ({ track, where: documentOf(track.origin) ?? track.name })),
     previous,
     deps,
   );
+  const { tracks } = kept;
+  const problems = [...offered.problems, ...kept.problems];
   // Published before collecting: a deleted GitTrack's track is off the list, so nothing starts it
   // again; it is under `collecting`, so the next discovery tries again if this one does not finish.
   let stillCollecting = collecting;
@@ -273,64 +272,6 @@ async function discoverWithin(
     revision: null,
     errors,
   };
-}
-
-/**
- * The first holder of a name keeps it across sources: a track of this source whose name another
- * source publishes, live or being collected, is refused as the second of two GitTracks with one
- * name is, the message naming the holder, whatever the sources' order. Published, it would be
- * given the name by knownTracks when this source comes first in `tracksFrom`, or whenever the
- * holder's list drops it, and sync in the holder's state: its first sync would prune the objects
- * that state lists, another app's (and the holder would stop without a word).
- * A track this GitTrack already published under the name is kept even so (two sources publishing
- * one name, from before this rule or from discoveries at the same time): it may be the one that
- * syncs, and a running track is not dropped; knownTracks' order decides between the two. The
- * other sources' lists are read only when a track is new to this source's list.
- */
-async function leaveNamesOfOtherSources(
-  source: GitTracksFromCluster,
-  offered: RunTimeTracks,
-  previous: PublishedTracks | undefined,
-  deps: Pick<DiscoverDeps, 'config' | 'published'>,
-): Promise<RunTimeTracks> {
-  const isNew = (track: Track): boolean => {
-    const ref = track.origin?.gitTrack;
-    return !(previous?.tracks ?? []).some(
-      (old) => old.name === track.name && ref !== undefined && sameGitTrack(old, ref),
-    );
-  };
-  if (!offered.tracks.some(isNew)) return offered;
-  const holders = await namesOfOtherSources(deps.config, deps.published, source.id);
-  const result: RunTimeTracks = { tracks: [], problems: [...offered.problems] };
-  for (const track of offered.tracks) {
-    const holder = isNew(track) ? holders.get(track.name) : undefined;
-    const ref = track.origin?.gitTrack;
-    if (holder === undefined || ref === undefined) {
-      result.tracks.push(track);
-      continue;
-    }
-    result.problems.push({
-      where: gitTrackWhere(ref),
-      origin: { source: source.id, gitTrack: ref },
-      message: `metadata.name: track ${describeValue(track.name)} already exists (${holderOf(holder)})`,
-    });
-  }
-  return result;
-}
-
-/** `tracksFrom source "cluster-prod", GitTrack apps/web`: where a name's holder comes from. */
-function holderOf(holder: NameHolder): string {
-  const { gitTrack, file } = holder.track.origin ?? {};
-  const document = gitTrack ? gitTrackWhere(gitTrack) : file;
-  return [
-    `tracksFrom source ${describeValue(holder.source)}`,
-    ...(document === undefined ? [] : [document]),
-    ...(holder.collecting ? ['its objects being collected'] : []),
-  ].join(', ');
-}
-
-function gitTrackWhere(ref: GitTrackRef): string {
-  return `GitTrack ${ref.namespace}/${ref.name}`;
 }
 
 /**

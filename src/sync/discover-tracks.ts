@@ -9,7 +9,8 @@
  * deletes it. GitTracks in a cluster are discover-git-tracks.ts (apply).
  *
  * Validation and the rules that keep a GitTrack inside its source are in
- * config/run-time-tracks.ts; the published lists are read by published-tracks.ts.
+ * config/run-time-tracks.ts; the published lists are read by published-tracks.ts, which also
+ * keeps a name with the first source that publishes it (leaveNamesOfOtherSources).
  */
 import { readYamlDocuments } from '../config/read-yaml.ts';
 import {
@@ -21,7 +22,12 @@ import type { Config, Track, TracksFrom, TracksFromRepository } from '../config/
 import { messageOf } from '../errors.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { PublishedTrackStore, StateStore } from '../store/ports.ts';
-import { configTracks, type PublishedTracks } from './published-tracks.ts';
+import {
+  configTracks,
+  leaveNamesOfOtherSources,
+  type OfferedTrack,
+  type PublishedTracks,
+} from './published-tracks.ts';
 
 /** What a discovery found and did. */
 export interface DiscoverResult {
@@ -111,9 +117,27 @@ export async function discoverTrackDocuments(
       documents.push({ value, where: `${file.path} (document ${index + 1})`, origin });
     });
   }
-  const { tracks, problems } = runTimeTracks(source, documents, configNames(deps.config));
-  const allProblems = [...unreadable, ...problems];
+  // One document at a time, so that each track comes with its document's `where`, which a
+  // refusal below names; the names taken grow as in one call.
+  const taken = configNames(deps.config);
+  const offered: OfferedTrack[] = [];
+  const invalid: RunTimeProblem[] = [];
+  for (const document of documents) {
+    const { tracks, problems } = runTimeTracks(source, [document], taken);
+    invalid.push(...problems);
+    for (const track of tracks) {
+      taken.add(track.name);
+      offered.push({ track, where: document.where });
+    }
+  }
   const previous = await deps.published.readPublished<PublishedTracks>(source.id);
+  const { tracks, problems: refused } = await leaveNamesOfOtherSources(
+    source.id,
+    offered,
+    previous,
+    deps,
+  );
+  const allProblems = [...unreadable, ...invalid, ...refused];
   const added = await publish(deps, source, previous, tracks, allProblems, { revision });
   return {
     source: source.id,

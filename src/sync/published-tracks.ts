@@ -7,8 +7,9 @@
  * the published lists, so adding a track is a `kubectl apply` or a commit,
  * never a redeploy.
  */
-import type { RunTimeProblem } from '../config/run-time-tracks.ts';
-import type { Config, Track } from '../config/types.ts';
+import { describeValue } from '../config/describe-value.ts';
+import type { RunTimeProblem, RunTimeTracks } from '../config/run-time-tracks.ts';
+import type { Config, Track, TrackOrigin } from '../config/types.ts';
 import type { PublishedTrackStore } from '../store/ports.ts';
 
 /** What a source's discovery publishes (`published/<source id>.json`). */
@@ -156,6 +157,92 @@ export async function namesOfOtherSources(
     }
   });
   return holders;
+}
+
+/** A track a source's discovery offers, and where its document is, for a refusal's message. */
+export interface OfferedTrack {
+  readonly track: Track;
+  /** `GitTrack apps/web`, `tracks/web.yaml (document 2)`. */
+  readonly where: string;
+}
+
+/**
+ * The first holder of a name keeps it across sources: a track of source `id` whose name another
+ * source publishes, live or being collected, is refused as the second of two documents with one
+ * name is, the message naming the holder, whatever the sources' order and kind (GitTracks in a
+ * cluster, documents in a repository). Published, it would be given the name by knownTracks when
+ * its source comes first in `tracksFrom`, or whenever the holder's list drops it, and sync in the
+ * holder's state: its first sync would prune the objects that state lists, another app's (and the
+ * holder would stop without a word).
+ * A track the same document already published under the name ({@link sameDocument}) is kept even
+ * so (two sources publishing one name, from before this rule or from discoveries at the same
+ * time): it may be the one that syncs, and a running track is not dropped; knownTracks' order
+ * decides between the two. `previous`: what source `id` last published. The other sources' lists
+ * are read only when a track is new to it. Returns the tracks kept and the refusals.
+ */
+export async function leaveNamesOfOtherSources(
+  id: string,
+  offered: readonly OfferedTrack[],
+  previous: PublishedTracks | undefined,
+  deps: { readonly config: Pick<Config, 'tracksFrom'>; readonly published: PublishedTrackStore },
+): Promise<RunTimeTracks> {
+  const isNew = (track: Track): boolean =>
+    !(previous?.tracks ?? []).some(
+      (old) => old.name === track.name && sameDocument(old.origin, track.origin),
+    );
+  const result: RunTimeTracks = { tracks: [], problems: [] };
+  if (!offered.some(({ track }) => isNew(track))) {
+    result.tracks.push(...offered.map(({ track }) => track));
+    return result;
+  }
+  const holders = await namesOfOtherSources(deps.config, deps.published, id);
+  for (const { track, where } of offered) {
+    const holder = isNew(track) ? holders.get(track.name) : undefined;
+    if (holder === undefined) {
+      result.tracks.push(track);
+      continue;
+    }
+    result.problems.push({
+      where,
+      origin: track.origin ?? { source: id },
+      message: `metadata.name: track ${describeValue(track.name)} already exists (${holderOf(holder)})`,
+    });
+  }
+  return result;
+}
+
+/**
+ * Whether two tracks of one source were read from the same document: the same GitTrack
+ * (namespace and name) for a cluster source, the same file for a repository source.
+ */
+function sameDocument(a: TrackOrigin | undefined, b: TrackOrigin | undefined): boolean {
+  if (a?.gitTrack !== undefined || b?.gitTrack !== undefined) {
+    return (
+      a?.gitTrack?.namespace === b?.gitTrack?.namespace && a?.gitTrack?.name === b?.gitTrack?.name
+    );
+  }
+  return a?.file !== undefined && a.file === b?.file;
+}
+
+/** `tracksFrom source "cluster-prod", GitTrack apps/web`: where a name's holder comes from. */
+function holderOf(holder: NameHolder): string {
+  const document = documentOf(holder.track.origin);
+  return [
+    `tracksFrom source ${describeValue(holder.source)}`,
+    ...(document === undefined ? [] : [document]),
+    ...(holder.collecting ? ['its objects being collected'] : []),
+  ].join(', ');
+}
+
+/** `GitTrack apps/web` (cluster sources) or the file (repository sources) a track was read from. */
+export function documentOf(origin: TrackOrigin | undefined): string | undefined {
+  const { gitTrack, file } = origin ?? {};
+  return gitTrack ? gitTrackWhere(gitTrack) : file;
+}
+
+/** `GitTrack apps/web`: a GitTrack in messages. */
+export function gitTrackWhere(ref: { readonly namespace: string; readonly name: string }): string {
+  return `GitTrack ${ref.namespace}/${ref.name}`;
 }
 
 /**

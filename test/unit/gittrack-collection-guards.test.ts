@@ -112,6 +112,26 @@ describe("a deleted GitTrack's collection, guarded", () => {
     assert.equal(synced.result, 'applied', synced.error);
   }
 
+  /**
+   * Runs the repository source's discovery as if the cluster source's list `id` were not published
+   * yet (a discovery at the same time, or lists from before a name stayed with its first
+   * holder): both sources then publish web, the case these guards are for. A source never takes
+   * a name another source publishes (published-tracks.ts leaveNamesOfOtherSources).
+   */
+  async function withClusterListHidden(
+    id: string,
+    discovery: () => Promise<DiscoverResult>,
+  ): Promise<DiscoverResult> {
+    const list = await store.readPublished<PublishedTracks>(id);
+    assert.ok(list, 'the cluster source published');
+    await store.publish(id, { ...list, tracks: [], collecting: [] });
+    try {
+      return await discovery();
+    } finally {
+      await store.publish(id, list);
+    }
+  }
+
   /** GitTrack apps/web discovered, its track synced, then deleted; its collection refused once. */
   async function collectionFailedOnce(): Promise<void> {
     await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
@@ -126,15 +146,17 @@ describe("a deleted GitTrack's collection, guarded", () => {
 
   it("collects a track whose name a later source's track wants, which waits unknown until the collection is done", async () => {
     // Prepare: web's collection failed; then the repository source (after the cluster's in
-    // tracksFrom) published a web of its own.
+    // tracksFrom) published a web of its own, its discovery not seeing the cluster's list.
     await collectionFailedOnce();
-    const fromGit = await discoverTrackDocuments(repositorySource, {
-      config,
-      published: store,
-      state: store,
-      source: git,
-      now,
-    });
+    const fromGit = await withClusterListHidden(clusterSource.id, () =>
+      discoverTrackDocuments(repositorySource, {
+        config,
+        published: store,
+        state: store,
+        source: git,
+        now,
+      }),
+    );
     assert.deepEqual(fromGit.tracks, ['web'], 'the later source publishes its web');
     const whileCollecting = (await knownTracks(config, store)).map((t) => t.name);
     cluster.refuseDeletes = false;
@@ -157,10 +179,10 @@ describe("a deleted GitTrack's collection, guarded", () => {
   });
 
   it("does not collect a track whose name an earlier source's track holds: its objects and state are that track's", async () => {
-    // Prepare: the repository source comes first. The cluster's GitTrack web is published (a
-    // GitTrack whose name another source holds already is refused), then the repository source
-    // publishes a web of its own: its web is known and synced, the GitTrack's never known. Then
-    // the GitTrack is deleted.
+    // Prepare: the repository source comes first. The cluster's GitTrack web is published, then
+    // the repository source publishes a web of its own, its discovery not seeing the cluster's
+    // list (a source whose name another holds is refused): its web is known and synced, the
+    // GitTrack's never known. Then the GitTrack is deleted.
     const repositoryFirst = parseConfig(
       [
         'tracksFrom:',
@@ -175,9 +197,10 @@ describe("a deleted GitTrack's collection, guarded", () => {
     const deps = { config: repositoryFirst, published: store, state: store, now };
     await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
     assert.deepEqual((await discoverGitTracks(second, { ...deps, cluster })).tracks, ['web']);
-    assert.deepEqual((await discoverTrackDocuments(first, { ...deps, source: git })).tracks, [
-      'web',
-    ]);
+    const fromGit = await withClusterListHidden(second.id, () =>
+      discoverTrackDocuments(first, { ...deps, source: git }),
+    );
+    assert.deepEqual(fromGit.tracks, ['web']);
     const known = (await knownTracks(repositoryFirst, store)).find((t) => t.name === 'web');
     assert.equal(known?.origin?.source, first.id);
     const synced = await syncTrack(

@@ -4,8 +4,10 @@
  * published, its `.status` Ready False saying who holds the name — even when its source comes
  * first in `tracksFrom` and knownTracks would give it the name: it would sync in the holder's
  * state, and its first sync prune the holder's objects. Once the holder's GitTrack is deleted and
- * collected, the name is free. Two clusters, each with a GitTrack source; the real fs store and
- * sync use-cases; a small Git source and the in-memory cluster, taught a GitTrack's finalizer.
+ * collected, the name is free. A repository source's GitTrack documents (discover-tracks.ts) are
+ * held to the same rule. Two clusters, each with a GitTrack source, or a repository source and a
+ * cluster's; the real fs store and sync use-cases; a small Git source and the in-memory cluster,
+ * taught a GitTrack's finalizer.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,11 +16,12 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 import { parseConfig } from '../../src/config/index.ts';
-import type { GitTracksFromCluster } from '../../src/config/types.ts';
+import { GIT_TRACK_API_VERSION } from '../../src/config/git-track.ts';
+import type { GitTracksFromCluster, TracksFromRepository } from '../../src/config/types.ts';
 import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { COLLECTION_RETRY_MAX_MS, discoverGitTracks } from '../../src/sync/discover-git-tracks.ts';
-import type { DiscoverResult } from '../../src/sync/discover-tracks.ts';
+import { discoverTrackDocuments, type DiscoverResult } from '../../src/sync/discover-tracks.ts';
 import { knownTracks, type PublishedTracks } from '../../src/sync/published-tracks.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
 import { GitTrackCluster, configMapRef, gitTrack, gitTrackRef } from './fakes/gittrack-cluster.ts';
@@ -214,5 +217,144 @@ describe('a track name across tracksFrom sources', () => {
     assert.deepEqual(first.problems, []);
     assert.deepEqual(second.tracks, ['web']);
     assert.equal((await knownWeb())?.origin?.source, firstSource.id);
+  });
+});
+
+describe('a track name a repository source offers while another source holds it', () => {
+  /** R: a repository source, first in tracksFrom; S2: a cluster's GitTrack source after it. */
+  const mixed = parseConfig(
+    [
+      'clusters:',
+      '  - {name: second, kubeconfig: /k/second}',
+      'tracksFrom:',
+      '  - {repository: https://git.example.com/tracks.git}',
+      '  - {cluster: second, gitTracks: true}',
+      '',
+    ].join('\n'),
+    'driftless.yaml',
+  );
+  const repositorySource = mixed.tracksFrom[0] as TracksFromRepository;
+  const clusterSource = mixed.tracksFrom[1] as GitTracksFromCluster;
+  /** The repository's file of track documents: GitTracks api (document 1) and web (document 2). */
+  const documents: GitSource = {
+    ...git,
+    readFiles: async (track) =>
+      track.name === repositorySource.id
+        ? [
+            {
+              path: 'tracks/web.yaml',
+              content: new TextEncoder().encode(
+                [
+                  `apiVersion: ${GIT_TRACK_API_VERSION}`,
+                  'kind: GitTrack',
+                  'metadata: {name: api, namespace: apps}',
+                  'spec: {repository: https://git.example.com/api.git, reference: main}',
+                  '---',
+                  `apiVersion: ${GIT_TRACK_API_VERSION}`,
+                  'kind: GitTrack',
+                  'metadata: {name: web, namespace: apps}',
+                  `spec: {repository: "${FIRST_APP}", reference: main}`,
+                  '',
+                ].join('\n'),
+              ),
+            },
+          ]
+        : git.readFiles(track, REVISION, 'manifests'),
+  };
+
+  let dir: string;
+  let store: FsStore;
+  let cluster: GitTrackCluster;
+  const now = (): Date => new Date(START);
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'driftless-gittrack-names-repository-'));
+  });
+
+  beforeEach(async () => {
+    store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
+    cluster = new GitTrackCluster();
+  });
+
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  const deps = () => ({ config: mixed, published: store, state: store, now });
+  const discoverRepository = (): Promise<DiscoverResult> =>
+    discoverTrackDocuments(repositorySource, { ...deps(), source: documents });
+
+  async function knownWeb() {
+    return (await knownTracks(mixed, store)).find((t) => t.name === 'web');
+  }
+
+  /** The cluster's GitTrack web discovered, and its track synced: its state lists its ConfigMap. */
+  async function clusterHoldsWeb(): Promise<void> {
+    await cluster.apply(gitTrack('web', SECOND_APP), { fieldManager: 'kubectl', force: false });
+    assert.deepEqual((await discoverGitTracks(clusterSource, { ...deps(), cluster })).tracks, [
+      'web',
+    ]);
+    const web = await knownWeb();
+    assert.equal(web?.origin?.source, clusterSource.id);
+    const synced = await syncTrack(
+      web,
+      { trigger: 'schedule' },
+      { source: git, cluster, artifacts: store, state: store, now },
+    );
+    assert.equal(synced.result, 'applied', synced.error);
+  }
+
+  it('refuses a document of an earlier repository source whose name a cluster source holds: the holder keeps it', async () => {
+    // Prepare: the cluster's web syncs; then the repository gets a GitTrack document web.
+    await clusterHoldsWeb();
+
+    // Act
+    const refused = await discoverRepository();
+
+    // Assess: web refused, naming its document and the holder; api published; the cluster's web
+    // keeps the name, its state and its ConfigMap.
+    const message = `metadata.name: track "web" already exists (tracksFrom source "${clusterSource.id}", GitTrack apps/web)`;
+    assert.deepEqual(refused.tracks, ['api']);
+    assert.deepEqual(
+      refused.problems.map((p) => `${p.where}: ${p.message}`),
+      [`tracks/web.yaml (document 2): ${message}`],
+    );
+    assert.deepEqual(refused.problems[0]?.origin, {
+      source: repositorySource.id,
+      file: 'tracks/web.yaml',
+    });
+    const list = await store.readPublished<PublishedTracks>(repositorySource.id);
+    assert.deepEqual(
+      list?.tracks.map((t) => t.name),
+      ['api'],
+      'web not published',
+    );
+    assert.deepEqual(
+      list?.problems.map((p) => p.message),
+      [message],
+    );
+    const web = await knownWeb();
+    assert.equal(web?.origin?.source, clusterSource.id, 'the holder keeps the name');
+    assert.equal(web?.repository, SECOND_APP);
+    assert.ok(await store.read('web'), "the holder's state stays");
+    const configMap = await cluster.get(configMapRef('web'));
+    assert.deepEqual(configMap?.['data'], { value: SECOND_APP }, "the holder's ConfigMap stays");
+  });
+
+  it('keeps a track its file already published while a cluster source publishes the name too', async () => {
+    // Prepare: both sources publish web (the repository's discovery did not see the cluster's
+    // list: discoveries at the same time); the repository source, first, has the name.
+    await clusterHoldsWeb();
+    const clusterList = await store.readPublished<PublishedTracks>(clusterSource.id);
+    assert.ok(clusterList);
+    await store.publish(clusterSource.id, { ...clusterList, tracks: [] });
+    assert.deepEqual((await discoverRepository()).tracks, ['api', 'web']);
+    await store.publish(clusterSource.id, clusterList);
+
+    // Act
+    const again = await discoverRepository();
+
+    // Assess: the running track is not dropped; the name goes by tracksFrom order.
+    assert.deepEqual(again.tracks, ['api', 'web']);
+    assert.deepEqual(again.problems, []);
+    assert.equal((await knownWeb())?.origin?.source, repositorySource.id);
   });
 });
