@@ -24,6 +24,7 @@ import type { GitSource } from '../source/ports.ts';
 import type { PublishedTrackStore, StateStore } from '../store/ports.ts';
 import {
   configTracks,
+  heldTracks,
   leaveNamesOfOtherSources,
   type OfferedTrack,
   type PublishedTracks,
@@ -72,6 +73,7 @@ export async function publish(
 ): Promise<string[]> {
   const known = new Set(previous?.tracks.map((track) => track.name));
   const { revision, collecting = [], collectionRetries = [] } = more;
+  const held = heldTracks(previous, tracks, problems);
   const document: PublishedTracks = {
     source: source.id,
     publishedAt: (deps.now?.() ?? new Date()).toISOString(),
@@ -80,6 +82,7 @@ export async function publish(
     problems,
     ...(collecting.length === 0 ? {} : { collecting }),
     ...(collectionRetries.length === 0 ? {} : { collectionRetries }),
+    ...(held.length === 0 ? {} : { held }),
   };
   await deps.published.publish(source.id, document);
   return tracks.map((track) => track.name).filter((name) => !known.has(name));

@@ -37,6 +37,12 @@ export interface PublishedTracks {
    * none failed.
    */
   readonly collectionRetries?: readonly CollectionRetry[];
+  /**
+   * Tracks this source published whose document it refuses now (a GitTrack made invalid, a file
+   * that no longer parses): their names stay theirs until the document is gone (heldTracks).
+   * Off `tracks`, so nothing syncs them. Absent when there are none.
+   */
+  readonly held?: readonly Track[];
 }
 
 /**
@@ -93,6 +99,7 @@ export async function knownTracks(
       tracks.push(track);
     }
     for (const track of lists[index]?.collecting ?? []) names.add(track.name);
+    for (const track of lists[index]?.held ?? []) names.add(track.name);
   });
   return tracks;
 }
@@ -148,6 +155,7 @@ export async function namesOfOtherSources(
     const list = lists[index];
     const held = [
       ...(list?.tracks ?? []).map((track) => ({ track, collecting: false })),
+      ...(list?.held ?? []).map((track) => ({ track, collecting: false })),
       ...(list?.collecting ?? []).map((track) => ({ track, collecting: true })),
     ];
     for (const { track, collecting } of held) {
@@ -186,9 +194,11 @@ export async function leaveNamesOfOtherSources(
   previous: PublishedTracks | undefined,
   deps: { readonly config: Pick<Config, 'tracksFrom'>; readonly published: PublishedTrackStore },
 ): Promise<RunTimeTracks> {
+  // Within a source one document has a name (runTimeTracks): a name this source published (or
+  // holds) stays its own, whichever of its documents now gives it (a file renamed, say).
   const isNew = (track: Track): boolean =>
-    !(previous?.tracks ?? []).some(
-      (old) => old.name === track.name && sameDocument(old.origin, track.origin),
+    ![...(previous?.tracks ?? []), ...(previous?.held ?? [])].some(
+      (old) => old.name === track.name,
     );
   const result: RunTimeTracks = { tracks: [], problems: [] };
   if (!offered.some(({ track }) => isNew(track))) {
@@ -222,6 +232,29 @@ function sameDocument(a: TrackOrigin | undefined, b: TrackOrigin | undefined): b
     );
   }
   return a?.file !== undefined && a.file === b?.file;
+}
+
+/**
+ * The tracks of `previous` (published or held) whose document this discovery refuses
+ * (`problems`: invalid, unreadable) and publishes no track of the name again: the source keeps
+ * their names (PublishedTracks.held), so a passing mistake in a document does not hand a name —
+ * and the state and objects that go with it — to another source's track. A document gone (a
+ * GitTrack deleted, a file removed) frees the name; one published again takes it back.
+ */
+export function heldTracks(
+  previous: PublishedTracks | undefined,
+  tracks: readonly Track[],
+  problems: readonly RunTimeProblem[],
+): Track[] {
+  const published = new Set(tracks.map((track) => track.name));
+  const held = new Map<string, Track>();
+  for (const track of [...(previous?.tracks ?? []), ...(previous?.held ?? [])]) {
+    if (published.has(track.name) || held.has(track.name)) continue;
+    if (problems.some((problem) => sameDocument(problem.origin, track.origin))) {
+      held.set(track.name, track);
+    }
+  }
+  return [...held.values()];
 }
 
 /** `tracksFrom source "cluster-prod", GitTrack apps/web`: where a name's holder comes from. */

@@ -19,6 +19,7 @@ import { parseConfig } from '../../src/config/index.ts';
 import { GIT_TRACK_API_VERSION } from '../../src/config/git-track.ts';
 import type { GitTracksFromCluster, TracksFromRepository } from '../../src/config/types.ts';
 import type { GitSource } from '../../src/source/ports.ts';
+import { objectKey } from '../../src/cluster/kube-object.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { COLLECTION_RETRY_MAX_MS, discoverGitTracks } from '../../src/sync/discover-git-tracks.ts';
 import { discoverTrackDocuments, type DiscoverResult } from '../../src/sync/discover-tracks.ts';
@@ -151,6 +152,37 @@ describe('a track name across tracksFrom sources', () => {
     assert.deepEqual(configMap?.['data'], { value: SECOND_APP }, "S2's ConfigMap stays");
   });
 
+  it("keeps the name with its holder while the holder's GitTrack is invalid for a while", async () => {
+    // Prepare: S2 holds web; S1's GitTrack web is refused. Then S2's GitTrack gets a bad edit.
+    await secondHoldsWeb();
+    await firstCluster.apply(gitTrack('web', FIRST_APP), { fieldManager: 'kubectl', force: false });
+    assert.deepEqual((await discoverFirst()).tracks, []);
+    const editSpec = (spec: Record<string, unknown>): void => {
+      // `kubectl edit gittrack web`: the spec changes, the finalizer Driftless holds stays.
+      const live = secondCluster.objects.get(objectKey(gitTrackRef('web')))!;
+      secondCluster.objects.set(objectKey(gitTrackRef('web')), { ...live, spec });
+    };
+    editSpec({ repository: SECOND_APP, reference: 42 });
+    assert.deepEqual((await discoverSecond()).tracks, [], "S2's GitTrack is refused now");
+
+    // Act: S1 discovers while S2's GitTrack is invalid, then S2's is mended.
+    const meanwhile = await discoverFirst();
+    const whileBroken = await knownWeb();
+    editSpec({ repository: SECOND_APP, reference: 'main' });
+    const mended = await discoverSecond();
+
+    // Assess: S1 never got the name (nothing synced web in S2's state meanwhile); S2 has it back.
+    assert.deepEqual(meanwhile.tracks, []);
+    assert.match(
+      meanwhile.problems[0]?.message ?? '',
+      /track "web" already exists \(tracksFrom source "cluster-second"/,
+    );
+    assert.equal(whileBroken, undefined, 'no track syncs web while its holder is refused');
+    assert.deepEqual(mended.tracks, ['web']);
+    assert.equal((await knownWeb())?.origin?.source, secondSource.id);
+    assert.deepEqual((await discoverFirst()).tracks, []);
+  });
+
   it("publishes the GitTrack once the holder's GitTrack is deleted and its objects collected", async () => {
     // Prepare: S2's web syncs; S1 gets a GitTrack web (refused); S2's GitTrack is deleted and
     // its collection refused once.
@@ -235,6 +267,8 @@ describe('a track name a repository source offers while another source holds it'
   );
   const repositorySource = mixed.tracksFrom[0] as TracksFromRepository;
   const clusterSource = mixed.tracksFrom[1] as GitTracksFromCluster;
+  /** Where the repository keeps its track documents (a test renames it). */
+  let trackFile = 'tracks/web.yaml';
   /** The repository's file of track documents: GitTracks api (document 1) and web (document 2). */
   const documents: GitSource = {
     ...git,
@@ -242,7 +276,7 @@ describe('a track name a repository source offers while another source holds it'
       track.name === repositorySource.id
         ? [
             {
-              path: 'tracks/web.yaml',
+              path: trackFile,
               content: new TextEncoder().encode(
                 [
                   `apiVersion: ${GIT_TRACK_API_VERSION}`,
@@ -274,6 +308,7 @@ describe('a track name a repository source offers while another source holds it'
   beforeEach(async () => {
     store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
     cluster = new GitTrackCluster();
+    trackFile = 'tracks/web.yaml';
   });
 
   after(() => rm(dir, { recursive: true, force: true }));
@@ -356,5 +391,11 @@ describe('a track name a repository source offers while another source holds it'
     assert.deepEqual(again.tracks, ['api', 'web']);
     assert.deepEqual(again.problems, []);
     assert.equal((await knownWeb())?.origin?.source, repositorySource.id);
+
+    // And a name the source published stays its own when another of its files gives it.
+    trackFile = 'apps/web.yaml';
+    const moved = await discoverRepository();
+    assert.deepEqual(moved.tracks, ['api', 'web'], JSON.stringify(moved.problems));
+    assert.equal((await knownWeb())?.origin?.file, 'apps/web.yaml');
   });
 });
