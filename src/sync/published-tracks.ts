@@ -182,11 +182,11 @@ export interface OfferedTrack {
  * its source comes first in `tracksFrom`, or whenever the holder's list drops it, and sync in the
  * holder's state: its first sync would prune the objects that state lists, another app's (and the
  * holder would stop without a word).
- * A track the same document already published under the name ({@link sameDocument}) is kept even
- * so (two sources publishing one name, from before this rule or from discoveries at the same
- * time): it may be the one that syncs, and a running track is not dropped; knownTracks' order
- * decides between the two. `previous`: what source `id` last published. The other sources' lists
- * are read only when a track is new to it. Returns the tracks kept and the refusals.
+ * A name source `id` already published or holds is kept even so, whichever of its documents now
+ * gives it (two sources publishing one name, from before this rule or from discoveries at the
+ * same time): it may be the one that syncs, and a running track is not dropped; knownTracks'
+ * order decides between the two. `previous`: what source `id` last published. The other sources'
+ * lists are read only when a track is new to it. Returns the tracks kept and the refusals.
  */
 export async function leaveNamesOfOtherSources(
   id: string,
@@ -222,7 +222,7 @@ export async function leaveNamesOfOtherSources(
 }
 
 /**
- * Whether two tracks of one source were read from the same document: the same GitTrack
+ * Whether a refusal and a track of one source come from the same document: the same GitTrack
  * (namespace and name) for a cluster source, the same file for a repository source.
  */
 function sameDocument(a: TrackOrigin | undefined, b: TrackOrigin | undefined): boolean {
