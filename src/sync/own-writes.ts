@@ -9,12 +9,12 @@
  * So the differences that are exactly those write-backs' own do not count as Git's.
  *
  * Only for the sync of a write-back commit itself, with the write-backs made against the revision
- * applied last (ownWritesSince). Exactly: each write is put into the applied revision's object
- * only where that object holds what it replaced, and the result must equal the new revision's
- * object. Anything else — a
- * person's change in the same object, a write kept without what it replaced (by an older
- * version), a value redacted because it holds a secret, a SOPS-encrypted file replaced whole
- * (kept as a file, never as fields) — leaves the object changed in Git, and Git wins as before.
+ * applied last and since no other apply (ownWritesSince, settledByApply). Exactly: each write is
+ * put into the applied revision's object only where that object holds what it replaced, and the
+ * result must equal the new revision's object. Anything else — a person's change in the same
+ * object, a write kept without what it replaced (by an older version), a value redacted because
+ * it holds a secret, a SOPS-encrypted file replaced whole (kept as a file, never as fields) —
+ * leaves the object changed in Git, and Git wins as before.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parsePointer, valueAt } from '../apply/json-pointer.ts';
