@@ -9,6 +9,7 @@
  * in-memory cluster fake.
  */
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http2 from 'node:http2';
 import net, { type AddressInfo } from 'node:net';
@@ -624,6 +625,23 @@ describe('SharedWork', () => {
     assert.equal((running.cancelled()?.reason as Error | undefined)?.message, 'the second gave up');
     await assert.rejects(secondWait, /the second gave up/);
     await assert.rejects(shared.result, /the second gave up/);
+  });
+
+  it('answers once done without listening on the waiter’s signal', async () => {
+    // Prepare: finished work (discovery, waited for once per object applied)
+    const running = pending();
+    const shared = new SharedWork(running.work);
+    running.finish('catalog');
+    await shared.result;
+    const deadline = new AbortController();
+
+    // Act: many waits with the track's one signal, none of them awaited yet
+    const waits = Array.from({ length: 50 }, () => shared.wait(deadline.signal));
+    const listening = getEventListeners(deadline.signal, 'abort').length;
+
+    // Assess: no listener was added (each costs every later one a walk over the list)
+    assert.equal(listening, 0);
+    assert.deepEqual(new Set(await Promise.all(waits)), new Set(['catalog']));
   });
 
   it('is forgotten by whoever keeps it before it is cancelled, so no later caller joins it', async () => {
