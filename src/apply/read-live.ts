@@ -52,23 +52,47 @@ export function prefetchLists(
   cluster: KubernetesPort,
   inventory: readonly InventoryEntry[],
 ): PrefetchedLists {
-  const counts = new Map<string, { ref: ObjectRef; count: number }>();
+  const refs: ObjectRef[] = [];
   for (const entry of inventory) {
-    let ref: ObjectRef;
     try {
-      ref = refOfEntry(entry);
+      refs.push(refOfEntry(entry));
     } catch {
       continue;
     }
+  }
+  return startLists(cluster, refs, new Map());
+}
+
+/**
+ * Adds to `lists` the LISTs of the groups of `objects` (the revision, once
+ * placed) that the inventory did not hold: a first sync, or kinds new to the
+ * track. They then run while the sync notes its pending objects, rather than
+ * after (~5 ms of a first sync of 500 ConfigMaps).
+ */
+export function prefetchObjects(
+  lists: PrefetchedLists,
+  cluster: KubernetesPort,
+  objects: readonly KubeObject[],
+): void {
+  startLists(cluster, objects.map(refOf), lists);
+}
+
+/** Starts into `lists` the LIST of each group of `refs` holding two or more and not started yet. */
+function startLists(
+  cluster: KubernetesPort,
+  refs: readonly ObjectRef[],
+  lists: PrefetchedLists,
+): PrefetchedLists {
+  const counts = new Map<string, { ref: ObjectRef; count: number }>();
+  for (const ref of refs) {
     const group = groupOf(ref);
     const seen = counts.get(group);
     if (seen) seen.count++;
     else counts.set(group, { ref, count: 1 });
   }
-  const lists: PrefetchedLists = new Map();
   for (const [group, { ref, count }] of counts) {
     // A group of one is read with a GET, which only the read knows to ask for.
-    if (count < 2) continue;
+    if (count < 2 || lists.has(group)) continue;
     const list = listGroup(cluster, ref);
     // Unused (the kind left the revision), its failure is nobody's: not an unhandled rejection.
     list.catch(() => undefined);

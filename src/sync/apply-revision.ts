@@ -14,7 +14,7 @@ import { interruptionOf } from '../errors.ts';
 import { redactDeep, redactError } from '../redact.ts';
 import { objectKey, refOf, subjectOf, type KubeObject } from '../cluster/kube-object.ts';
 import { mergeInventory, ownedKeys, type InventoryEntry } from '../apply/inventory.ts';
-import { prefetchLists } from '../apply/read-live.ts';
+import { prefetchLists, prefetchObjects } from '../apply/read-live.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import { capabilitiesDigest } from '../render/capabilities.ts';
 import type { RenderedBundle } from '../render/types.ts';
@@ -273,6 +273,8 @@ async function attemptSync(
       return { type: 'rerender', capabilities };
     }
   }
+  // Kinds the last sync did not apply (all of them, on a first sync): their LISTs start now.
+  prefetchObjects(prefetched, deps.cluster, stored.objects);
   const pending = await notePending(deps.state, track.name, before, stored.objects);
   const healthCut = `the track's timeout (${track.timeout} ms) ends before the next look`;
   const result = await reconcileObjects(deps.cluster, track, stored.objects, before.inventory, {

@@ -1,18 +1,26 @@
 /**
  * LISTs started before the apply (read-live.ts `prefetchLists`): a sync
- * starts them from the stored inventory while it reads the artifact; the
- * apply's reads then take their answers instead of asking again — until the
+ * starts them from the stored inventory while it reads the artifact, and
+ * those of kinds new to the track (`prefetchObjects`) once it has placed it;
+ * the apply's reads then take their answers instead of asking again — until the
  * apply writes a definition (a Namespace, a CRD), after which the rest is
  * read anew. In-memory cluster fake that counts LISTs.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import { applyObjects } from '../../src/apply/apply-objects.ts';
 import { inventoryOf } from '../../src/apply/inventory.ts';
-import { prefetchLists, readLive } from '../../src/apply/read-live.ts';
+import { prefetchLists, prefetchObjects, readLive } from '../../src/apply/read-live.ts';
 import { UnknownResourceError } from '../../src/cluster/errors.ts';
 import { objectKey, type KubeObject, type ObjectRef } from '../../src/cluster/kube-object.ts';
 import type { ListQuery } from '../../src/cluster/kubernetes-port.ts';
+import { parseConfig } from '../../src/config/index.ts';
+import type { GitSource } from '../../src/source/ports.ts';
+import { FsStore } from '../../src/store/fs-store.ts';
+import { syncTrack } from '../../src/sync/sync-track.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 /** Records each LIST as `Kind/namespace`; LISTs of `failing` kinds throw `failWith`. */
@@ -166,6 +174,98 @@ describe('readLive with prefetched LISTs', () => {
 
     // Assess
     assert.deepEqual([...live.found.keys()], [objectKey(refOf(objects[0] as KubeObject))]);
+  });
+});
+
+describe('prefetchObjects', () => {
+  it('adds the LISTs of the revision’s groups the inventory did not start, and none twice', async () => {
+    // Prepare: the inventory knew the ConfigMaps of "apps"; the revision adds those of "other"
+    const cluster = await clusterWith([]);
+    const lists = prefetchLists(cluster, inventoryOf([configMap('a'), configMap('b')].map(refOf)));
+    const revision = [
+      configMap('a'),
+      configMap('b'),
+      configMap('c', 'other'),
+      configMap('d', 'other'),
+      configMap('e', 'single'),
+    ];
+
+    // Act
+    prefetchObjects(lists, cluster, revision);
+
+    // Assess: one LIST per group of two or more; the single object is left to the read's GET
+    assert.deepEqual(cluster.lists, ['ConfigMap/apps', 'ConfigMap/other']);
+    assert.deepEqual([...lists.keys()], ['v1|ConfigMap|apps', 'v1|ConfigMap|other']);
+  });
+
+  it('gives a first sync’s apply its reads without a LIST of its own', async () => {
+    // Prepare: nothing applied before, so no inventory
+    const objects = [configMap('a'), configMap('b')];
+    const cluster = await clusterWith([]);
+    const prefetched = prefetchLists(cluster, []);
+    prefetchObjects(prefetched, cluster, objects);
+
+    // Act
+    await applyObjects(cluster, objects, { track: 'web', prefetched });
+
+    // Assess
+    assert.deepEqual(cluster.lists, ['ConfigMap/apps']);
+  });
+});
+
+describe('a first sync', () => {
+  const dirs: string[] = [];
+  after(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('starts the LIST of its objects before it notes them as pending, and lists them once', async () => {
+    // Prepare: a track that never synced (no inventory); the cluster and the state store note
+    // their calls in one list
+    const events: string[] = [];
+    class NotingCluster extends CountingCluster {
+      override list(query: ListQuery): Promise<KubeObject[]> {
+        events.push(`LIST ${query.kind}/${query.namespace ?? ''}`);
+        return super.list(query);
+      }
+    }
+    class NotingStore extends FsStore {
+      override write<T>(track: string, value: T, expectedVersion: string | undefined) {
+        const applying = (value as { applying?: unknown[] | null }).applying;
+        if (applying?.length) events.push('pending noted');
+        return super.write(track, value, expectedVersion);
+      }
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'driftless-prefetch-'));
+    dirs.push(dir);
+    const store = new NotingStore({ path: dir });
+    const cluster = new NotingCluster();
+    const track = parseConfig(
+      'tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps}]',
+      'driftless.yaml',
+    ).tracks[0]!;
+    const source: GitSource = {
+      resolve: async () => ({ revision: '1'.repeat(40), ref: 'refs/heads/main' }),
+      readFiles: async () =>
+        ['a', 'b'].map((name) => ({
+          path: `${name}.yaml`,
+          content: new TextEncoder().encode(
+            `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: {value: v}\n`,
+          ),
+        })),
+    };
+
+    // Act
+    const result = await syncTrack(
+      track,
+      { trigger: 'manual' },
+      { cluster, source, artifacts: store, state: store },
+    );
+
+    // Assess
+    assert.equal(result.result, 'applied', result.error);
+    assert.deepEqual(events.slice(0, 2), ['LIST ConfigMap/apps', 'pending noted']);
+    assert.deepEqual(cluster.lists, ['ConfigMap/apps']);
   });
 });
 
