@@ -276,16 +276,20 @@ async function discoverWithin(
 
 /**
  * The track the GitTrack published, from the last published list: among its tracks while the
- * GitTrack was live, under `collecting` once its deletion was seen and until it was collected.
+ * GitTrack was live, under `held` while an edit of it is refused (its track synced before, and
+ * its objects are in the cluster still), under `collecting` once its deletion was seen and
+ * until it was collected.
  */
 function publishedTrackOf(
   previous: PublishedTracks | undefined,
   ref: GitTrackRef,
 ): Track | undefined {
-  // `collecting` is absent from lists published before it existed.
-  return [...(previous?.tracks ?? []), ...(previous?.collecting ?? [])].find((track) =>
-    sameGitTrack(track, ref),
-  );
+  // `held` and `collecting` are absent from lists published before they existed.
+  return [
+    ...(previous?.tracks ?? []),
+    ...(previous?.held ?? []),
+    ...(previous?.collecting ?? []),
+  ].find((track) => sameGitTrack(track, ref));
 }
 
 /**

@@ -278,6 +278,38 @@ describe("a deleted GitTrack's collection", () => {
     assert.equal(await cluster.get(gitTrackRef('web')), undefined, 'the GitTrack released');
   });
 
+  it('collects a deleted GitTrack whose last edit was refused: the track it gave before has objects', async () => {
+    // Prepare: web synced; then an edit the discovery refuses (a local repository), so its track
+    // is held, not published; then web is deleted.
+    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
+    await discover();
+    const [track] = await knownTracks(config, store);
+    const synced = await syncTrack(
+      track!,
+      { trigger: 'schedule' },
+      { source: git, cluster, artifacts: store, state: store },
+    );
+    assert.equal(synced.result, 'applied', synced.error);
+    cluster.editGitTrack('web', { repository: '/srv/git/web', reference: 'main' });
+    const refused = await discover();
+    assert.deepEqual(refused.tracks, []);
+    assert.deepEqual(
+      (await published())?.held?.map((t) => t.name),
+      ['web'],
+    );
+    cluster.deleteGitTrack('web');
+
+    // Act
+    const next = await discover();
+
+    // Assess: its ConfigMap collected by the policy its annotation names, then released
+    assert.deepEqual(next.collected, ['web']);
+    assert.deepEqual(next.errors, []);
+    assert.equal(await cluster.get(configMapRef('web')), undefined, 'its ConfigMap deleted');
+    assert.equal(await cluster.get(gitTrackRef('web')), undefined, 'released');
+    assert.equal((await published())?.held, undefined, 'nothing held any more');
+  });
+
   it('releases at once a deleted GitTrack that never gave a track', async () => {
     // Prepare: a GitTrack refused (a local repository), its finalizer held, then deleted.
     await cluster.apply(gitTrack('local', '/srv/git/local'), {

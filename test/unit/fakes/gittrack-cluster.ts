@@ -85,6 +85,13 @@ export class GitTrackCluster extends InMemoryCluster {
     return super.delete(ref);
   }
 
+  /** `kubectl edit gittrack <name>`: a new spec, its finalizers and annotations kept. */
+  editGitTrack(name: string, spec: Record<string, unknown>): void {
+    const key = objectKey(gitTrackRef(name));
+    const live = this.objects.get(key)!;
+    this.objects.set(key, { ...live, spec });
+  }
+
   /** `kubectl delete gittrack <name>`: held while it has finalizers. */
   deleteGitTrack(name: string): void {
     const key = objectKey(gitTrackRef(name));
