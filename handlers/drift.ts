@@ -47,6 +47,8 @@ export function createDriftHandler(
       // Not logged: the discovery this tick queued collects it, and reports a collection that
       // fails or is put off (the apply function's discover job). Nothing here is to delete.
       for (const track of queued.collecting) metrics.collecting(track.name);
+      // Not logged either: the discovery reports the refused document (and the GitTrack's status).
+      for (const track of queued.held) metrics.held(track.name);
       return queued;
     } catch (error) {
       // Thrown on: the failed invocation goes to the onFailure destination.

@@ -16,6 +16,7 @@ export const METRIC_NAMES = {
   suspended: 'driftless_track_suspended',
   removedFromConfig: 'driftless_track_removed_from_config',
   collecting: 'driftless_track_collecting',
+  held: 'driftless_track_held',
   objectsInSync: 'driftless_track_objects_in_sync',
   timeToDeploy: 'driftless_time_to_deploy_seconds',
   farosTimeToDeploy: 'faros_gittrack_time_to_deploy_seconds',

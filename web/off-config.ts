@@ -1,6 +1,7 @@
 /**
  * A track off the config, as the pages say it: one removed from driftless.yaml whose state is still
- * stored, or the track of a deleted GitTrack whose objects are being collected. Nothing syncs it,
+ * stored, the track of a deleted GitTrack whose objects are being collected, or one its source
+ * keeps while the document that gave it is refused (held). Nothing syncs it,
  * and the dashboard refuses its actions (409): the pages show what the store keeps of it, marked
  * as such, and no action buttons. Words only (no DOM), so they read the same on every page.
  */
@@ -23,7 +24,14 @@ export function isOffConfig(status: TrackStatusJson): status is OffConfigTrackJs
 /** What to say of a track off the config; undefined for a configured one. */
 export function offConfigText(status: TrackStatusJson): OffConfigText | undefined {
   if (!isOffConfig(status)) return undefined;
-  const { collecting } = status;
+  const { collecting, held } = status;
+  if (held !== undefined) {
+    const document = held.document ?? 'the document that gave it';
+    return {
+      label: 'Document refused',
+      explanation: `tracksFrom source "${held.source}" refuses ${document} for now${held.problem === undefined ? '' : ` (${held.problem})`}: the track keeps its name, state and objects, and nothing syncs it until the document is mended.`,
+    };
+  }
   if (collecting === undefined) {
     return {
       label: 'Removed from config',

@@ -138,11 +138,13 @@ function summary(rows: readonly OverviewRow[]): string {
   const drifted = rows.filter(FILTERS.drifted.matches).length;
   const offConfig = rows.filter((row) => isOffConfig(row.status));
   const collecting = offConfig.filter((row) => row.status.collecting !== undefined).length;
-  const removed = offConfig.length - collecting;
+  const held = offConfig.filter((row) => row.status.held !== undefined).length;
+  const removed = offConfig.length - collecting - held;
   const parts = [`${rows.length} ${rows.length === 1 ? 'track' : 'tracks'}`];
   if (notReady > 0) parts.push(`${notReady} not ready`);
   if (drifted > 0) parts.push(`${drifted} drifted`);
   if (collecting > 0) parts.push(`${collecting} being collected`);
+  if (held > 0) parts.push(`${held} held (document refused)`);
   if (removed > 0) parts.push(`${removed} removed from the config`);
   return parts.join(' · ');
 }

@@ -24,7 +24,7 @@ import { directoryAssets } from '../dashboard/web-assets.ts';
 import type { AcceptWebhookDeps } from '../sync/accept-webhook.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import type { JobDeps } from '../sync/run-job.ts';
-import { collectingTracks, knownTracks } from '../sync/published-tracks.ts';
+import { keptTracks, knownTracks } from '../sync/published-tracks.ts';
 import { clusterOf } from '../sync/track-named.ts';
 import type { GitSource } from '../source/ports.ts';
 import type {
@@ -255,7 +255,7 @@ export async function dashboardDeps(
   return {
     // Read per request: a track published by a discovery shows without a cold start.
     tracks: () => knownTracks(config, store.published),
-    collecting: () => collectingTracks(config, store.published),
+    kept: () => keptTracks(config, store.published),
     state: store.state,
     artifacts: store.artifacts,
     queue,

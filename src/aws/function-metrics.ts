@@ -68,6 +68,8 @@ export interface FunctionMetrics {
   removedFromConfig(track: string): void;
   /** The track of a deleted GitTrack still has state: its objects are being collected. */
   collecting(track: string): void;
+  /** A track its source keeps while the document that gave it is refused. */
+  held(track: string): void;
 }
 
 /** Metrics that go nowhere, for callers that do not care (tests). */
@@ -79,6 +81,7 @@ export const silentMetrics: FunctionMetrics = {
   trackGauges: () => undefined,
   removedFromConfig: () => undefined,
   collecting: () => undefined,
+  held: () => undefined,
 };
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
@@ -168,5 +171,6 @@ export function functionMetrics(log: Logger, env?: Environment): FunctionMetrics
       line(METRIC_LABELS.track(track), [METRIC_NAMES.removedFromConfig, MetricUnit.NoUnit, 1]),
     collecting: (track) =>
       line(METRIC_LABELS.track(track), [METRIC_NAMES.collecting, MetricUnit.NoUnit, 1]),
+    held: (track) => line(METRIC_LABELS.track(track), [METRIC_NAMES.held, MetricUnit.NoUnit, 1]),
   };
 }

@@ -8,12 +8,18 @@ import { readWithinTimeout } from '../sync/track-cluster.ts';
 import { findReadTrack } from './select-tracks.ts';
 import {
   formatCollectingNote,
+  formatHeldNote,
   formatObjectStatuses,
   formatStatusDetail,
   formatStatusSummary,
 } from './status-view.ts';
-import { offConfigStatusJson, shownTrackState, statusJson } from '../sync/status-json.ts';
-import { collectingTracks, type CollectingTrack } from '../sync/published-tracks.ts';
+import {
+  offConfigStatusJson,
+  shownTrackState,
+  statusJson,
+  type KeptBySource,
+} from '../sync/status-json.ts';
+import { keptTracks } from '../sync/published-tracks.ts';
 import { trackObjects } from '../sync/object-statuses.ts';
 import { tracksOffConfig } from '../sync/schedule.ts';
 import { readTrackState } from '../sync/track-state.ts';
@@ -22,16 +28,17 @@ import type { CommandLine } from './parse-command-line.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 
 /**
- * The tracks of deleted GitTracks whose objects are being collected, that still have state:
- * off the config's and the published tracks, yet not removed from the config either, and not
- * for `driftless delete` (the next discoveries collect them).
+ * What a source keeps of a track off the config that still has state: the track of a deleted
+ * GitTrack whose objects are being collected (the next discoveries collect it), or one whose
+ * document is refused for now (it syncs again once mended). Neither is removed from the config,
+ * and neither is for `driftless delete`.
  */
-async function beingCollected(
-  ctx: LocalContext,
-  withState: readonly string[],
-): Promise<CollectingTrack[]> {
-  const collecting = await collectingTracks(ctx.config, ctx.published);
-  return collecting.filter((track) => withState.includes(track.name));
+async function keptBySource(ctx: LocalContext, name: string): Promise<KeptBySource | undefined> {
+  const { collecting, held } = await keptTracks(ctx.config, ctx.published);
+  const being = collecting.find((track) => track.name === name);
+  if (being !== undefined) return { collecting: being };
+  const kept = held.find((track) => track.name === name);
+  return kept === undefined ? undefined : { held: kept };
 }
 
 export const statusCommand: CommandHandler = async (ctx, line, output) => {
@@ -40,8 +47,8 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
       ? undefined
       : await findReadTrack(ctx.config, line.track, line.config, ctx.state);
   if (named !== undefined && named.configured === undefined) {
-    const [collecting] = named.hasState ? await beingCollected(ctx, [named.name]) : [];
-    return removedTrackStatus(ctx.state, named, collecting, line, output);
+    const kept = named.hasState ? await keptBySource(ctx, named.name) : undefined;
+    return removedTrackStatus(ctx.state, named, kept, line, output);
   }
   const tracks = named !== undefined ? [named.configured] : ctx.config.tracks;
   const entries = await Promise.all(
@@ -52,19 +59,22 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
     }),
   );
   // Tracks the config no longer names still hold objects: shown until deleted; those of deleted
-  // GitTracks as being collected.
-  const { removed, collecting } =
+  // GitTracks as being collected, those of refused documents as held.
+  const { removed, collecting, held } =
     line.track === undefined
       ? await tracksOffConfig(ctx.config.tracks, ctx.state, () =>
-          collectingTracks(ctx.config, ctx.published),
+          keptTracks(ctx.config, ctx.published),
         )
-      : { removed: [], collecting: [] };
-  const collectingEntries = await Promise.all(
-    collecting.map(async (track) => ({
-      track: track.name,
-      state: await readTrackState(ctx.state, track.name),
-      collecting: track,
-    })),
+      : { removed: [], collecting: [], held: [] };
+  const kept: KeptBySource[] = [
+    ...collecting.map((track) => ({ collecting: track })),
+    ...held.map((track) => ({ held: track })),
+  ];
+  const keptEntries = await Promise.all(
+    kept.map(async (by) => {
+      const name = (by.collecting ?? by.held).name;
+      return { track: name, state: await readTrackState(ctx.state, name), ...by };
+    }),
   );
   const removedEntries = await Promise.all(
     removed.map(async (track) => ({ track, state: await readTrackState(ctx.state, track) })),
@@ -100,9 +110,7 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
     const documents = [
       ...entries.map(({ track, state }) => statusJson(track, state)),
       // Off the tracks the config and the sources name, as one removed from the config is.
-      ...collectingEntries.map(({ track, state, collecting }) =>
-        offConfigStatusJson(track, state, collecting),
-      ),
+      ...keptEntries.map(({ track, state, ...by }) => offConfigStatusJson(track, state, by)),
       ...removedEntries.map(({ track, state }) => offConfigStatusJson(track, state, undefined)),
     ];
     output.json(line.track !== undefined ? documents[0] : documents);
@@ -111,9 +119,7 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
       formatStatusDetail(entries[0].track, entries[0].state, output.colours, new Date()),
     );
   } else {
-    output.print(
-      formatStatusSummary([...entries, ...collectingEntries], output.colours, new Date()),
-    );
+    output.print(formatStatusSummary([...entries, ...keptEntries], output.colours, new Date()));
     for (const { track } of removedEntries) {
       output.print(removedNote(track, line.config, output.colours));
     }
@@ -127,14 +133,14 @@ function removedNote(track: string, configFile: string, colours: Palette): strin
 
 /**
  * `status --track` of a track the config no longer names: what the store keeps of it, as the
- * list shows it (`removedFromConfig`; the track of a deleted GitTrack as being collected).
- * Deleted, it has only its history left, and says so rather than looking like a track never
- * synced.
+ * list shows it (`removedFromConfig`; the track of a deleted GitTrack as being collected, one
+ * whose document is refused for now as held). Deleted, it has only its history left, and says so
+ * rather than looking like a track never synced.
  */
 async function removedTrackStatus(
   store: StateStore,
   track: { readonly name: string; readonly hasState: boolean },
-  collecting: CollectingTrack | undefined,
+  kept: KeptBySource | undefined,
   line: CommandLine,
   output: Output,
 ): Promise<number> {
@@ -142,20 +148,26 @@ async function removedTrackStatus(
   if (line.objects) {
     // Its objects are judged against its config (the revision, the cluster): there is none.
     const why =
-      collecting === undefined
-        ? `is no longer in ${line.config}`
-        : `is being collected (GitTrack ${collecting.gitTrack} was deleted)`;
+      kept?.collecting !== undefined
+        ? `is being collected (GitTrack ${kept.collecting.gitTrack} was deleted)`
+        : kept?.held !== undefined
+          ? `is held: ${kept.held.document ?? 'the document that gave it'} is refused for now`
+          : `is no longer in ${line.config}`;
     throw new UsageError(
       `--objects: track "${name}" ${why}, so its objects cannot be checked; "driftless status --track ${name}" without --objects shows what the store keeps of it`,
     );
   }
   const state = await readTrackState(store, name);
   if (line.output === 'json') {
-    output.json(offConfigStatusJson(name, state, collecting));
-  } else if (collecting !== undefined) {
+    output.json(offConfigStatusJson(name, state, kept));
+  } else if (kept !== undefined) {
     output.print(formatStatusDetail(name, state, output.colours, new Date()));
     output.print('');
-    output.print(formatCollectingNote(collecting, output.colours));
+    output.print(
+      kept.collecting !== undefined
+        ? formatCollectingNote(kept.collecting, output.colours)
+        : formatHeldNote(kept.held, output.colours),
+    );
   } else if (!track.hasState) {
     output.print(
       `${output.colours.bold(name)}: not in ${line.config} and has no state (deleted); its history stays: "driftless history --track ${name}"`,

@@ -1,7 +1,7 @@
 /** `driftless status`: the DESIGN.md JSON shape of a track's state, and its text form. */
 import { shortRevision } from '../object-id.ts';
 import type { ObjectStatus, TrackObjects } from '../sync/object-statuses.ts';
-import type { CollectingTrack } from '../sync/published-tracks.ts';
+import type { CollectingTrack, HeldTrack } from '../sync/published-tracks.ts';
 import { describeLease, leaseIdOf, liveLease, type TrackState } from '../sync/track-state.ts';
 import type { Palette } from './colours.ts';
 import { formatTable } from './table.ts';
@@ -39,19 +39,31 @@ function collectingNote(collecting: CollectingTrack): string {
   return `GitTrack ${collecting.gitTrack} deleted: objects being removed`;
 }
 
+/** What a track is while its source keeps it for a refused document. */
+function heldNote(held: HeldTrack): string {
+  return `${held.document ?? 'its document'} refused: kept, not synced`;
+}
+
 /**
  * One line per track: readiness, revisions, pin and counts; suspension and what runs on it at
- * `now`; for the track of a deleted GitTrack (`collecting`), that its objects are being removed.
+ * `now`; for the track of a deleted GitTrack (`collecting`), that its objects are being removed;
+ * for one whose document is refused for now (`held`), that it is kept and not synced.
  */
 export function formatStatusSummary(
-  entries: readonly { track: string; state: TrackState; collecting?: CollectingTrack }[],
+  entries: readonly {
+    track: string;
+    state: TrackState;
+    collecting?: CollectingTrack;
+    held?: HeldTrack;
+  }[],
   colours: Palette,
   now: Date,
 ): string {
-  const rows = entries.map(({ track, state, collecting }) => {
+  const rows = entries.map(({ track, state, collecting, held }) => {
     const ready = state.conditions.find((c) => c.type === 'Ready');
     const notes = [
       collecting && collectingNote(collecting),
+      held && heldNote(held),
       busyNote(state, now),
       suspendedNote(state),
     ].filter((note) => note !== undefined);
@@ -83,6 +95,17 @@ export function formatCollectingNote(collecting: CollectingTrack, colours: Palet
       ? `each discovery of tracksFrom source "${collecting.source}" tries again`
       : `the collection failed${retry.failures === 1 ? '' : ` ${retry.failures} times in a row`} (its Ready condition says why); a discovery of tracksFrom source "${collecting.source}" tries again from ${retry.notBefore}`;
   return `${colours.yellow(collecting.name)}: ${collectingNote(collecting)}; ${when}`;
+}
+
+/**
+ * The line under the detail of a track whose document its source refuses for now: it keeps its
+ * name, state and objects, and syncs again once the document is mended; a document removed
+ * frees the name, and the track is then reported as removed from the config.
+ */
+export function formatHeldNote(held: HeldTrack, colours: Palette): string {
+  const document = held.document ?? 'the document that gave it';
+  const why = held.problem === undefined ? '' : ` (${held.problem})`;
+  return `${colours.yellow(held.name)}: tracksFrom source "${held.source}" refuses ${document} for now${why}; the track keeps its name, state and objects, and nothing syncs it until the document is mended`;
 }
 
 /** Everything about one track: revisions, counts, conditions, ignored objects and inventory. */

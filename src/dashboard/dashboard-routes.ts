@@ -29,9 +29,13 @@ import { jsonSyntaxProblem } from '../source/webhooks/json-syntax.ts';
 import type { DashboardRequest, DashboardResponse, Identity } from './http-types.ts';
 import { overview, trackDetail } from './read-model.ts';
 import { revisionDiff, revisionManifests } from './revision-text.ts';
-import type { CollectingTrack } from '../sync/published-tracks.ts';
+import type { CollectingTrack, HeldTrack, KeptTracks } from '../sync/published-tracks.ts';
 import { tracksOffConfig, type TracksOffConfig } from '../sync/schedule.ts';
-import { configuredStatusJson, offConfigStatusJson } from '../sync/status-json.ts';
+import {
+  configuredStatusJson,
+  offConfigStatusJson,
+  type KeptBySource,
+} from '../sync/status-json.ts';
 import { readTrackState } from '../sync/track-state.ts';
 import {
   DASHBOARD_ACTIONS,
@@ -51,10 +55,11 @@ export interface DashboardDeps {
   /** The configured and published tracks, read per request (discoveries add tracks). */
   readonly tracks: () => Promise<readonly Track[]>;
   /**
-   * The tracks of deleted GitTracks whose objects are being collected (published-tracks.ts
-   * collectingTracks), read per request; absent, none are shown.
+   * What the config's sources keep off their lists (published-tracks.ts keptTracks): the tracks
+   * of deleted GitTracks whose objects are being collected, and those of documents refused for
+   * now; read per request. Absent, none are shown.
    */
-  readonly collecting?: () => Promise<readonly CollectingTrack[]>;
+  readonly kept?: () => Promise<KeptTracks>;
   readonly state: StateStore;
   readonly artifacts: ArtifactStore;
   /** Where actions go: the same queues the webhooks and schedules feed. */
@@ -118,6 +123,15 @@ export class ActionsUnavailableError extends DriftlessError {
  */
 export class TrackBeingCollectedError extends DriftlessError {
   readonly code = 'TRACK_BEING_COLLECTED';
+}
+
+/**
+ * An action names a track its source keeps while the document that gave it (a GitTrack, a file)
+ * is refused: nothing syncs it until the document is mended. Answered 409, as for a track being
+ * collected: it is listed, but its state refuses the action.
+ */
+export class TrackHeldError extends DriftlessError {
+  readonly code = 'TRACK_HELD';
 }
 
 /**
@@ -265,36 +279,40 @@ function dashboardRequest(event: Record<string, unknown>): RollbackRequest {
 const TRACK_PATH = /^\/api\/tracks\/([^/]+)(?:\/(.*))?$/;
 
 /**
- * What a track's path names: a configured (or published) track, one being collected, or one
- * removed from the config that still has state.
+ * What a track's path names: a configured (or published) track, one being collected, one its
+ * source keeps while its document is refused, or one removed from the config that still has
+ * state.
  */
 type NamedTrack =
   | { readonly kind: 'configured'; readonly track: Track }
   | { readonly kind: 'collecting'; readonly track: CollectingTrack }
+  | { readonly kind: 'held'; readonly track: HeldTrack }
   | { readonly kind: 'removed'; readonly track: { readonly name: string } };
 
 /**
  * The tracks with state that neither the config nor a source names, as `status -o json` lists
- * them after the tracks: those of deleted GitTracks being collected, then those removed from the
- * config (the tracksOffConfig split the schedule and serve metrics use).
+ * them after the tracks: those of deleted GitTracks being collected, those of documents refused
+ * for now, then those removed from the config (the tracksOffConfig split the schedule and serve
+ * metrics use).
  */
 function offConfig(tracks: readonly Track[], deps: DashboardDeps): Promise<TracksOffConfig> {
-  return tracksOffConfig(tracks, deps.state, deps.collecting ?? (async () => []));
+  return tracksOffConfig(
+    tracks,
+    deps.state,
+    deps.kept ?? (async () => ({ collecting: [], held: [] })),
+  );
 }
 
 /** A track off the config as `GET /api/tracks` and `status -o json` list it. */
-async function offConfigEntry(
-  name: string,
-  collecting: CollectingTrack | undefined,
-  state: StateStore,
-) {
-  return offConfigStatusJson(name, await readTrackState(state, name), collecting);
+async function offConfigEntry(name: string, kept: KeptBySource | undefined, state: StateStore) {
+  return offConfigStatusJson(name, await readTrackState(state, name), kept);
 }
 
 /** The `GET /api/tracks` entries of the tracks off the config, in its order. */
 function offConfigEntries(listed: TracksOffConfig, state: StateStore) {
   return Promise.all([
-    ...listed.collecting.map((track) => offConfigEntry(track.name, track, state)),
+    ...listed.collecting.map((track) => offConfigEntry(track.name, { collecting: track }, state)),
+    ...listed.held.map((track) => offConfigEntry(track.name, { held: track }, state)),
     ...listed.removed.map((name) => offConfigEntry(name, undefined, state)),
   ]);
 }
@@ -314,9 +332,11 @@ async function namedTrack(
     return { kind: 'configured', track: trackNamed(tracks, name) };
   } catch (unknown) {
     if (!(unknown instanceof UnknownTrackError)) throw unknown;
-    const { collecting, removed } = await offConfig(tracks, deps);
+    const { collecting, held, removed } = await offConfig(tracks, deps);
     const being = collecting.find((track) => track.name === name);
     if (being !== undefined) return { kind: 'collecting', track: being };
+    const kept = held.find((track) => track.name === name);
+    if (kept !== undefined) return { kind: 'held', track: kept };
     if (removed.includes(name)) return { kind: 'removed', track: { name } };
     throw unknown;
   }
@@ -331,6 +351,12 @@ function offConfigRefusal(
   if (named.kind === 'removed') {
     return new TrackRemovedFromConfigError(
       `track "${name}" was removed from the config; its state and objects stay until "driftless delete --track ${name}" collects them: it takes no ${action}`,
+    );
+  }
+  if (named.kind === 'held') {
+    const { document, source } = named.track;
+    return new TrackHeldError(
+      `track "${name}" is held: tracksFrom source "${source}" refuses ${document ?? 'the document that gave it'} for now, and nothing syncs the track until it is mended: it takes no ${action}`,
     );
   }
   const { gitTrack, source } = named.track;
@@ -384,8 +410,13 @@ async function trackRoute(
     // No config to observe its objects by, so no track page: its page and its status are its
     // entry of GET /api/tracks. Its stored revisions read as any track's (below).
     if (rest === undefined || rest === '' || rest === 'status') {
-      const collecting = named.kind === 'collecting' ? named.track : undefined;
-      return json(200, await offConfigEntry(track.name, collecting, deps.state));
+      const kept: KeptBySource | undefined =
+        named.kind === 'collecting'
+          ? { collecting: named.track }
+          : named.kind === 'held'
+            ? { held: named.track }
+            : undefined;
+      return json(200, await offConfigEntry(track.name, kept, deps.state));
     }
   } else if (rest === undefined || rest === '') {
     return json(200, await trackDetail(named.track, deps));
@@ -495,6 +526,7 @@ function errorResponse(cause: unknown): DashboardResponse | undefined {
   if (
     cause instanceof RollbackTargetError ||
     cause instanceof TrackBeingCollectedError ||
+    cause instanceof TrackHeldError ||
     cause instanceof TrackRemovedFromConfigError ||
     cause instanceof TrackSuspendedInConfigError
   ) {

@@ -81,7 +81,7 @@ function overviewRow(
 
 /**
  * One row per track, in the config's order, then one per track off the config (`offConfig`, the
- * tracksOffConfig split): those being collected, then those removed, as `GET /api/tracks` lists
+ * tracksOffConfig split): those being collected, those held, then those removed, as `GET /api/tracks` lists
  * them. Their rows read as any track's, from the state and history the store keeps of them.
  */
 export async function overview(
@@ -104,7 +104,12 @@ export async function overview(
     ...offConfig.collecting.map((track) => ({
       name: track.name,
       suspendedInConfig: false,
-      status: (state: TrackState) => offConfigStatusJson(track.name, state, track),
+      status: (state: TrackState) => offConfigStatusJson(track.name, state, { collecting: track }),
+    })),
+    ...offConfig.held.map((track) => ({
+      name: track.name,
+      suspendedInConfig: false,
+      status: (state: TrackState) => offConfigStatusJson(track.name, state, { held: track }),
     })),
     ...offConfig.removed.map((name) => ({
       name,

@@ -5,7 +5,7 @@
  */
 import type { ObservedObject } from '../sync/observed-object.ts';
 import type { CommitInfo } from '../source/ports.ts';
-import type { collectingJson, statusJson } from '../sync/status-json.ts';
+import type { collectingJson, heldJson, statusJson } from '../sync/status-json.ts';
 
 export type { CommitInfo, ObservedObject };
 
@@ -13,12 +13,14 @@ export type { CommitInfo, ObservedObject };
  * `GET /api/tracks`: one per track, exactly as `driftless status -o json` prints it (`suspended`
  * when the config's `suspend: true` or a stored suspension says so). A track off the config (its
  * state still stored) has `removedFromConfig: true`, and `collecting` when it is the track of a
- * deleted GitTrack whose objects are being collected (status-json.ts offConfigStatusJson); a
- * configured track has neither.
+ * deleted GitTrack whose objects are being collected, `held` when its source keeps it while the
+ * document that gave it is refused (status-json.ts offConfigStatusJson); a configured track has
+ * none of them.
  */
 export type TrackStatusJson = ReturnType<typeof statusJson> & {
   readonly removedFromConfig?: boolean;
   readonly collecting?: ReturnType<typeof collectingJson>;
+  readonly held?: ReturnType<typeof heldJson>;
 };
 
 /** A track off the config as `GET /api/tracks` lists it: what the store keeps of it. */

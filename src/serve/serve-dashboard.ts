@@ -18,7 +18,7 @@ import { silentLogger, type Logger } from '../logger.ts';
 import type { JobQueue } from '../sync/jobs.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import { observeObjects } from '../sync/object-statuses.ts';
-import { collectingTracks } from '../sync/published-tracks.ts';
+import { keptTracks } from '../sync/published-tracks.ts';
 import { readWithinTimeout } from '../sync/track-cluster.ts';
 import type { TrackState } from '../sync/track-state.ts';
 import { QueueClosedError } from './track-queue.ts';
@@ -153,7 +153,7 @@ export async function serveDashboard(
       { ...request, identity: identify(request.headers['authorization'], credentials) },
       {
         tracks: async () => options.tracks(),
-        collecting: () => collectingTracks(ctx.config, ctx.published),
+        kept: () => keptTracks(ctx.config, ctx.published),
         state: ctx.state,
         artifacts: ctx.artifacts,
         queue,

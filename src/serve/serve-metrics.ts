@@ -27,6 +27,8 @@ export interface MetricsSnapshot {
   readonly removed?: readonly string[];
   /** Tracks of deleted GitTracks, with stored state, whose objects are being collected. */
   readonly collecting?: readonly string[];
+  /** Tracks, with stored state, that their source keeps while their document is refused. */
+  readonly held?: readonly string[];
   readonly queueLength: number;
   readonly jobsRunning: number;
 }
@@ -105,6 +107,15 @@ export class ServeMetrics {
         help: "Tracks of deleted GitTracks that still have state: 1 until their source's discovery has collected their objects.",
         type: 'gauge',
         samples: (snapshot.collecting ?? []).map((track) => ({
+          labels: METRIC_LABELS.track(track),
+          value: 1,
+        })),
+      },
+      {
+        name: METRIC_NAMES.held,
+        help: 'Tracks whose GitTrack or file their source refuses for now: 1 while it keeps them (state and objects stay, nothing syncs them).',
+        type: 'gauge',
+        samples: (snapshot.held ?? []).map((track) => ({
           labels: METRIC_LABELS.track(track),
           value: 1,
         })),

@@ -19,7 +19,7 @@ import { acceptWebhook } from '../sync/accept-webhook.ts';
 import type { LocalContext } from '../sync/local-context.ts';
 import type { ExecuteJob } from '../sync/run-job.ts';
 import { readTrackState, type TrackState } from '../sync/track-state.ts';
-import { collectingTracks, knownTracks } from '../sync/published-tracks.ts';
+import { keptTracks, knownTracks } from '../sync/published-tracks.ts';
 import { REMOVED_TRACK_MESSAGE, tracksOffConfig } from '../sync/schedule.ts';
 import { httpRoutes } from './http-routes.ts';
 import { serveDashboard } from './serve-dashboard.ts';
@@ -219,14 +219,15 @@ export async function startServe(
         if (state) states.set(track.name, state);
       }),
     );
-    const { removed, collecting } = await tracksOffConfig(tracks, ctx.state, () =>
-      collectingTracks(ctx.config, ctx.published),
-    ).catch(() => ({ removed: [], collecting: [] }));
+    const { removed, collecting, held } = await tracksOffConfig(tracks, ctx.state, () =>
+      keptTracks(ctx.config, ctx.published),
+    ).catch(() => ({ removed: [], collecting: [], held: [] }));
     return metrics.render({
       tracks,
       states,
       removed,
       collecting: collecting.map((track) => track.name),
+      held: held.map((track) => track.name),
       queueLength: queue.length,
       jobsRunning: queue.running,
     });

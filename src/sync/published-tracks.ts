@@ -279,6 +279,73 @@ export function gitTrackWhere(ref: { readonly namespace: string; readonly name: 
 }
 
 /**
+ * A track a source keeps off its list while the document that gave it is refused
+ * (PublishedTracks.held), as `status` shows it: not removed — its name, state and objects stay
+ * until the document is mended (it syncs again) or gone (its name is free).
+ */
+export interface HeldTrack {
+  readonly name: string;
+  /** The `tracksFrom` source's id. */
+  readonly source: string;
+  /** `GitTrack apps/web`, or the file that gave it. */
+  readonly document: string | undefined;
+  /** Why the discovery refuses the document now. */
+  readonly problem: string | undefined;
+}
+
+/** The tracks the config's sources keep off their lists, a name once. */
+export interface KeptTracks {
+  /** Of deleted GitTracks: their objects are being collected. */
+  readonly collecting: CollectingTrack[];
+  /** Of documents refused for now. */
+  readonly held: HeldTrack[];
+}
+
+/**
+ * What every source of the config keeps under `collecting` and `held`, in `tracksFrom` order, a
+ * name once (the first source's). Not synced, they still have state and objects.
+ */
+export async function keptTracks(
+  config: Pick<Config, 'tracksFrom'>,
+  published: PublishedTrackStore | undefined,
+): Promise<KeptTracks> {
+  if (published === undefined) return { collecting: [], held: [] };
+  const lists = await Promise.all(
+    config.tracksFrom.map((source) => published.readPublished<PublishedTracks>(source.id)),
+  );
+  const names = new Set<string>();
+  const collecting: CollectingTrack[] = [];
+  const held: HeldTrack[] = [];
+  config.tracksFrom.forEach((source, index) => {
+    const list = lists[index];
+    for (const track of list?.collecting ?? []) {
+      const gitTrack = track.origin?.gitTrack;
+      if (gitTrack === undefined || names.has(track.name)) continue;
+      names.add(track.name);
+      const retry = list?.collectionRetries?.find((r) => r.track === track.name);
+      collecting.push({
+        name: track.name,
+        source: source.id,
+        gitTrack: `${gitTrack.namespace}/${gitTrack.name}`,
+        ...(retry === undefined ? {} : { retry }),
+      });
+    }
+    for (const track of list?.held ?? []) {
+      if (names.has(track.name)) continue;
+      names.add(track.name);
+      const problem = list?.problems.find((p) => sameDocument(p.origin, track.origin));
+      held.push({
+        name: track.name,
+        source: source.id,
+        document: documentOf(track.origin),
+        problem: problem?.message,
+      });
+    }
+  });
+  return { collecting, held };
+}
+
+/**
  * The tracks of deleted GitTracks that every source of the config keeps under `collecting`, in
  * `tracksFrom` order, a name once. Not synced, they still have state and objects until their
  * collection succeeds.
@@ -287,26 +354,7 @@ export async function collectingTracks(
   config: Pick<Config, 'tracksFrom'>,
   published: PublishedTrackStore | undefined,
 ): Promise<CollectingTrack[]> {
-  if (published === undefined) return [];
-  const lists = await Promise.all(
-    config.tracksFrom.map((source) => published.readPublished<PublishedTracks>(source.id)),
-  );
-  const found = new Map<string, CollectingTrack>();
-  config.tracksFrom.forEach((source, index) => {
-    const list = lists[index];
-    for (const track of list?.collecting ?? []) {
-      const gitTrack = track.origin?.gitTrack;
-      if (gitTrack === undefined || found.has(track.name)) continue;
-      const retry = list?.collectionRetries?.find((r) => r.track === track.name);
-      found.set(track.name, {
-        name: track.name,
-        source: source.id,
-        gitTrack: `${gitTrack.namespace}/${gitTrack.name}`,
-        ...(retry === undefined ? {} : { retry }),
-      });
-    }
-  });
-  return [...found.values()];
+  return (await keptTracks(config, published)).collecting;
 }
 
 /** The source `id` names, or undefined when the config has no such `tracksFrom` entry. */

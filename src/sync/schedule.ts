@@ -10,7 +10,12 @@ import type { Track, TracksFrom } from '../config/types.ts';
 import type { PublishedTrackStore, StateStore } from '../store/ports.ts';
 import type { DiscoverJob, DriftJob, FetchJob, JobQueue } from './jobs.ts';
 import type { KeptTrackStates } from './kept-track-states.ts';
-import { collectingTracks, type CollectingTrack } from './published-tracks.ts';
+import {
+  keptTracks,
+  type CollectingTrack,
+  type HeldTrack,
+  type KeptTracks,
+} from './published-tracks.ts';
 import { conditionOf, isSuspended, readTrackState, type TrackState } from './track-state.ts';
 
 export interface ScheduleDeps {
@@ -125,25 +130,32 @@ export interface TracksOffConfig {
   readonly removed: string[];
   /** The tracks of deleted GitTracks: their source's discoveries are collecting their objects. */
   readonly collecting: CollectingTrack[];
+  /** Kept by their source while the document that gave them is refused: not removed. */
+  readonly held: HeldTrack[];
 }
 
 /**
- * {@link tracksRemovedFromConfig}, less the tracks of deleted GitTracks whose objects are being
- * collected (`readCollecting`: published-tracks.ts collectingTracks over the config's sources),
- * which are reported as such: nothing is for `driftless delete` there, a discovery collects them.
+ * {@link tracksRemovedFromConfig}, less the tracks the config's sources keep (`readKept`:
+ * published-tracks.ts keptTracks): those of deleted GitTracks whose objects are being collected,
+ * and those whose document is refused for now, each reported as such — nothing is for `driftless
+ * delete` there: a discovery collects the first, a mended document syncs the second again.
  */
 export async function tracksOffConfig(
   tracks: readonly Pick<Track, 'name'>[],
   state: Pick<StateStore, 'listTracks'>,
-  readCollecting: () => Promise<readonly CollectingTrack[]>,
+  readKept: () => Promise<KeptTracks>,
 ): Promise<TracksOffConfig> {
   const withState = await tracksRemovedFromConfig(tracks, state);
   // Most ticks have no track off the config: they read no published list.
-  if (withState.length === 0) return { removed: [], collecting: [] };
-  const collecting = (await readCollecting()).filter((track) => withState.includes(track.name));
+  if (withState.length === 0) return { removed: [], collecting: [], held: [] };
+  const kept = await readKept();
+  const collecting = kept.collecting.filter((track) => withState.includes(track.name));
+  const held = kept.held.filter((track) => withState.includes(track.name));
+  const keptNames = new Set([...collecting, ...held].map((track) => track.name));
   return {
-    removed: withState.filter((name) => !collecting.some((track) => track.name === name)),
+    removed: withState.filter((name) => !keptNames.has(name)),
     collecting,
+    held,
   };
 }
 
@@ -179,10 +191,10 @@ export async function scheduleDueTracks(
       `${failed.length} of ${due.length + (deps.tracksFrom?.length ?? 0)} due tracks and sources were not queued`,
     );
   }
-  // As a config's `tracksFrom`, which collectingTracks reads (a mutable list: a copy).
+  // As a config's `tracksFrom`, which keptTracks reads (a mutable list: a copy).
   const sources = { tracksFrom: [...(deps.tracksFrom ?? [])] };
   return {
     tracks: due.map((track) => track.name),
-    ...(await tracksOffConfig(deps.tracks, state, () => collectingTracks(sources, deps.published))),
+    ...(await tracksOffConfig(deps.tracks, state, () => keptTracks(sources, deps.published))),
   };
 }

@@ -3,7 +3,7 @@
  * and the dashboard's `GET /api/tracks` answers (DESIGN.md).
  */
 import type { Track } from '../config/types.ts';
-import type { CollectingTrack } from './published-tracks.ts';
+import type { CollectingTrack, HeldTrack } from './published-tracks.ts';
 import {
   busyJsonOf,
   isSuspended,
@@ -69,17 +69,36 @@ export function collectingJson(collecting: CollectingTrack) {
 }
 
 /**
+ * `held` of `status -o json`, on a track its source keeps while the document that gave it is
+ * refused: the source, the document and why it is refused.
+ */
+export function heldJson(held: HeldTrack) {
+  return {
+    source: held.source,
+    ...(held.document === undefined ? {} : { document: held.document }),
+    ...(held.problem === undefined ? {} : { problem: held.problem }),
+  };
+}
+
+/** Why a source keeps a track off its list: its GitTrack was deleted, or its document is refused. */
+export type KeptBySource =
+  | { readonly collecting: CollectingTrack; readonly held?: undefined }
+  | { readonly held: HeldTrack; readonly collecting?: undefined };
+
+/**
  * A track off the config as `status -o json` and `GET /api/tracks` list it: its state,
- * `removedFromConfig`, and `collecting` when it is the track of a deleted GitTrack being collected.
+ * `removedFromConfig`, and `collecting` when it is the track of a deleted GitTrack being
+ * collected, `held` when its source keeps it while its document is refused.
  */
 export function offConfigStatusJson(
   track: string,
   state: TrackState,
-  collecting: CollectingTrack | undefined,
+  kept: KeptBySource | undefined,
 ) {
   return {
     ...statusJson(track, state),
     removedFromConfig: true,
-    ...(collecting === undefined ? {} : { collecting: collectingJson(collecting) }),
+    ...(kept?.collecting === undefined ? {} : { collecting: collectingJson(kept.collecting) }),
+    ...(kept?.held === undefined ? {} : { held: heldJson(kept.held) }),
   };
 }

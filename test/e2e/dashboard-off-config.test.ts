@@ -1,7 +1,7 @@
 /**
  * The dashboard page in Chromium and the tracks off the config: the overview has a row for the
- * track of a deleted GitTrack being collected and one for a track removed from driftless.yaml
- * (state kept), each marked as such; their track pages show what the store keeps of them, and no
+ * track of a deleted GitTrack being collected, one for a track held while its GitTrack is refused,
+ * and one for a track removed from driftless.yaml (state kept), each marked as such; their track pages show what the store keeps of them, and no
  * action buttons, as the dashboard refuses their actions. A unit-style browser test of the page
  * built from web/ now, over the routes (handleDashboard) and the collecting fixture's fs store,
  * behind a small HTTP front: no cluster, no Git.
@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { storedObjects } from '../../src/dashboard/read-model.ts';
-import { collectingTracks } from '../../src/sync/published-tracks.ts';
+import { keptTracks, type PublishedTracks } from '../../src/sync/published-tracks.ts';
+import { updateTrackState } from '../../src/sync/track-state.ts';
 import { checkAccessibility, describeViolations } from '../harness/browser.ts';
 import { serveDashboardPages, type DashboardPages } from '../harness/dashboard-pages.ts';
 import {
@@ -26,10 +27,22 @@ describe('the dashboard page and the tracks off the config', () => {
   let pages: DashboardPages;
 
   before(async () => {
+    // `api`'s GitTrack refused since it was published: its source holds it (after the fixture's
+    // list, which it extends).
+    const list = await store.readPublished<PublishedTracks>(SOURCE_ID);
+    const origin = { source: SOURCE_ID, gitTrack: { namespace: 'apps', name: 'api' } };
+    await store.publish(SOURCE_ID, {
+      ...list!,
+      problems: [{ where: 'GitTrack apps/api', origin, message: 'spec.repository: refused' }],
+      held: [{ ...COLLECTING_CONFIG.tracks[0]!, name: 'api', origin }],
+    });
+    await updateTrackState(store, 'api', (state) => {
+      state.inventory = [{ subject: 'ConfigMap/apps/api', apiVersion: 'v1' }];
+    });
     // The page's build beside the store, not in it.
     pages = await serveDashboardPages(await mkdtemp(join(dir, 'web-')), {
       tracks: async () => COLLECTING_CONFIG.tracks,
-      collecting: () => collectingTracks(COLLECTING_CONFIG, store),
+      kept: () => keptTracks(COLLECTING_CONFIG, store),
       state: store,
       artifacts: store,
       queue: { enqueue: async () => assert.fail('no action is queued here') },
@@ -49,25 +62,26 @@ describe('the dashboard page and the tracks off the config', () => {
   const rowOf = (page: Page, track: string) =>
     page.locator('tbody tr').filter({ has: page.getByRole('link', { name: track, exact: true }) });
 
-  it('lists both on the overview, each marked, after the configured track', async () => {
+  it('lists them on the overview, each marked, after the configured track', async () => {
     // Act
     const page = await open('#/');
     await rowOf(page, 'retired').waitFor();
 
     // Assess
     const names = await page.locator('tbody tr th a').allInnerTexts();
-    assert.deepEqual(names, ['infra', 'web', 'retired']);
+    assert.deepEqual(names, ['infra', 'web', 'api', 'retired']);
     const web = rowOf(page, 'web');
     assert.match(await web.innerText(), /Being collected/);
     assert.match(
       (await web.locator('.badge', { hasText: 'Being collected' }).getAttribute('title')) ?? '',
       new RegExp(`GitTrack apps/web was deleted.*"${SOURCE_ID}".*failed 2 times in a row`),
     );
+    assert.match(await rowOf(page, 'api').innerText(), /Document refused/);
     assert.match(await rowOf(page, 'retired').innerText(), /Removed from config/);
     assert.doesNotMatch(await rowOf(page, 'infra').innerText(), /Being collected|Removed from/);
     assert.match(
       await page.locator('.page-summary').innerText(),
-      /3 tracks.*1 being collected · 1 removed from the config/,
+      /4 tracks.*1 being collected · 1 held \(document refused\) · 1 removed from the config/,
     );
     assert.deepEqual(pages.browser.problemsOf(page), []);
     const violations = await checkAccessibility(page);
@@ -76,6 +90,11 @@ describe('the dashboard page and the tracks off the config', () => {
 
   for (const [track, marker, said] of [
     ['web', 'Being collected', /GitTrack apps\/web was deleted.*failed 2 times in a row/s],
+    [
+      'api',
+      'Document refused',
+      /refuses GitTrack apps\/api for now \(spec\.repository: refused\).*nothing syncs it/s,
+    ],
     ['retired', 'Removed from config', /"driftless delete --track retired" collects them/],
   ] as const) {
     it(`shows ${track}'s page without actions, saying it is ${marker.toLowerCase()}`, async () => {

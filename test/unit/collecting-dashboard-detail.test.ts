@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { handleDashboard } from '../../src/dashboard/dashboard-routes.ts';
-import { collectingTracks } from '../../src/sync/published-tracks.ts';
+import { keptTracks } from '../../src/sync/published-tracks.ts';
 import {
   COLLECTING_CONFIG,
   collectingFsStore,
@@ -20,7 +20,7 @@ describe('the dashboard track routes and a track being collected', () => {
   const { store } = collectingFsStore('driftless-collecting-dashboard-detail-');
   const { deps, queued } = dashboardDeps(store, {
     tracks: async () => COLLECTING_CONFIG.tracks,
-    collecting: () => collectingTracks(COLLECTING_CONFIG, store),
+    kept: () => keptTracks(COLLECTING_CONFIG, store),
   });
 
   /** The track's entry of GET /api/tracks. */

@@ -12,7 +12,7 @@ import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboa
 import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
 import { storedObjects } from '../../src/dashboard/read-model.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { collectingTracks } from '../../src/sync/published-tracks.ts';
+import { keptTracks } from '../../src/sync/published-tracks.ts';
 import {
   COLLECTING_CONFIG,
   collectingFsStore,
@@ -45,7 +45,7 @@ describe('GET /api/tracks and a track being collected', () => {
     // Prepare
     const deps: DashboardDeps = {
       tracks: async () => COLLECTING_CONFIG.tracks,
-      collecting: () => collectingTracks(COLLECTING_CONFIG, store),
+      kept: () => keptTracks(COLLECTING_CONFIG, store),
       state: store,
       artifacts: store,
       queue: { enqueue: async () => undefined },

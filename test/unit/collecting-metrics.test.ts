@@ -14,7 +14,9 @@ import { functionMetrics } from '../../src/aws/function-metrics.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { ServeMetrics } from '../../src/serve/serve-metrics.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
-import { COLLECTING_CONFIG, storeCollectingWeb } from './fakes/collecting-fixture.ts';
+import type { PublishedTracks } from '../../src/sync/published-tracks.ts';
+import { updateTrackState } from '../../src/sync/track-state.ts';
+import { COLLECTING_CONFIG, SOURCE_ID, storeCollectingWeb } from './fakes/collecting-fixture.ts';
 
 const NOW = new Date('2026-01-01T12:01:00.000Z');
 
@@ -107,5 +109,48 @@ describe('driftless_track_collecting', () => {
       ['driftless_track_removed_from_config', 'None', 1, { track: 'retired' }],
       ['driftless_track_collecting', 'None', 1, { track: 'web' }],
     ]);
+  });
+
+  it('is joined by driftless_track_held for a track whose GitTrack is refused for now', async () => {
+    // Prepare: `api` published, then its GitTrack refused: held, with its state kept
+    const held = await mkdtemp(join(dir, 'held-'));
+    const heldStore = new FsStore({ path: held });
+    const api = {
+      ...COLLECTING_CONFIG.tracks[0]!,
+      name: 'api',
+      origin: { source: SOURCE_ID, gitTrack: { namespace: 'apps', name: 'api' } },
+    };
+    const list: PublishedTracks = {
+      source: SOURCE_ID,
+      publishedAt: '2026-01-01T12:00:00.000Z',
+      tracks: [],
+      problems: [
+        { where: 'GitTrack apps/api', origin: api.origin, message: 'spec.repository: refused' },
+      ],
+      held: [api],
+    };
+    await heldStore.publish(SOURCE_ID, list);
+    await updateTrackState(heldStore, 'api', (state) => {
+      state.inventory = [{ subject: 'ConfigMap/apps/api', apiVersion: 'v1' }];
+    });
+    const handler = createDriftHandler(
+      async () => ({
+        tracks: COLLECTING_CONFIG.tracks,
+        tracksFrom: COLLECTING_CONFIG.tracksFrom,
+        published: heldStore,
+        artifacts: heldStore,
+        state: heldStore,
+        queue: { enqueue: async () => undefined },
+      }),
+      silentLogger,
+      () => NOW,
+      functionMetrics(silentLogger),
+    );
+
+    // Act
+    const samples = await emfWhile(() => handler({ time: NOW.toISOString() }));
+
+    // Assess
+    assert.deepEqual(samples, [['driftless_track_held', 'None', 1, { track: 'api' }]]);
   });
 });

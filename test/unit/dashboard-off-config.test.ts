@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { handleDashboard } from '../../src/dashboard/dashboard-routes.ts';
 import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
 import type { OverviewRow, TrackStatusJson } from '../../src/dashboard/types.ts';
-import { collectingTracks } from '../../src/sync/published-tracks.ts';
+import { keptTracks } from '../../src/sync/published-tracks.ts';
 import { cliOver } from '../harness/run-cli.ts';
 import { COLLECTING_CONFIG, collectingFsStore } from './fakes/collecting-fixture.ts';
 import { dashboardDeps, getRequest, postRequest } from './fakes/dashboard-requests.ts';
@@ -20,7 +20,7 @@ describe('the dashboard and a track removed from the config', () => {
   const { store } = collectingFsStore('driftless-dashboard-off-config-');
   const { deps, queued } = dashboardDeps(store, {
     tracks: async () => COLLECTING_CONFIG.tracks,
-    collecting: () => collectingTracks(COLLECTING_CONFIG, store),
+    kept: () => keptTracks(COLLECTING_CONFIG, store),
   });
   /** `driftless` over the same config and store. */
   const driftless = cliOver(() => ({
