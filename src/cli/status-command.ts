@@ -86,9 +86,10 @@ export const statusCommand: CommandHandler = async (ctx, line, output) => {
       track,
       'status check',
       await ctx.cluster(track),
-      (cluster) =>
+      (cluster, signal) =>
         trackObjects(track, {
           cluster,
+          signal,
           artifacts: ctx.artifacts,
           state: ctx.state,
           ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),

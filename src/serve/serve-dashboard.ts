@@ -89,9 +89,10 @@ async function liveObjects(
       track,
       'dashboard read',
       await ctx.cluster(track),
-      (cluster) =>
+      (cluster, signal) =>
         observeObjects(track, {
           cluster,
+          signal,
           artifacts: ctx.artifacts,
           state: ctx.state,
           ...(ctx.readSecret === undefined ? {} : { readSecret: ctx.readSecret }),

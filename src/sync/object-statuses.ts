@@ -142,7 +142,13 @@ export interface TrackObjects<T extends ObjectStatus = ObjectStatus> {
   readonly ignored: IgnoredObject[];
 }
 
-type ObserveDeps = Pick<ApplyDeps, 'cluster' | 'artifacts' | 'state' | 'readSecret'>;
+type ObserveDeps = Pick<ApplyDeps, 'cluster' | 'artifacts' | 'state' | 'readSecret'> & {
+  /**
+   * The reading's deadline (track-cluster.ts readWithinTimeout): the secrets a revision names
+   * are read until then too, as the cluster's requests are through `cluster`.
+   */
+  readonly signal?: AbortSignal;
+};
 
 /** The objects of the track's current revision, those it applies as the cluster has them now. */
 async function observeTrack(

@@ -96,6 +96,49 @@ describe('sync and drift against a secret source that stops answering', () => {
   );
 
   it(
+    'ends status --objects at the timeout when a substituteFrom secret is never read',
+    { timeout: 10_000 },
+    async () => {
+      // Prepare: the track syncs with its secret answered; then the secret's source goes silent.
+      let answering = true;
+      const asked: SecretRef[] = [];
+      const readSecret = (ref: SecretRef): Promise<string> => {
+        asked.push(ref);
+        return answering
+          ? Promise.resolve('{"LEVEL": "info"}')
+          : new Promise<string>(() => undefined);
+      };
+      const store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
+      const cluster = new InMemoryCluster();
+      const driftless = cliOver((): LocalContext => ({
+        config: parseConfig(
+          `tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps, timeout: 1s, substituteFrom: [{secret: env:WEB_VARS}]}]`,
+          'driftless.yaml',
+        ),
+        artifacts: store,
+        state: store,
+        readSecret,
+        source: async () => gitAt(['settings']),
+        cluster: async () => cluster,
+        close: () => undefined,
+      }));
+      const synced = await driftless('sync', '--track', 'web', '-o', 'json');
+      assert.equal(synced.code, 0, synced.stdout + synced.stderr);
+      answering = false;
+
+      // Act
+      const run = await driftless('status', '--track', 'web', '--objects', '-o', 'json');
+
+      // Assess: the secret was asked for again, and the reading ended at its deadline, saying so
+      assert.equal(asked.length, 2, 'the substituteFrom secret was asked for by the reading');
+      assert.equal(run.code, 3, run.stdout + run.stderr);
+      assert.match(
+        run.stdout + run.stderr,
+        /did not finish within the track's timeout \(1000 ms\)/,
+      );
+    },
+  );
+  it(
     'ends a drift check at the timeout when a substituteFrom secret is never read',
     { timeout: 10_000 },
     async () => {

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it, mock } from 'node:test';
 import type { KubernetesPort } from '../../src/cluster/kubernetes-port.ts';
 import { parseConfig } from '../../src/config/index.ts';
+import type { SecretRef } from '../../src/config/secret-ref.ts';
 import type { Track } from '../../src/config/types.ts';
 import type { ObservedObjects, TrackDetail } from '../../src/dashboard/types.ts';
 import { startServe, type RunningServe } from '../../src/serve/start-serve.ts';
@@ -65,16 +66,30 @@ describe("serve's dashboard against a cluster that stops answering", () => {
   });
 
   /**
-   * Serve with the track `web` (its `timeout` as given) applied to the answering cluster, a
-   * stored observation of it, and `cluster` as its cluster from now on.
+   * Serve with the track `web` (its `timeout` as given, and `more` of its fields) applied to the
+   * answering cluster, a stored observation of it, and `cluster` as its cluster from now on;
+   * `readSecret` reads the secrets it names.
    */
-  async function serving(timeout: string, cluster: KubernetesPort): Promise<RunningServe> {
+  async function serving(
+    timeout: string,
+    cluster: KubernetesPort,
+    {
+      more = '',
+      readSecret,
+    }: { more?: string; readSecret?: (ref: SecretRef) => Promise<string> } = {},
+  ): Promise<RunningServe> {
     const config = parseConfig(
-      `dashboard: {tokens: [env:DASH_TOKEN]}\ntracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps, timeout: ${timeout}}]`,
+      `dashboard: {tokens: [env:DASH_TOKEN]}\ntracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps, timeout: ${timeout}${more}}]`,
       'driftless.yaml',
     );
     const track = config.tracks[0]!;
-    const deps = { cluster: answering, source: gitAt(['a']), artifacts: store, state: store };
+    const deps = {
+      cluster: answering,
+      source: gitAt(['a']),
+      artifacts: store,
+      state: store,
+      ...(readSecret === undefined ? {} : { readSecret }),
+    };
     const result = await syncTrack(track, { trigger: 'manual' }, deps);
     assert.equal(result.result, 'applied', result.error);
     await updateTrackState(store, 'web', (state) => {
@@ -84,6 +99,7 @@ describe("serve's dashboard against a cluster that stops answering", () => {
       config,
       artifacts: store,
       state: store,
+      ...(readSecret === undefined ? {} : { readSecret }),
       source: async () => gitAt(['a']),
       cluster: async () => cluster,
       close: () => undefined,
@@ -135,6 +151,42 @@ describe("serve's dashboard against a cluster that stops answering", () => {
         error:
           'the cluster could not be read: track "web": the dashboard read did not finish within the track\'s timeout (2000 ms)',
       } satisfies ObservedObjects);
+    },
+  );
+
+  it(
+    "answers the track's page at the track's timeout when a secret of its revision is never read",
+    { timeout: 20_000 },
+    async () => {
+      // Prepare: the cluster answers; the substituteFrom secret answers the sync, then goes silent.
+      let secretAnswers = true;
+      const asked: SecretRef[] = [];
+      const readSecret = (ref: SecretRef): Promise<string> => {
+        // The dashboard's token is read from the environment as ever.
+        if (ref.scheme === 'env' && ref.name === 'DASH_TOKEN') return Promise.resolve(TOKEN);
+        asked.push(ref);
+        return secretAnswers
+          ? Promise.resolve('{"LEVEL": "info"}')
+          : new Promise<string>(() => undefined);
+      };
+      const running = await serving('2s', answering, {
+        more: ', substituteFrom: [{secret: env:WEB_VARS}]',
+        readSecret,
+      });
+      secretAnswers = false;
+
+      // Act
+      const page = await trackPage(running);
+
+      // Assess: not a hang; the stored objects and why answer it
+      assert.ok(page.seconds >= 1.9 && page.seconds < 10, `took ${page.seconds} s`);
+      assert.equal(asked.length, 2, 'the secret was asked for by the reading');
+      assert.equal(page.status, 200);
+      assert.equal(page.objects.source, 'stored');
+      assert.match(
+        page.objects.error ?? '',
+        /track "web": the dashboard read did not finish within the track's timeout \(2000 ms\)/,
+      );
     },
   );
 
