@@ -16,7 +16,12 @@ import type { KubeObject } from '../cluster/kube-object.ts';
 import { DELETION_POLICIES, type DeletionPolicy } from '../config/deletion-policy.ts';
 import { DELETION_POLICY_ANNOTATION, GIT_TRACK_API_VERSION } from '../config/git-track.ts';
 import { DEFAULT_TRACK_TIMEOUT_MS } from '../config/schema.ts';
-import { runTimeTracks, type RunTimeDocument } from '../config/run-time-tracks.ts';
+import { describeValue } from '../config/describe-value.ts';
+import {
+  runTimeTracks,
+  type RunTimeDocument,
+  type RunTimeTracks,
+} from '../config/run-time-tracks.ts';
 import type { GitTracksFromCluster, Track } from '../config/types.ts';
 import { DriftlessError, messageOf } from '../errors.ts';
 import { configNames, publish, type DiscoverDeps, type DiscoverResult } from './discover-tracks.ts';
@@ -183,7 +188,7 @@ async function discoverWithin(
   // A track still being collected keeps its name: another GitTrack taking it would have its
   // state, and the objects that state lists, collected in its place.
   const taken = new Set([...inConfig, ...collecting.map((track) => track.name)]);
-  const offered = runTimeTracks(source, documents, taken);
+  const offered = leaveHeldNames(runTimeTracks(source, documents, taken), previous);
   const kept = await leaveNamesOfOtherSources(
     source.id,
     offered.tracks.map((track) => ({ track, where: documentOf(track.origin) ?? track.name })),
@@ -272,6 +277,36 @@ async function discoverWithin(
     revision: null,
     errors,
   };
+}
+
+/**
+ * A name this source holds for a GitTrack refused for now (PublishedTracks.held) stays that
+ * GitTrack's: another of its GitTracks offering the name is refused, as one offering a taken name
+ * is — published, it would sync in the held track's state and prune the objects that state lists.
+ * The holder itself, mended, takes its name back. (A repository source lets another of its files
+ * take a name it held: a file renamed keeps its track, published-tracks.ts.)
+ */
+function leaveHeldNames(
+  offered: RunTimeTracks,
+  previous: PublishedTracks | undefined,
+): RunTimeTracks {
+  const held = previous?.held ?? [];
+  if (held.length === 0) return offered;
+  const result: RunTimeTracks = { tracks: [], problems: [...offered.problems] };
+  for (const track of offered.tracks) {
+    const holder = held.find((h) => h.name === track.name);
+    const ref = track.origin?.gitTrack;
+    if (holder === undefined || (ref !== undefined && sameGitTrack(holder, ref))) {
+      result.tracks.push(track);
+      continue;
+    }
+    result.problems.push({
+      where: documentOf(track.origin) ?? track.name,
+      origin: track.origin ?? { source: previous?.source ?? '' },
+      message: `metadata.name: track ${describeValue(track.name)} already exists (${documentOf(holder.origin) ?? 'another GitTrack'}, refused for now)`,
+    });
+  }
+  return result;
 }
 
 /**

@@ -105,12 +105,15 @@ export async function knownTracks(
 }
 
 /**
- * The names that belong to live tracks ahead of the source `id`: the config's, and those the
- * sources before it in `tracksFrom` published, as {@link knownTracks} gives them out. Such a
- * track syncs under its name, in that name's state: a track of this source with that name (one
- * that was never known, or one whose name the config took meanwhile) is not this source's to
- * collect. A later source's track of the name is not counted: it waits, unknown, while this
- * source's track is collected (knownTracks keeps the name), so the state is still this one's.
+ * The names that belong to tracks ahead of the source `id`: the config's, those the sources
+ * before it in `tracksFrom` published, as {@link knownTracks} gives them out, and those they keep
+ * under `held` (a document refused for now) or `collecting` (a GitTrack deleted), which
+ * knownTracks reserves for them. Such a track syncs, or will again, or is collected, under its
+ * name, in that name's state: a track of this source with that name (one that was never known,
+ * one whose name the config took meanwhile, or one published beside an earlier source's) is not
+ * this source's to collect. A later source's track of the name is not counted: it waits,
+ * unknown, while this source's track is collected (knownTracks keeps the name), so the state is
+ * still this one's.
  */
 export async function namesHeldOutside(
   config: Pick<Config, 'tracks' | 'tracksFrom'>,
@@ -122,7 +125,16 @@ export async function namesHeldOutside(
     tracks: configTracks(config.tracks),
     tracksFrom: position < 0 ? config.tracksFrom : config.tracksFrom.slice(0, position),
   };
-  return new Set((await knownTracks(ahead, published)).map((track) => track.name));
+  const names = new Set((await knownTracks(ahead, published)).map((track) => track.name));
+  const lists = await Promise.all(
+    ahead.tracksFrom.map((source) => published.readPublished<PublishedTracks>(source.id)),
+  );
+  for (const list of lists) {
+    for (const track of [...(list?.held ?? []), ...(list?.collecting ?? [])]) {
+      names.add(track.name);
+    }
+  }
+  return names;
 }
 
 /** A track of another source that has a name, as that source last published it. */

@@ -310,6 +310,51 @@ describe("a deleted GitTrack's collection", () => {
     assert.equal((await published())?.held, undefined, 'nothing held any more');
   });
 
+  it('refuses another GitTrack the name of one refused for now, which takes it back once mended', async () => {
+    // Prepare: web synced, then edited into a GitTrack the discovery refuses (its track held)
+    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
+    await discover();
+    const [track] = await knownTracks(config, store);
+    const synced = await syncTrack(
+      track!,
+      { trigger: 'schedule' },
+      { source: git, cluster, artifacts: store, state: store },
+    );
+    assert.equal(synced.result, 'applied', synced.error);
+    cluster.editGitTrack('web', { repository: '/srv/git/web', reference: 'main' });
+    await discover();
+    const other = gitTrack('web', 'https://git.example.com/other.git');
+    await cluster.apply(
+      { ...other, metadata: { ...other.metadata, namespace: 'team' } },
+      { fieldManager: 'kubectl', force: false },
+    );
+
+    // Act
+    const whileHeld = await discover();
+    const knownWhileHeld = await knownTracks(config, store);
+    cluster.editGitTrack('web', {
+      repository: 'https://git.example.com/web.git',
+      reference: 'main',
+    });
+    const mended = await discover();
+
+    // Assess: team/web refused, naming the holder; apps/web's track back under its name
+    assert.deepEqual(whileHeld.tracks, []);
+    assert.deepEqual(
+      whileHeld.problems.map((p) => p.where),
+      ['GitTrack apps/web', 'GitTrack team/web'],
+    );
+    assert.equal(
+      whileHeld.problems[1]?.message,
+      'metadata.name: track "web" already exists (GitTrack apps/web, refused for now)',
+    );
+    assert.deepEqual(knownWhileHeld, []);
+    assert.deepEqual(mended.tracks, ['web']);
+    const [web] = await knownTracks(config, store);
+    assert.deepEqual(web?.origin?.gitTrack, { namespace: 'apps', name: 'web' });
+    assert.ok(await cluster.get(configMapRef('web')), 'its ConfigMap stays');
+  });
+
   it('releases at once a deleted GitTrack that never gave a track', async () => {
     // Prepare: a GitTrack refused (a local repository), its finalizer held, then deleted.
     await cluster.apply(gitTrack('local', '/srv/git/local'), {

@@ -230,6 +230,55 @@ describe("a deleted GitTrack's collection, guarded", () => {
     assert.equal(web?.origin?.source, first.id);
   });
 
+  it('does not collect a track whose name an earlier source holds while its document is refused', async () => {
+    // Prepare: as above, the repository source first, its web known and synced; then its file is
+    // refused for a while (web held, off its tracks), and the GitTrack web is deleted.
+    const repositoryFirst = parseConfig(
+      [
+        'tracksFrom:',
+        '  - {repository: https://git.example.com/tracks.git}',
+        '  - {cluster: default, gitTracks: true}',
+        '',
+      ].join('\n'),
+      'driftless.yaml',
+    );
+    const first = repositoryFirst.tracksFrom[0] as TracksFromRepository;
+    const second = repositoryFirst.tracksFrom[1] as GitTracksFromCluster;
+    const deps = { config: repositoryFirst, published: store, state: store, now };
+    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
+    assert.deepEqual((await discoverGitTracks(second, { ...deps, cluster })).tracks, ['web']);
+    await withClusterListHidden(second.id, () =>
+      discoverTrackDocuments(first, { ...deps, source: git }),
+    );
+    const known = (await knownTracks(repositoryFirst, store)).find((t) => t.name === 'web');
+    assert.equal(known?.origin?.source, first.id);
+    const synced = await syncTrack(
+      known,
+      { trigger: 'schedule' },
+      { source: git, cluster, artifacts: store, state: store, now },
+    );
+    assert.equal(synced.result, 'applied', synced.error);
+    const list = await store.readPublished<PublishedTracks>(first.id);
+    await store.publish(first.id, {
+      ...list!,
+      tracks: [],
+      problems: [{ where: 'web.yaml', origin: known.origin!, message: 'not valid YAML' }],
+      held: [known],
+    });
+    cluster.deleteGitTrack('web');
+
+    // Act
+    const next = await discoverGitTracks(second, { ...deps, cluster });
+
+    // Assess: released without collecting; the held track keeps its object and state.
+    assert.deepEqual(next.collected, []);
+    assert.deepEqual(next.errors, []);
+    assert.deepEqual(cluster.events, ['released GitTrack web'], 'nothing deleted');
+    assert.ok(await cluster.get(configMapRef('web')), "the held track's ConfigMap stays");
+    assert.ok(await store.read('web'), 'its state stays');
+    assert.equal(await cluster.get(gitTrackRef('web')), undefined, 'the GitTrack released');
+  });
+
   it('tries a collection that keeps failing again after 1, 2, 4 ... minutes, an hour at most, then collects at the next try', async () => {
     // Prepare: web's collection refused at minute 0.
     await collectionFailedOnce();
