@@ -107,8 +107,8 @@ describe("a deleted GitTrack's collection", () => {
   const published = (): Promise<PublishedTracks | undefined> =>
     store.readPublished<PublishedTracks>(source.id);
 
-  /** GitTracks `names`, discovered, each track synced (its ConfigMap applied), then deleted. */
-  async function syncedThenDeleted(names: readonly string[]): Promise<void> {
+  /** GitTracks `names`, discovered, each track synced (its ConfigMap applied). */
+  async function synced(names: readonly string[]): Promise<void> {
     for (const name of names) {
       await cluster.apply(gitTrack(name), { fieldManager: 'kubectl', force: false });
     }
@@ -123,8 +123,13 @@ describe("a deleted GitTrack's collection", () => {
     }
     for (const name of names) {
       assert.ok(await cluster.get(configMapRef(name)), `${name}'s ConfigMap applied`);
-      cluster.deleteGitTrack(name);
     }
+  }
+
+  /** GitTracks `names`, discovered, each track synced (its ConfigMap applied), then deleted. */
+  async function syncedThenDeleted(names: readonly string[]): Promise<void> {
+    await synced(names);
+    for (const name of names) cluster.deleteGitTrack(name);
     // After the syncs, which record their history at the real time: the newest entry is newest.
     clock = Date.now();
   }
@@ -278,18 +283,9 @@ describe("a deleted GitTrack's collection", () => {
     assert.equal(await cluster.get(gitTrackRef('web')), undefined, 'the GitTrack released');
   });
 
-  it('collects a deleted GitTrack whose last edit was refused: the track it gave before has objects', async () => {
-    // Prepare: web synced; then an edit the discovery refuses (a local repository), so its track
-    // is held, not published; then web is deleted.
-    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
-    await discover();
-    const [track] = await knownTracks(config, store);
-    const synced = await syncTrack(
-      track!,
-      { trigger: 'schedule' },
-      { source: git, cluster, artifacts: store, state: store },
-    );
-    assert.equal(synced.result, 'applied', synced.error);
+  /** GitTrack web synced, then edited into one the discovery refuses (a local repository): held. */
+  async function syncedThenRefused(): Promise<void> {
+    await synced(['web']);
     cluster.editGitTrack('web', { repository: '/srv/git/web', reference: 'main' });
     const refused = await discover();
     assert.deepEqual(refused.tracks, []);
@@ -297,6 +293,12 @@ describe("a deleted GitTrack's collection", () => {
       (await published())?.held?.map((t) => t.name),
       ['web'],
     );
+  }
+
+  it('collects a deleted GitTrack whose last edit was refused: the track it gave before has objects', async () => {
+    // Prepare: web synced; then an edit the discovery refuses, so its track is held, not
+    // published; then web is deleted.
+    await syncedThenRefused();
     cluster.deleteGitTrack('web');
 
     // Act
@@ -312,17 +314,7 @@ describe("a deleted GitTrack's collection", () => {
 
   it('refuses another GitTrack the name of one refused for now, which takes it back once mended', async () => {
     // Prepare: web synced, then edited into a GitTrack the discovery refuses (its track held)
-    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
-    await discover();
-    const [track] = await knownTracks(config, store);
-    const synced = await syncTrack(
-      track!,
-      { trigger: 'schedule' },
-      { source: git, cluster, artifacts: store, state: store },
-    );
-    assert.equal(synced.result, 'applied', synced.error);
-    cluster.editGitTrack('web', { repository: '/srv/git/web', reference: 'main' });
-    await discover();
+    await syncedThenRefused();
     const other = gitTrack('web', 'https://git.example.com/other.git');
     await cluster.apply(
       { ...other, metadata: { ...other.metadata, namespace: 'team' } },

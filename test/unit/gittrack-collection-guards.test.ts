@@ -132,6 +132,43 @@ describe("a deleted GitTrack's collection, guarded", () => {
     }
   }
 
+  /**
+   * The repository source first in `tracksFrom`. The cluster's GitTrack web is published, then
+   * the repository source publishes a web of its own, its discovery not seeing the cluster's list
+   * (a source whose name another holds is refused): its web is known and synced, the GitTrack's
+   * never known.
+   */
+  async function repositoryFirstWebSynced() {
+    const repositoryFirst = parseConfig(
+      [
+        'tracksFrom:',
+        '  - {repository: https://git.example.com/tracks.git}',
+        '  - {cluster: default, gitTracks: true}',
+        '',
+      ].join('\n'),
+      'driftless.yaml',
+    );
+    const first = repositoryFirst.tracksFrom[0] as TracksFromRepository;
+    const second = repositoryFirst.tracksFrom[1] as GitTracksFromCluster;
+    const deps = { config: repositoryFirst, published: store, state: store, now };
+    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
+    assert.deepEqual((await discoverGitTracks(second, { ...deps, cluster })).tracks, ['web']);
+    const fromGit = await withClusterListHidden(second.id, () =>
+      discoverTrackDocuments(first, { ...deps, source: git }),
+    );
+    assert.deepEqual(fromGit.tracks, ['web']);
+    const known = (await knownTracks(repositoryFirst, store)).find((t) => t.name === 'web');
+    assert.ok(known);
+    assert.equal(known.origin?.source, first.id);
+    const synced = await syncTrack(
+      known,
+      { trigger: 'schedule' },
+      { source: git, cluster, artifacts: store, state: store, now },
+    );
+    assert.equal(synced.result, 'applied', synced.error);
+    return { repositoryFirst, first, second, deps, known };
+  }
+
   /** GitTrack apps/web discovered, its track synced, then deleted; its collection refused once. */
   async function collectionFailedOnce(): Promise<void> {
     await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
@@ -179,36 +216,8 @@ describe("a deleted GitTrack's collection, guarded", () => {
   });
 
   it("does not collect a track whose name an earlier source's track holds: its objects and state are that track's", async () => {
-    // Prepare: the repository source comes first. The cluster's GitTrack web is published, then
-    // the repository source publishes a web of its own, its discovery not seeing the cluster's
-    // list (a source whose name another holds is refused): its web is known and synced, the
-    // GitTrack's never known. Then the GitTrack is deleted.
-    const repositoryFirst = parseConfig(
-      [
-        'tracksFrom:',
-        '  - {repository: https://git.example.com/tracks.git}',
-        '  - {cluster: default, gitTracks: true}',
-        '',
-      ].join('\n'),
-      'driftless.yaml',
-    );
-    const first = repositoryFirst.tracksFrom[0] as TracksFromRepository;
-    const second = repositoryFirst.tracksFrom[1] as GitTracksFromCluster;
-    const deps = { config: repositoryFirst, published: store, state: store, now };
-    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
-    assert.deepEqual((await discoverGitTracks(second, { ...deps, cluster })).tracks, ['web']);
-    const fromGit = await withClusterListHidden(second.id, () =>
-      discoverTrackDocuments(first, { ...deps, source: git }),
-    );
-    assert.deepEqual(fromGit.tracks, ['web']);
-    const known = (await knownTracks(repositoryFirst, store)).find((t) => t.name === 'web');
-    assert.equal(known?.origin?.source, first.id);
-    const synced = await syncTrack(
-      known,
-      { trigger: 'schedule' },
-      { source: git, cluster, artifacts: store, state: store, now },
-    );
-    assert.equal(synced.result, 'applied', synced.error);
+    // Prepare: the repository source first, its web known and synced; the GitTrack deleted.
+    const { repositoryFirst, first, second, deps } = await repositoryFirstWebSynced();
     cluster.deleteGitTrack('web');
 
     // Act
@@ -233,31 +242,7 @@ describe("a deleted GitTrack's collection, guarded", () => {
   it('does not collect a track whose name an earlier source holds while its document is refused', async () => {
     // Prepare: as above, the repository source first, its web known and synced; then its file is
     // refused for a while (web held, off its tracks), and the GitTrack web is deleted.
-    const repositoryFirst = parseConfig(
-      [
-        'tracksFrom:',
-        '  - {repository: https://git.example.com/tracks.git}',
-        '  - {cluster: default, gitTracks: true}',
-        '',
-      ].join('\n'),
-      'driftless.yaml',
-    );
-    const first = repositoryFirst.tracksFrom[0] as TracksFromRepository;
-    const second = repositoryFirst.tracksFrom[1] as GitTracksFromCluster;
-    const deps = { config: repositoryFirst, published: store, state: store, now };
-    await cluster.apply(gitTrack('web'), { fieldManager: 'kubectl', force: false });
-    assert.deepEqual((await discoverGitTracks(second, { ...deps, cluster })).tracks, ['web']);
-    await withClusterListHidden(second.id, () =>
-      discoverTrackDocuments(first, { ...deps, source: git }),
-    );
-    const known = (await knownTracks(repositoryFirst, store)).find((t) => t.name === 'web');
-    assert.equal(known?.origin?.source, first.id);
-    const synced = await syncTrack(
-      known,
-      { trigger: 'schedule' },
-      { source: git, cluster, artifacts: store, state: store, now },
-    );
-    assert.equal(synced.result, 'applied', synced.error);
+    const { first, second, deps, known } = await repositoryFirstWebSynced();
     const list = await store.readPublished<PublishedTracks>(first.id);
     await store.publish(first.id, {
       ...list!,

@@ -15,7 +15,6 @@ import { handleDashboard } from '../../src/dashboard/dashboard-routes.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import type { GitTracksFromCluster } from '../../src/config/types.ts';
 import { ServeMetrics } from '../../src/serve/serve-metrics.ts';
-import type { GitSource } from '../../src/source/ports.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { discoverGitTracks } from '../../src/sync/discover-git-tracks.ts';
 import { keptTracks, knownTracks } from '../../src/sync/published-tracks.ts';
@@ -24,6 +23,7 @@ import { syncTrack } from '../../src/sync/sync-track.ts';
 import { cliOver } from '../harness/run-cli.ts';
 import { GitTrackCluster, configMapRef, gitTrack } from './fakes/gittrack-cluster.ts';
 import { dashboardDeps, getRequest, postRequest } from './fakes/dashboard-requests.ts';
+import { gitAt } from './fakes/git-sources.ts';
 
 const CONFIG_YAML = 'tracksFrom:\n  - {cluster: default, gitTracks: true}\n';
 const config = parseConfig(CONFIG_YAML, 'driftless.yaml');
@@ -32,17 +32,8 @@ const source = config.tracksFrom[0] as GitTracksFromCluster;
 /** Why the discovery refuses GitTrack apps/web once it names a local repository. */
 const REFUSED = /local repository/;
 
-const git: GitSource = {
-  resolve: async () => ({ revision: '1'.repeat(40), ref: 'refs/heads/main' }),
-  readFiles: async (track) => [
-    {
-      path: 'settings.yaml',
-      content: new TextEncoder().encode(
-        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${track.name}\ndata:\n  value: "v"\n`,
-      ),
-    },
-  ],
-};
+/** The repository of GitTrack apps/web: one ConfigMap, named web. */
+const git = gitAt(['web']);
 
 describe('a track held while its GitTrack is refused', () => {
   let dir: string;
