@@ -188,7 +188,10 @@ async function discoverWithin(
   // A track still being collected keeps its name: another GitTrack taking it would have its
   // state, and the objects that state lists, collected in its place.
   const taken = new Set([...inConfig, ...collecting.map((track) => track.name)]);
-  const offered = leaveHeldNames(runTimeTracks(source, documents, taken), previous);
+  const offered = leaveHeldNames(
+    runTimeTracks(source, holdersFirst(documents, previous), taken),
+    previous,
+  );
   const kept = await leaveNamesOfOtherSources(
     source.id,
     offered.tracks.map((track) => ({ track, where: documentOf(track.origin) ?? track.name })),
@@ -277,6 +280,24 @@ async function discoverWithin(
     revision: null,
     errors,
   };
+}
+
+/**
+ * The GitTracks that published a track (or hold one) first, the others after, each in list order.
+ * Of two GitTracks offering one name the second is refused: the one that had the name keeps it,
+ * whatever the namespaces' order — a GitTrack made in a namespace listed earlier would otherwise
+ * take a running track's name, and its first sync would prune that track's objects.
+ */
+function holdersFirst(
+  documents: readonly RunTimeDocument[],
+  previous: PublishedTracks | undefined,
+): RunTimeDocument[] {
+  const holders = [...(previous?.tracks ?? []), ...(previous?.held ?? [])];
+  const holds = (document: RunTimeDocument): boolean => {
+    const ref = document.origin.gitTrack;
+    return ref !== undefined && holders.some((track) => sameGitTrack(track, ref));
+  };
+  return [...documents.filter(holds), ...documents.filter((document) => !holds(document))];
 }
 
 /**

@@ -312,14 +312,20 @@ describe("a deleted GitTrack's collection", () => {
     assert.equal((await published())?.held, undefined, 'nothing held any more');
   });
 
-  it('refuses another GitTrack the name of one refused for now, which takes it back once mended', async () => {
-    // Prepare: web synced, then edited into a GitTrack the discovery refuses (its track held)
-    await syncedThenRefused();
+  /** A GitTrack `aaa/web` of another repository: it lists before `apps/web`. */
+  async function anotherWeb(): Promise<void> {
     const other = gitTrack('web', 'https://git.example.com/other.git');
     await cluster.apply(
-      { ...other, metadata: { ...other.metadata, namespace: 'team' } },
+      { ...other, metadata: { ...other.metadata, namespace: 'aaa' } },
       { fieldManager: 'kubectl', force: false },
     );
+  }
+
+  it('refuses another GitTrack the name of one refused for now, which takes it back once mended', async () => {
+    // Prepare: web synced, then edited into a GitTrack the discovery refuses (its track held);
+    // then another GitTrack of the name, listed before it
+    await syncedThenRefused();
+    await anotherWeb();
 
     // Act
     const whileHeld = await discover();
@@ -330,14 +336,11 @@ describe("a deleted GitTrack's collection", () => {
     });
     const mended = await discover();
 
-    // Assess: team/web refused, naming the holder; apps/web's track back under its name
+    // Assess: aaa/web refused, naming the holder; apps/web's track back under its name
     assert.deepEqual(whileHeld.tracks, []);
-    assert.deepEqual(
-      whileHeld.problems.map((p) => p.where),
-      ['GitTrack apps/web', 'GitTrack team/web'],
-    );
+    const aaa = whileHeld.problems.find((p) => p.where === 'GitTrack aaa/web');
     assert.equal(
-      whileHeld.problems[1]?.message,
+      aaa?.message,
       'metadata.name: track "web" already exists (GitTrack apps/web, refused for now)',
     );
     assert.deepEqual(knownWhileHeld, []);
@@ -345,6 +348,28 @@ describe("a deleted GitTrack's collection", () => {
     const [web] = await knownTracks(config, store);
     assert.deepEqual(web?.origin?.gitTrack, { namespace: 'apps', name: 'web' });
     assert.ok(await cluster.get(configMapRef('web')), 'its ConfigMap stays');
+    assert.deepEqual(
+      mended.problems.map((p) => `${p.where}: ${p.message}`),
+      ['GitTrack aaa/web: metadata.name: track "web" already exists'],
+    );
+  });
+
+  it('keeps a running track its name when another GitTrack of the name appears, listed before it', async () => {
+    // Prepare: web synced; then aaa/web
+    await synced(['web']);
+    await anotherWeb();
+
+    // Act
+    const next = await discover();
+
+    // Assess: aaa/web refused; web still apps/web's, its ConfigMap as applied
+    assert.deepEqual(next.tracks, ['web']);
+    assert.deepEqual(
+      next.problems.map((p) => `${p.where}: ${p.message}`),
+      ['GitTrack aaa/web: metadata.name: track "web" already exists'],
+    );
+    const [web] = await knownTracks(config, store);
+    assert.deepEqual(web?.origin?.gitTrack, { namespace: 'apps', name: 'web' });
   });
 
   it('releases at once a deleted GitTrack that never gave a track', async () => {

@@ -13,7 +13,11 @@ import {
   type KubeObject,
   type ObjectRef,
 } from '../../../src/cluster/kube-object.ts';
-import type { ApplyOptions, ApplyResult } from '../../../src/cluster/kubernetes-port.ts';
+import type {
+  ApplyOptions,
+  ApplyResult,
+  ListQuery,
+} from '../../../src/cluster/kubernetes-port.ts';
 import { GIT_TRACK_API_VERSION } from '../../../src/config/git-track.ts';
 import { GC_FINALIZER, GIT_TRACK_MANAGER } from '../../../src/sync/discover-git-tracks.ts';
 import { InMemoryCluster } from './in-memory-cluster.ts';
@@ -74,6 +78,13 @@ export class GitTrackCluster extends InMemoryCluster {
       return { object: live, created: false };
     }
     return super.apply({ ...live, metadata: { ...live.metadata, finalizers } }, options);
+  }
+
+  /** Sorted by namespace, then name, as the API server lists: not in the order they were made. */
+  override async list(query: ListQuery): Promise<KubeObject[]> {
+    const key = (object: KubeObject): string =>
+      `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+    return (await super.list(query)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
   }
 
   override async delete(ref: ObjectRef): Promise<'deleted' | 'not-found'> {
