@@ -120,12 +120,15 @@ export async function discoverTrackDocuments(
       documents.push({ value, where: `${file.path} (document ${index + 1})`, origin });
     });
   }
+  const previous = await deps.published.readPublished<PublishedTracks>(source.id);
   // One document at a time, so that each track comes with its document's `where`, which a
-  // refusal below names; the names taken grow as in one call.
+  // refusal below names; the names taken grow as in one call. The files that gave tracks come
+  // first: of two documents with one name, a file added since (listed earlier, say) is refused,
+  // rather than taking a running track's name and pruning its objects at its first sync.
   const taken = configNames(deps.config);
   const offered: OfferedTrack[] = [];
   const invalid: RunTimeProblem[] = [];
-  for (const document of documents) {
+  for (const document of holderFilesFirst(documents, previous)) {
     const { tracks, problems } = runTimeTracks(source, [document], taken);
     invalid.push(...problems);
     for (const track of tracks) {
@@ -133,7 +136,6 @@ export async function discoverTrackDocuments(
       offered.push({ track, where: document.where });
     }
   }
-  const previous = await deps.published.readPublished<PublishedTracks>(source.id);
   const { tracks, problems: refused } = await leaveNamesOfOtherSources(
     source.id,
     offered,
@@ -151,4 +153,17 @@ export async function discoverTrackDocuments(
     revision,
     errors: [],
   };
+}
+
+/** The documents of the files that gave a track (published, or held) first, each in file order. */
+function holderFilesFirst(
+  documents: readonly RunTimeDocument[],
+  previous: PublishedTracks | undefined,
+): RunTimeDocument[] {
+  const files = new Set(
+    [...(previous?.tracks ?? []), ...(previous?.held ?? [])].map((track) => track.origin?.file),
+  );
+  const holds = (document: RunTimeDocument): boolean =>
+    document.origin.file !== undefined && files.has(document.origin.file);
+  return [...documents.filter(holds), ...documents.filter((document) => !holds(document))];
 }

@@ -269,12 +269,15 @@ describe('a track name a repository source offers while another source holds it'
   const clusterSource = mixed.tracksFrom[1] as GitTracksFromCluster;
   /** Where the repository keeps its track documents (a test renames it). */
   let trackFile = 'tracks/web.yaml';
+  /** A second file of the repository, listed before the first, when a test adds it. */
+  let addedFile: { path: string; content: Uint8Array } | undefined;
   /** The repository's file of track documents: GitTracks api (document 1) and web (document 2). */
   const documents: GitSource = {
     ...git,
     readFiles: async (track) =>
       track.name === repositorySource.id
         ? [
+            ...(addedFile === undefined ? [] : [addedFile]),
             {
               path: trackFile,
               content: new TextEncoder().encode(
@@ -309,6 +312,7 @@ describe('a track name a repository source offers while another source holds it'
     store = new FsStore({ path: await mkdtemp(join(dir, 'store-')) });
     cluster = new GitTrackCluster();
     trackFile = 'tracks/web.yaml';
+    addedFile = undefined;
   });
 
   after(() => rm(dir, { recursive: true, force: true }));
@@ -397,5 +401,28 @@ describe('a track name a repository source offers while another source holds it'
     const moved = await discoverRepository();
     assert.deepEqual(moved.tracks, ['api', 'web'], JSON.stringify(moved.problems));
     assert.equal((await knownWeb())?.origin?.file, 'apps/web.yaml');
+  });
+
+  it('keeps a running track its name when a file added since offers it too, listed first', async () => {
+    // Prepare: the repository's tracks/web.yaml gives web; then a.yaml, listed first, gives web too
+    assert.deepEqual((await discoverRepository()).tracks, ['api', 'web']);
+    addedFile = {
+      path: 'a.yaml',
+      content: new TextEncoder().encode(
+        `apiVersion: ${GIT_TRACK_API_VERSION}\nkind: GitTrack\nmetadata: {name: web, namespace: team}\nspec: {repository: "${SECOND_APP}", reference: main}\n`,
+      ),
+    };
+
+    // Act
+    const next = await discoverRepository();
+
+    // Assess: a.yaml refused; web still tracks/web.yaml's
+    assert.deepEqual(next.tracks, ['api', 'web']);
+    assert.deepEqual(
+      next.problems.map((p) => p.where),
+      ['a.yaml (document 1)'],
+    );
+    assert.match(next.problems[0]?.message ?? '', /track "web" already exists/);
+    assert.equal((await knownWeb())?.origin?.file, 'tracks/web.yaml');
   });
 });
