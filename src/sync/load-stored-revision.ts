@@ -8,7 +8,7 @@ import type { ResourceCatalog } from '../cluster/discovery.ts';
 import type { KubeObject } from '../cluster/kube-object.ts';
 import type { KubernetesPort } from '../cluster/kubernetes-port.ts';
 import type { Track } from '../config/types.ts';
-import { DriftlessError, messageOf } from '../errors.ts';
+import { DriftlessError, messageOf, untilInterrupted } from '../errors.ts';
 // The modules themselves, not render/index.ts: that would load every renderer.
 import { parseBundle } from '../render/parse-bundle.ts';
 import { placeBundle } from '../render/render-manifests.ts';
@@ -57,7 +57,10 @@ export async function loadDesiredBundle(
   revision: string,
   deps: LoadDeps,
 ): Promise<RenderedBundle> {
-  const stored = parseBundle(await deps.artifacts.get(track.name, revision));
+  // Within the job's deadline too: a store that stops answering ends the job as a cluster does.
+  const stored = parseBundle(
+    await untilInterrupted(deps.artifacts.get(track.name, revision), deps.signal),
+  );
   const bundle = await resolveSecrets(track, stored, deps, deps.signal);
   return placeForTrack(bundle, track, await deps.cluster.discover());
 }

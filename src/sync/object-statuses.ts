@@ -9,6 +9,7 @@ import { exprHealth } from '../apply/health-exprs.ts';
 import { readLive, type LiveObjects } from '../apply/read-live.ts';
 import { objectKey, refOf, type KubeObject } from '../cluster/kube-object.ts';
 import type { Track } from '../config/types.ts';
+import { untilInterrupted } from '../errors.ts';
 import { detectDrift, type DriftedObject, type DriftReport } from '../drift/index.ts';
 import type { RenderedObject } from '../render/types.ts';
 import { redactAlongside, redactDeep } from '../redact.ts';
@@ -156,7 +157,7 @@ async function observeTrack(
   given: ObserveDeps,
 ): Promise<TrackObjects<ObservedObject>> {
   const deps = { ...given, cluster: actingAs(given.cluster, track) };
-  const state = await readTrackState(deps.state, track.name);
+  const state = await untilInterrupted(readTrackState(deps.state, track.name), deps.signal);
   // What the track should have now, as Argo CD compares with its target revision: the pin, or
   // the newest revision fetched (also when its sync failed), else the last applied.
   const revision = state.pinned ?? state.desiredRevision ?? state.appliedRevision;

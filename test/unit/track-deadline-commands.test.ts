@@ -221,6 +221,29 @@ describe("a track's timeout against a cluster that stops answering", () => {
   );
 
   it(
+    'fails status --objects at the timeout when the store gets no answer for the artifact',
+    { timeout: 20_000 },
+    async () => {
+      // Prepare: synced; then the store's artifact reads get no answer (the cluster answers).
+      await synced(['a', 'b']);
+      class SilentArtifacts extends FsStore {
+        override get(): Promise<Uint8Array> {
+          return new Promise(() => undefined);
+        }
+      }
+      store = new SilentArtifacts({ path: store.root });
+
+      // Act
+      const run = await cli(answering, ['a', 'b'], 'status', '--track', 'web', '--objects');
+
+      // Assess
+      assertAboutTwoSeconds(run.seconds);
+      assert.equal(run.code, 3);
+      assert.equal(run.stderr, `driftless: ${gaveUp('status check')}\n`);
+    },
+  );
+
+  it(
     'fails status --objects at the timeout rather than showing objects it could not read',
     { timeout: 20_000 },
     async () => {
