@@ -13,11 +13,7 @@ import {
   type KubeObject,
   type ObjectRef,
 } from '../../../src/cluster/kube-object.ts';
-import type {
-  ApplyOptions,
-  ApplyResult,
-  ListQuery,
-} from '../../../src/cluster/kubernetes-port.ts';
+import type { ApplyOptions, ApplyResult, ListQuery } from '../../../src/cluster/kubernetes-port.ts';
 import { GIT_TRACK_API_VERSION } from '../../../src/config/git-track.ts';
 import { GC_FINALIZER, GIT_TRACK_MANAGER } from '../../../src/sync/discover-git-tracks.ts';
 import { InMemoryCluster } from './in-memory-cluster.ts';
