@@ -122,13 +122,14 @@ export async function discoverTrackDocuments(
   }
   const previous = await deps.published.readPublished<PublishedTracks>(source.id);
   // One document at a time, so that each track comes with its document's `where`, which a
-  // refusal below names; the names taken grow as in one call. The files that gave tracks come
-  // first: of two documents with one name, a file added since (listed earlier, say) is refused,
-  // rather than taking a running track's name and pruning its objects at its first sync.
+  // refusal below names; the names taken grow as in one call. The documents that gave tracks
+  // come first: of two documents with one name, one added since (in a file listed earlier, or
+  // in a file that gives another track) is refused, rather than taking a running track's name
+  // and pruning its objects at its first sync.
   const taken = configNames(deps.config);
   const offered: OfferedTrack[] = [];
   const invalid: RunTimeProblem[] = [];
-  for (const document of holderFilesFirst(documents, previous)) {
+  for (const document of holderDocumentsFirst(documents, previous)) {
     const { tracks, problems } = runTimeTracks(source, [document], taken);
     invalid.push(...problems);
     for (const track of tracks) {
@@ -155,15 +156,23 @@ export async function discoverTrackDocuments(
   };
 }
 
-/** The documents of the files that gave a track (published, or held) first, each in file order. */
-function holderFilesFirst(
+/**
+ * The documents that gave a track (published, or held) first — the same name from the same file
+ * — then the others, each in file order. A document moved to another file still gets its name
+ * when no other document offers it.
+ */
+function holderDocumentsFirst(
   documents: readonly RunTimeDocument[],
   previous: PublishedTracks | undefined,
 ): RunTimeDocument[] {
-  const files = new Set(
-    [...(previous?.tracks ?? []), ...(previous?.held ?? [])].map((track) => track.origin?.file),
+  const given = new Set(
+    [...(previous?.tracks ?? []), ...(previous?.held ?? [])].map((track) =>
+      JSON.stringify([track.origin?.file, track.name]),
+    ),
   );
-  const holds = (document: RunTimeDocument): boolean =>
-    document.origin.file !== undefined && files.has(document.origin.file);
+  const holds = (document: RunTimeDocument): boolean => {
+    const name = (document.value as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+    return given.has(JSON.stringify([document.origin.file, name]));
+  };
   return [...documents.filter(holds), ...documents.filter((document) => !holds(document))];
 }

@@ -425,4 +425,32 @@ describe('a track name a repository source offers while another source holds it'
     assert.match(next.problems[0]?.message ?? '', /track "web" already exists/);
     assert.equal((await knownWeb())?.origin?.file, 'tracks/web.yaml');
   });
+
+  it('keeps a running track its name when a file that gives another track offers it too', async () => {
+    // Prepare: a.yaml gives other, tracks/web.yaml gives api and web; then a.yaml gains a web
+    const gitTrackDocument = (name: string, repository: string): string =>
+      `apiVersion: ${GIT_TRACK_API_VERSION}\nkind: GitTrack\nmetadata: {name: ${name}, namespace: team}\nspec: {repository: "${repository}", reference: main}\n`;
+    addedFile = {
+      path: 'a.yaml',
+      content: new TextEncoder().encode(gitTrackDocument('other', SECOND_APP)),
+    };
+    assert.deepEqual((await discoverRepository()).tracks, ['other', 'api', 'web']);
+    addedFile = {
+      path: 'a.yaml',
+      content: new TextEncoder().encode(
+        `${gitTrackDocument('other', SECOND_APP)}---\n${gitTrackDocument('web', SECOND_APP)}`,
+      ),
+    };
+
+    // Act
+    const next = await discoverRepository();
+
+    // Assess: a.yaml's web refused; web still tracks/web.yaml's
+    assert.deepEqual(next.tracks, ['other', 'api', 'web']);
+    assert.deepEqual(
+      next.problems.map((p) => p.where),
+      ['a.yaml (document 2)'],
+    );
+    assert.equal((await knownWeb())?.origin?.file, 'tracks/web.yaml');
+  });
 });
