@@ -32,6 +32,7 @@ import {
 } from './track-state.ts';
 import type { ReencryptedFile } from './reencrypt-secret.ts';
 import { recordRefusedWriteBack } from './write-back.ts';
+import { untilInterrupted } from '../errors.ts';
 
 export interface DriftResult {
   readonly track: string;
@@ -140,8 +141,8 @@ async function checkDrift(
     let toWrite: Awaited<ReturnType<typeof writeBackChanges>> = { changes: [], refused: [] };
     if (!job.detectOnly && toGitDrifted.length > 0) {
       // The stored revision keeps its encrypted files as Git has them (the loaded one does not).
-      const sources =
-        parseBundle(await deps.artifacts.get(track.name, revision)).encryptedSources ?? [];
+      const stored = await untilInterrupted(deps.artifacts.get(track.name, revision), stop);
+      const sources = parseBundle(stored).encryptedSources ?? [];
       toWrite = await writeBackChanges(deps.cluster, toGitDrifted, selected, {
         files: new Set(sources.map((source) => source.path)),
         changes: async (objects) => {

@@ -244,6 +244,51 @@ describe("a track's timeout against a cluster that stops answering", () => {
   );
 
   it(
+    'fails a drift check at the timeout when the store stops answering before a write-back',
+    { timeout: 20_000 },
+    async () => {
+      // Prepare: a track whose ConfigMaps Git takes back from the cluster (syncTo: git), synced;
+      // a ConfigMap changed in the cluster; then the store answers one more artifact read only.
+      config = parseConfig(
+        'tracks: [{name: web, repository: https://git.example.com/web.git, namespace: apps, timeout: 2s, rules: [{apiGroups: [""], resources: [configmaps], syncTo: git}]}]',
+        'driftless.yaml',
+      );
+      track = config.tracks[0]!;
+      await synced(['a']);
+      const live = await answering.get({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: 'apps',
+        name: 'a',
+      });
+      await answering.apply(
+        { ...live!, data: { value: 'changed by hand' } },
+        { fieldManager: 'kubectl', force: true },
+      );
+      let reads = 0;
+      class ArtifactsStopping extends FsStore {
+        override get(track: string, revision: string): Promise<Uint8Array> {
+          reads += 1;
+          return reads === 1 ? super.get(track, revision) : new Promise(() => undefined);
+        }
+      }
+      store = new ArtifactsStopping({ path: store.root });
+
+      // Act
+      const run = await cli(answering, ['a'], 'drift', '--track', 'web');
+
+      // Assess: the check read the artifact again for the write-back, then ended at its deadline
+      assertAboutTwoSeconds(run.seconds);
+      assert.equal(reads, 2);
+      assert.equal(run.code, 3, run.stdout + run.stderr);
+      assert.match(
+        run.stdout + run.stderr,
+        /the drift check did not finish within the track's timeout/,
+      );
+    },
+  );
+
+  it(
     'fails status --objects at the timeout rather than showing objects it could not read',
     { timeout: 20_000 },
     async () => {
