@@ -20,6 +20,7 @@ import {
 } from '../config/run-time-tracks.ts';
 import type { Config, Track, TracksFrom, TracksFromRepository } from '../config/types.ts';
 import { messageOf } from '../errors.ts';
+import { isJsonObject } from '../render/json-value.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { PublishedTrackStore, StateStore } from '../store/ports.ts';
 import {
@@ -165,14 +166,18 @@ function holderDocumentsFirst(
   documents: readonly RunTimeDocument[],
   previous: PublishedTracks | undefined,
 ): RunTimeDocument[] {
-  const given = new Set(
-    [...(previous?.tracks ?? []), ...(previous?.held ?? [])].map((track) =>
-      JSON.stringify([track.origin?.file, track.name]),
-    ),
-  );
+  // Names by file. A document's name is read as written, before validation: only a string
+  // can match (a YAML alias can make it any value, even a circular one).
+  const given = new Map<string | undefined, Set<string>>();
+  for (const track of [...(previous?.tracks ?? []), ...(previous?.held ?? [])]) {
+    const file = track.origin?.file;
+    given.set(file, (given.get(file) ?? new Set()).add(track.name));
+  }
   const holds = (document: RunTimeDocument): boolean => {
-    const name = (document.value as { metadata?: { name?: unknown } } | null)?.metadata?.name;
-    return given.has(JSON.stringify([document.origin.file, name]));
+    const { value } = document;
+    const metadata = isJsonObject(value) ? value['metadata'] : undefined;
+    const name = isJsonObject(metadata) ? metadata['name'] : undefined;
+    return typeof name === 'string' && given.get(document.origin.file)?.has(name) === true;
   };
   return [...documents.filter(holds), ...documents.filter((document) => !holds(document))];
 }

@@ -453,4 +453,27 @@ describe('a track name a repository source offers while another source holds it'
     );
     assert.equal((await knownWeb())?.origin?.file, 'tracks/web.yaml');
   });
+
+  it('refuses a document whose name is no string, even one an alias makes circular, and goes on', async () => {
+    // Prepare: web published; then a.yaml, listed first, with a GitTrack whose name is its own
+    // metadata through an alias
+    assert.deepEqual((await discoverRepository()).tracks, ['api', 'web']);
+    addedFile = {
+      path: 'a.yaml',
+      content: new TextEncoder().encode(
+        `apiVersion: ${GIT_TRACK_API_VERSION}\nkind: GitTrack\nmetadata: &m {name: *m, namespace: team}\nspec: {repository: "${SECOND_APP}", reference: main}\n`,
+      ),
+    };
+
+    // Act
+    const next = await discoverRepository();
+
+    // Assess: the document refused, the others published as before
+    assert.deepEqual(next.tracks, ['api', 'web']);
+    assert.deepEqual(
+      next.problems.map((p) => p.where),
+      ['a.yaml (document 1)'],
+    );
+    assert.equal((await knownWeb())?.origin?.file, 'tracks/web.yaml');
+  });
 });
