@@ -29,6 +29,7 @@ import { deleteTrack } from './lifecycle.ts';
 import {
   documentOf,
   gitTrackWhere,
+  holdersFirst,
   leaveNamesOfOtherSources,
   namesHeldOutside,
   type CollectionRetry,
@@ -280,24 +281,6 @@ async function discoverWithin(
     revision: null,
     errors,
   };
-}
-
-/**
- * The GitTracks that published a track (or hold one) first, the others after, each in list order.
- * Of two GitTracks offering one name the second is refused: the one that had the name keeps it,
- * whatever the namespaces' order — a GitTrack made in a namespace listed earlier would otherwise
- * take a running track's name, and its first sync would prune that track's objects.
- */
-function holdersFirst(
-  documents: readonly RunTimeDocument[],
-  previous: PublishedTracks | undefined,
-): RunTimeDocument[] {
-  const holders = [...(previous?.tracks ?? []), ...(previous?.held ?? [])];
-  const holds = (document: RunTimeDocument): boolean => {
-    const ref = document.origin.gitTrack;
-    return ref !== undefined && holders.some((track) => sameGitTrack(track, ref));
-  };
-  return [...documents.filter(holds), ...documents.filter((document) => !holds(document))];
 }
 
 /**

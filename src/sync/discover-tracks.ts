@@ -20,12 +20,12 @@ import {
 } from '../config/run-time-tracks.ts';
 import type { Config, Track, TracksFrom, TracksFromRepository } from '../config/types.ts';
 import { messageOf } from '../errors.ts';
-import { isJsonObject } from '../render/json-value.ts';
 import type { GitSource } from '../source/ports.ts';
 import type { PublishedTrackStore, StateStore } from '../store/ports.ts';
 import {
   configTracks,
   heldTracks,
+  holdersFirst,
   leaveNamesOfOtherSources,
   type OfferedTrack,
   type PublishedTracks,
@@ -130,7 +130,7 @@ export async function discoverTrackDocuments(
   const taken = configNames(deps.config);
   const offered: OfferedTrack[] = [];
   const invalid: RunTimeProblem[] = [];
-  for (const document of holderDocumentsFirst(documents, previous)) {
+  for (const document of holdersFirst(documents, previous)) {
     const { tracks, problems } = runTimeTracks(source, [document], taken);
     invalid.push(...problems);
     for (const track of tracks) {
@@ -155,29 +155,4 @@ export async function discoverTrackDocuments(
     revision,
     errors: [],
   };
-}
-
-/**
- * The documents that gave a track (published, or held) first — the same name from the same file
- * — then the others, each in file order. A document moved to another file still gets its name
- * when no other document offers it.
- */
-function holderDocumentsFirst(
-  documents: readonly RunTimeDocument[],
-  previous: PublishedTracks | undefined,
-): RunTimeDocument[] {
-  // Names by file. A document's name is read as written, before validation: only a string
-  // can match (a YAML alias can make it any value, even a circular one).
-  const given = new Map<string | undefined, Set<string>>();
-  for (const track of [...(previous?.tracks ?? []), ...(previous?.held ?? [])]) {
-    const file = track.origin?.file;
-    given.set(file, (given.get(file) ?? new Set()).add(track.name));
-  }
-  const holds = (document: RunTimeDocument): boolean => {
-    const { value } = document;
-    const metadata = isJsonObject(value) ? value['metadata'] : undefined;
-    const name = isJsonObject(metadata) ? metadata['name'] : undefined;
-    return typeof name === 'string' && given.get(document.origin.file)?.has(name) === true;
-  };
-  return [...documents.filter(holds), ...documents.filter((document) => !holds(document))];
 }

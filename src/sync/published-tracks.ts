@@ -8,8 +8,9 @@
  * never a redeploy.
  */
 import { describeValue } from '../config/describe-value.ts';
-import type { RunTimeProblem, RunTimeTracks } from '../config/run-time-tracks.ts';
+import type { RunTimeDocument, RunTimeProblem, RunTimeTracks } from '../config/run-time-tracks.ts';
 import type { Config, Track, TrackOrigin } from '../config/types.ts';
+import { isJsonObject } from '../render/json-value.ts';
 import type { PublishedTrackStore } from '../store/ports.ts';
 
 /** What a source's discovery publishes (`published/<source id>.json`). */
@@ -209,9 +210,7 @@ export async function leaveNamesOfOtherSources(
   // Within a source one document has a name (runTimeTracks): a name this source published (or
   // holds) stays its own, whichever of its documents now gives it (a file renamed, say).
   const isNew = (track: Track): boolean =>
-    ![...(previous?.tracks ?? []), ...(previous?.held ?? [])].some(
-      (old) => old.name === track.name,
-    );
+    !namedTracks(previous).some((old) => old.name === track.name);
   const result: RunTimeTracks = { tracks: [], problems: [] };
   if (!offered.some(({ track }) => isNew(track))) {
     result.tracks.push(...offered.map(({ track }) => track));
@@ -231,6 +230,39 @@ export async function leaveNamesOfOtherSources(
     });
   }
   return result;
+}
+
+/** The tracks a source's list gives a name to: those it published and those it holds. */
+function namedTracks(list: PublishedTracks | undefined): Track[] {
+  return [...(list?.tracks ?? []), ...(list?.held ?? [])];
+}
+
+/**
+ * `documents` of one source with those that gave a track of the name they offer now (published
+ * or held: the same GitTrack, or the same name from the same file) first, then the others, each
+ * in their order. Of two documents offering one name the second is refused (runTimeTracks): the
+ * one that had the name keeps it, whatever the order of namespaces or files — a document added
+ * since would otherwise take a running track's name, and its first sync would prune that track's
+ * objects. A document moved elsewhere still gets its name when no other document offers it.
+ */
+export function holdersFirst(
+  documents: readonly RunTimeDocument[],
+  previous: PublishedTracks | undefined,
+): RunTimeDocument[] {
+  const byName = new Map<string, Track[]>();
+  for (const track of namedTracks(previous)) {
+    byName.set(track.name, [...(byName.get(track.name) ?? []), track]);
+  }
+  const holds = (document: RunTimeDocument): boolean => {
+    // Read as written, before validation: only a string can match (a YAML alias can make the
+    // name any value, even a circular one).
+    const { value } = document;
+    const metadata = isJsonObject(value) ? value['metadata'] : undefined;
+    const name = isJsonObject(metadata) ? metadata['name'] : undefined;
+    if (typeof name !== 'string') return false;
+    return byName.get(name)?.some((track) => sameDocument(track.origin, document.origin)) ?? false;
+  };
+  return [...documents.filter(holds), ...documents.filter((document) => !holds(document))];
 }
 
 /**
@@ -260,7 +292,7 @@ export function heldTracks(
 ): Track[] {
   const published = new Set(tracks.map((track) => track.name));
   const held = new Map<string, Track>();
-  for (const track of [...(previous?.tracks ?? []), ...(previous?.held ?? [])]) {
+  for (const track of namedTracks(previous)) {
     if (published.has(track.name) || held.has(track.name)) continue;
     if (problems.some((problem) => sameDocument(problem.origin, track.origin))) {
       held.set(track.name, track);
@@ -355,18 +387,6 @@ export async function keptTracks(
     }
   });
   return { collecting, held };
-}
-
-/**
- * The tracks of deleted GitTracks that every source of the config keeps under `collecting`, in
- * `tracksFrom` order, a name once. Not synced, they still have state and objects until their
- * collection succeeds.
- */
-export async function collectingTracks(
-  config: Pick<Config, 'tracksFrom'>,
-  published: PublishedTrackStore | undefined,
-): Promise<CollectingTrack[]> {
-  return (await keptTracks(config, published)).collecting;
 }
 
 /** The source `id` names, or undefined when the config has no such `tracksFrom` entry. */
