@@ -16,7 +16,6 @@ import { parseConfig } from '../../src/config/parse-config.ts';
 import { storedObjects } from '../../src/dashboard/read-model.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { updateTrackState } from '../../src/sync/track-state.ts';
-import { checkAccessibility, describeViolations } from '../harness/browser.ts';
 import { serveDashboardPages, type DashboardPages } from '../harness/dashboard-pages.ts';
 
 const CONFIG = parseConfig(
@@ -73,9 +72,7 @@ describe('the dashboard page and a track suspended in driftless.yaml', () => {
       rowOf(page, track).locator('.badge', { hasText: 'Suspended' });
     assert.equal(await suspended('web').getAttribute('title'), IN_CONFIG);
     assert.match((await suspended('held').getAttribute('title')) ?? '', /until it is resumed/);
-    assert.deepEqual(pages.browser.problemsOf(page), []);
-    const violations = await checkAccessibility(page);
-    assert.deepEqual(violations, [], describeViolations(violations));
+    await pages.assertClean(page);
   });
 
   it("offers no Resume or Suspend on web's page, and says why", async () => {
@@ -90,9 +87,7 @@ describe('the dashboard page and a track suspended in driftless.yaml', () => {
     assert.equal(await sync.isEnabled(), true);
     assert.equal(await page.getByRole('button', { name: /^(Resume|Suspend)$/ }).count(), 0);
     assert.match(await page.locator('.actions').innerText(), /remove it there to resume/);
-    assert.deepEqual(pages.browser.problemsOf(page), []);
-    const violations = await checkAccessibility(page);
-    assert.deepEqual(violations, [], describeViolations(violations));
+    await pages.assertClean(page);
   });
 
   it("still offers Resume on the page of a track suspended by 'driftless suspend'", async () => {

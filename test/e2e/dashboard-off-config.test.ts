@@ -14,7 +14,6 @@ import type { Page } from 'playwright-core';
 import { storedObjects } from '../../src/dashboard/read-model.ts';
 import { keptTracks, type PublishedTracks } from '../../src/sync/published-tracks.ts';
 import { updateTrackState } from '../../src/sync/track-state.ts';
-import { checkAccessibility, describeViolations } from '../harness/browser.ts';
 import { serveDashboardPages, type DashboardPages } from '../harness/dashboard-pages.ts';
 import {
   COLLECTING_CONFIG,
@@ -83,9 +82,7 @@ describe('the dashboard page and the tracks off the config', () => {
       await page.locator('.page-summary').innerText(),
       /4 tracks.*1 being collected · 1 held \(document refused\) · 1 removed from the config/,
     );
-    assert.deepEqual(pages.browser.problemsOf(page), []);
-    const violations = await checkAccessibility(page);
-    assert.deepEqual(violations, [], describeViolations(violations));
+    await pages.assertClean(page);
   });
 
   for (const [track, marker, said] of [
@@ -111,9 +108,7 @@ describe('the dashboard page and the tracks off the config', () => {
       assert.equal(await page.getByRole('heading', { name: 'Conditions' }).isVisible(), true);
       assert.equal(await page.getByRole('button', { name: /Sync|Roll back|Suspend/ }).count(), 0);
       assert.equal(await page.getByRole('heading', { name: 'Objects' }).count(), 0);
-      assert.deepEqual(pages.browser.problemsOf(page), []);
-      const violations = await checkAccessibility(page);
-      assert.deepEqual(violations, [], describeViolations(violations));
+      await pages.assertClean(page);
     });
   }
 

@@ -11,12 +11,20 @@ import type { Page } from 'playwright-core';
 import { buildWeb } from '../../scripts/build-web.ts';
 import { handleDashboard, type DashboardDeps } from '../../src/dashboard/dashboard-routes.ts';
 import { directoryAssets } from '../../src/dashboard/web-assets.ts';
-import { launchBrowser, type LaunchedBrowser } from './browser.ts';
+import assert from 'node:assert/strict';
+import {
+  checkAccessibility,
+  describeViolations,
+  launchBrowser,
+  type LaunchedBrowser,
+} from './browser.ts';
 
 export interface DashboardPages {
   readonly browser: LaunchedBrowser;
   /** A new page at `#/…` (`hash`), waiting up to 15 s for what a test looks for. */
   open(hash: string): Promise<Page>;
+  /** Fails on anything the page logged as a problem, or an accessibility violation. */
+  assertClean(page: Page): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,6 +71,11 @@ export async function serveDashboardPages(
       page.setDefaultTimeout(15_000);
       await page.goto(`${url}/${hash}`);
       return page;
+    },
+    async assertClean(page) {
+      assert.deepEqual(browser.problemsOf(page), []);
+      const violations = await checkAccessibility(page);
+      assert.deepEqual(violations, [], describeViolations(violations));
     },
     async close() {
       await browser.close();

@@ -25,3 +25,13 @@ export function cliOver(context: () => LocalContext): (...args: string[]) => Pro
     return { code, stdout, stderr };
   };
 }
+
+/** What `driftless status <args> -o json` prints, parsed; the command must exit 0. */
+export async function statusJsonOf(
+  driftless: (...args: string[]) => Promise<CliRun>,
+  ...args: string[]
+): Promise<unknown> {
+  const run = await driftless('status', ...args, '-o', 'json');
+  if (run.code !== 0) throw new Error(`driftless status exited ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}

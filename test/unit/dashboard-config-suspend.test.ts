@@ -17,8 +17,13 @@ import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
 import type { OverviewRow, TrackDetail, TrackStatusJson } from '../../src/dashboard/types.ts';
 import { FsStore } from '../../src/store/fs-store.ts';
 import { updateTrackState } from '../../src/sync/track-state.ts';
-import { cliOver } from '../harness/run-cli.ts';
-import { dashboardDeps, getRequest, postRequest } from './fakes/dashboard-requests.ts';
+import { cliOver, statusJsonOf } from '../harness/run-cli.ts';
+import {
+  answeredJson,
+  dashboardDeps,
+  getRequest,
+  postRequest,
+} from './fakes/dashboard-requests.ts';
 
 const CONFIG = parseConfig(
   [
@@ -61,17 +66,9 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
     queued.length = 0;
   });
 
-  async function statusJsonOf(...args: string[]): Promise<unknown> {
-    const run = await driftless('status', ...args, '-o', 'json');
-    assert.equal(run.code, 0, run.stderr);
-    return JSON.parse(run.stdout);
-  }
+  const statusJson = (...args: string[]) => statusJsonOf(driftless, ...args);
 
-  async function answered(request: DashboardRequest): Promise<unknown> {
-    const answer = await handleDashboard(request, deps);
-    assert.equal(answer.status, 200, answer.body);
-    return JSON.parse(answer.body);
-  }
+  const answered = (request: DashboardRequest) => answeredJson(deps, request);
 
   it('GET /api/tracks says web is suspended, exactly as `status -o json` does', async () => {
     // Act
@@ -86,7 +83,7 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
         ['api', false],
       ],
     );
-    assert.deepEqual(listed, await statusJsonOf());
+    assert.deepEqual(listed, await statusJson());
     // The field shared with the CLI is the CLI's: where the suspension comes from is the row's.
     assert.equal('suspendedInConfig' in listed[0]!, false);
   });
@@ -119,7 +116,7 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
     // Assess
     assert.equal(detail.row.status.suspended, true);
     assert.equal(detail.row.suspendedInConfig, true);
-    assert.deepEqual(detail.row.status, await statusJsonOf('--track', 'web'));
+    assert.deepEqual(detail.row.status, await statusJson('--track', 'web'));
   });
 
   for (const track of ['web', 'held', 'api']) {
@@ -128,7 +125,7 @@ describe('the dashboard and a track suspended in driftless.yaml', () => {
       const entry = await answered(getRequest(`/api/tracks/${track}/status`));
 
       // Assess
-      assert.deepEqual(entry, await statusJsonOf('--track', track));
+      assert.deepEqual(entry, await statusJson('--track', track));
     });
   }
 

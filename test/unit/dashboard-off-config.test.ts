@@ -12,9 +12,14 @@ import { handleDashboard } from '../../src/dashboard/dashboard-routes.ts';
 import type { DashboardRequest } from '../../src/dashboard/http-types.ts';
 import type { OverviewRow, TrackStatusJson } from '../../src/dashboard/types.ts';
 import { keptTracks } from '../../src/sync/published-tracks.ts';
-import { cliOver } from '../harness/run-cli.ts';
+import { cliOver, statusJsonOf } from '../harness/run-cli.ts';
 import { COLLECTING_CONFIG, collectingFsStore } from './fakes/collecting-fixture.ts';
-import { dashboardDeps, getRequest, postRequest } from './fakes/dashboard-requests.ts';
+import {
+  answeredJson,
+  dashboardDeps,
+  getRequest,
+  postRequest,
+} from './fakes/dashboard-requests.ts';
 
 describe('the dashboard and a track removed from the config', () => {
   const { store } = collectingFsStore('driftless-dashboard-off-config-');
@@ -33,24 +38,16 @@ describe('the dashboard and a track removed from the config', () => {
     close: () => undefined,
   }));
 
-  async function statusJsonOf(...args: string[]): Promise<unknown> {
-    const run = await driftless('status', ...args, '-o', 'json');
-    assert.equal(run.code, 0, run.stderr);
-    return JSON.parse(run.stdout);
-  }
+  const statusJson = (...args: string[]) => statusJsonOf(driftless, ...args);
 
-  async function answered(request: DashboardRequest): Promise<unknown> {
-    const answer = await handleDashboard(request, deps);
-    assert.equal(answer.status, 200, answer.body);
-    return JSON.parse(answer.body);
-  }
+  const answered = (request: DashboardRequest) => answeredJson(deps, request);
 
   it('GET /api/tracks lists every track `status -o json` lists, each as it lists it', async () => {
     // Act
     const listed = await answered(getRequest('/api/tracks'));
 
     // Assess
-    assert.deepEqual(listed, await statusJsonOf());
+    assert.deepEqual(listed, await statusJson());
     assert.deepEqual(
       (listed as TrackStatusJson[]).map((entry) => [entry.track, entry.removedFromConfig]),
       [
@@ -102,7 +99,7 @@ describe('the dashboard and a track removed from the config', () => {
       const entry = await answered(getRequest(path));
 
       // Assess
-      assert.deepEqual(entry, await statusJsonOf('--track', 'retired'));
+      assert.deepEqual(entry, await statusJson('--track', 'retired'));
       assert.equal((entry as TrackStatusJson).removedFromConfig, true);
     });
   }

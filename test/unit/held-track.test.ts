@@ -20,7 +20,7 @@ import { discoverGitTracks } from '../../src/sync/discover-git-tracks.ts';
 import { keptTracks, knownTracks } from '../../src/sync/published-tracks.ts';
 import { tracksOffConfig } from '../../src/sync/schedule.ts';
 import { syncTrack } from '../../src/sync/sync-track.ts';
-import { cliOver } from '../harness/run-cli.ts';
+import { cliOver, statusJsonOf } from '../harness/run-cli.ts';
 import { GitTrackCluster, configMapRef, gitTrack } from './fakes/gittrack-cluster.ts';
 import { dashboardDeps, getRequest, postRequest } from './fakes/dashboard-requests.ts';
 import { gitAt } from './fakes/git-sources.ts';
@@ -90,10 +90,7 @@ describe('a track held while its GitTrack is refused', () => {
     // Act
     const list = await driftless('status');
     const detail = await driftless('status', '--track', 'web');
-    const json = JSON.parse((await driftless('status', '-o', 'json')).stdout) as Record<
-      string,
-      unknown
-    >[];
+    const json = (await statusJsonOf(driftless)) as Record<string, unknown>[];
 
     // Assess
     assert.equal(list.code, 0, list.stderr);
@@ -125,7 +122,7 @@ describe('a track held while its GitTrack is refused', () => {
       tracks: () => knownTracks(config, store),
       kept: () => keptTracks(config, store),
     });
-    const status = JSON.parse((await driftless('status', '-o', 'json')).stdout) as unknown[];
+    const status = (await statusJsonOf(driftless)) as Record<string, unknown>[];
 
     // Act
     const listed = await handleDashboard(getRequest('/api/tracks'), deps);
@@ -138,7 +135,7 @@ describe('a track held while its GitTrack is refused', () => {
     // The same entry but `busy`-free fields read at another moment: compare the held parts.
     assert.deepEqual(
       entries.map((entry) => [entry['track'], entry['held']]),
-      (status as Record<string, unknown>[]).map((entry) => [entry['track'], entry['held']]),
+      status.map((entry) => [entry['track'], entry['held']]),
     );
     assert.equal(page.status, 200, page.body);
     assert.deepEqual(

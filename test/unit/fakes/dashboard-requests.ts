@@ -2,7 +2,8 @@
  * Requests to the dashboard's routes (handleDashboard) as the page sends them, and routes over a
  * store with a queue that keeps what it is given: for route tests without a browser.
  */
-import type { DashboardDeps } from '../../../src/dashboard/dashboard-routes.ts';
+import assert from 'node:assert/strict';
+import { handleDashboard, type DashboardDeps } from '../../../src/dashboard/dashboard-routes.ts';
 import type { DashboardRequest } from '../../../src/dashboard/http-types.ts';
 import { storedObjects } from '../../../src/dashboard/read-model.ts';
 import type { Job } from '../../../src/sync/jobs.ts';
@@ -55,4 +56,14 @@ export function dashboardDeps(
     ...more,
   };
   return { deps, queued };
+}
+
+/** The JSON body of the routes' answer to `request`, which must be 200. */
+export async function answeredJson(
+  deps: DashboardDeps,
+  request: DashboardRequest,
+): Promise<unknown> {
+  const answer = await handleDashboard(request, deps);
+  assert.equal(answer.status, 200, answer.body);
+  return JSON.parse(answer.body);
 }
