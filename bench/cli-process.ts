@@ -27,7 +27,7 @@ import type { BenchContext } from './lib/context.ts';
 import { writeBenchConfig } from './lib/driftless-config.ts';
 import { installedCli } from './lib/installed-cli.ts';
 import { kubectlFor } from './lib/kubectl.ts';
-import { withOwnershipLabel } from '../src/apply/apply-objects.ts';
+import { APPLY_CONCURRENCY, withOwnershipLabel } from '../src/apply/apply-objects.ts';
 import { FIELD_MANAGER } from '../src/apply/ownership.ts';
 import { benchConfigMaps, writeManifests } from './lib/manifests.ts';
 import { rawApply } from './lib/raw-apply.ts';
@@ -138,7 +138,7 @@ export const cliProcess: Benchmark = {
         },
         async () => record(firstSync.peer, (await timed(() => kubectl(apply))).ms),
         async () =>
-          record(applyFloor, (await timed(() => rawApply(kc, rawObjects, FIELD_MANAGER, 32))).ms),
+          record(applyFloor, (await timed(() => rawApply(kc, rawObjects, FIELD_MANAGER))).ms),
       ]);
       await rotated(run, [
         async () => {
@@ -219,7 +219,7 @@ export const cliProcess: Benchmark = {
         runs: applyFloor,
         peer: { label: 'kubectl apply --server-side', runs: firstSync.peer },
         notes: [
-          `the first sync's PATCHes sent raw from the bench process, 32 in flight (bench/lib/raw-apply.ts): no process start, Git, render, store, LIST or health; what the API server sharing these cores takes, whoever sends them. Its ratio less the goal's 0.5 is all that is left for everything else a first sync does`,
+          `the first sync's PATCHes sent raw from the bench process, ${APPLY_CONCURRENCY} in flight as driftless sends them (bench/lib/raw-apply.ts): no process start, Git, render, store, LIST or health; what the API server sharing these cores takes, whoever sends them. Its ratio less the goal's 0.5 is all that is left for everything else a first sync does`,
         ],
       },
       {

@@ -4,7 +4,7 @@
  * included) against `kubectl apply --server-side -f dir/`, with the raw
  * concurrent SSA PATCHes beside them as the physical baseline.
  */
-import { applyObjects, withOwnershipLabel } from '../src/apply/apply-objects.ts';
+import { APPLY_CONCURRENCY, applyObjects, withOwnershipLabel } from '../src/apply/apply-objects.ts';
 import { FIELD_MANAGER } from '../src/apply/ownership.ts';
 import { endpointFromFile } from '../src/cluster/connect-cluster.ts';
 import { KubeApiCluster } from '../src/cluster/kube-api-cluster.ts';
@@ -77,7 +77,7 @@ export const firstApply: Benchmark = {
           clusterCpuMs.kubectl.push(othersCores * ms);
         },
         async () => {
-          const { ms } = await timed(() => rawApply(kc, rawObjects, FIELD_MANAGER, 32));
+          const { ms } = await timed(() => rawApply(kc, rawObjects, FIELD_MANAGER));
           if (measured) rawRuns.push(ms);
         },
       ]);
@@ -99,7 +99,7 @@ export const firstApply: Benchmark = {
         peer: { label: 'kubectl apply --server-side', runs: kubectlRuns },
         goal: { maxRatio: 0.3 },
         notes: [
-          'driftless = applyObjects (staged SSA, 32 in flight) incl. reading the kubeconfig, connecting and discovery; kubectl = the whole process incl. its start',
+          `driftless = applyObjects (staged SSA, ${APPLY_CONCURRENCY} in flight) incl. reading the kubeconfig, connecting and discovery; kubectl = the whole process incl. its start`,
           throttling,
           ...(failures > 0 ? [`${failures} objects FAILED to apply in driftless' runs`] : []),
         ],
@@ -107,7 +107,7 @@ export const firstApply: Benchmark = {
       {
         ...base,
         metric: `${base.metric} vs physical baseline`,
-        peer: { label: 'raw SSA PATCHes, 32 in flight', runs: rawRuns },
+        peer: { label: `raw SSA PATCHes, ${APPLY_CONCURRENCY} in flight`, runs: rawRuns },
         notes: [
           "the ratio is driftless' time as a share of what the API server takes for the same PATCHes sent raw and concurrently; ~1× means the server, not driftless, is the limit",
         ],

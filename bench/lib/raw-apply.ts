@@ -1,13 +1,14 @@
 /**
  * The physical baseline: the same server-side apply PATCH requests driftless
  * sends, sent raw from Node (HTTP/2 on one TLS connection, as driftless and
- * kubectl send them; a fixed number in flight) with nothing else — no
+ * kubectl send them; as many in flight as driftless sends) with nothing else — no
  * discovery, no existence LIST, no changeset. What the API server can take on
  * this machine bounds any client's time.
  */
 import http2 from 'node:http2';
 import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { APPLY_CONCURRENCY } from '../../src/apply/apply-objects.ts';
 import type { KubeObject } from '../../src/cluster/kube-object.ts';
 
 /** The REST collection of each kind the bench objects use; raw means no discovery. */
@@ -30,7 +31,7 @@ export async function rawApply(
   kc: KubeConfig,
   objects: readonly KubeObject[],
   fieldManager: string,
-  concurrency = 32,
+  concurrency = APPLY_CONCURRENCY,
 ): Promise<void> {
   const options: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
