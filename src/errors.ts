@@ -58,6 +58,45 @@ export function untilInterrupted<T>(work: Promise<T>, signal: AbortSignal | unde
   return untilSignalled(work, signal, interruptionOf);
 }
 
+/** The calls {@link whenAborted} holds for each signal, behind the one listener it adds. */
+const abortCalls = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Calls `onAbort` once when `signal` aborts (never, if it has already: check first, as with
+ * `addEventListener`); the function returned takes the call back. Every request and wait of a
+ * job watches the job's signal: Node's EventTarget walks the listeners it holds on each add and
+ * remove, and a sync keeps 128 requests in flight (APPLY_CONCURRENCY), two watches each. Here a
+ * signal gets one listener, the first time, and the calls a set.
+ */
+export function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let calls = abortCalls.get(signal);
+  if (calls === undefined) {
+    const pending = new Set<() => void>();
+    calls = pending;
+    abortCalls.set(signal, pending);
+    const callAll = (): void => {
+      abortCalls.delete(signal);
+      for (const call of pending) {
+        // As EventTarget does: one call's error does not keep the others from running.
+        try {
+          call();
+        } catch (error) {
+          queueMicrotask(() => {
+            throw error;
+          });
+        }
+      }
+      pending.clear();
+    };
+    signal.addEventListener('abort', callAll, { once: true });
+  }
+  const pending = calls;
+  pending.add(onAbort);
+  return () => {
+    pending.delete(onAbort);
+  };
+}
+
 /**
  * `work`, or `reasonOf(signal)` as soon as `signal` aborts, whichever settles first; the work
  * itself goes on, unobserved. One race for {@link untilInterrupted} and the cluster's
@@ -78,14 +117,14 @@ export function untilSignalled<T>(
       work.catch(() => undefined);
       reject(reasonOf(signal) as Error);
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stopWatching = whenAborted(signal, onAbort);
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        stopWatching();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stopWatching();
         reject(error as Error);
       },
     );

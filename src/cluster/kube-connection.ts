@@ -15,6 +15,7 @@ import type http2 from 'node:http2';
 import https from 'node:https';
 import tls from 'node:tls';
 import { isIP } from 'node:net';
+import { whenAborted } from '../errors.ts';
 import { SharedWork } from './shared-work.ts';
 
 /** One request as it goes on the wire; the path carries the query. */
@@ -327,9 +328,9 @@ function sendHttp2(
       stream.close(CANCEL);
       onTimeout();
     };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const stopWatching = signal ? whenAborted(signal, onAbort) : undefined;
     stream.on('close', () => {
-      signal?.removeEventListener('abort', onAbort);
+      stopWatching?.();
       // Nothing answered or failed the request (an 'end' before any headers included): the
       // stream was reset or lost.
       if (settled) return;
@@ -392,8 +393,8 @@ function sendHttp1(
       reject(signal?.reason as Error);
       req.destroy();
     };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    req.on('close', () => signal?.removeEventListener('abort', onAbort));
+    const stopWatching = signal ? whenAborted(signal, onAbort) : undefined;
+    req.on('close', () => stopWatching?.());
     req.end(request.body);
   });
 }
