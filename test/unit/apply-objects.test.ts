@@ -1,13 +1,14 @@
 /**
  * applyObjects when the live state cannot be listed (RBAC allows get but not
  * list): it asks per object, so objects that must not be overwritten are
- * still recognised as existing. In-memory cluster fake.
+ * still recognised as existing; and how many applies it keeps in flight.
+ * In-memory cluster fake.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyObjects } from '../../src/apply/apply-objects.ts';
+import { APPLY_CONCURRENCY, applyObjects } from '../../src/apply/apply-objects.ts';
 import type { KubeObject, ObjectRef } from '../../src/cluster/kube-object.ts';
-import type { ListQuery } from '../../src/cluster/kubernetes-port.ts';
+import type { ApplyOptions, ApplyResult, ListQuery } from '../../src/cluster/kubernetes-port.ts';
 import { InMemoryCluster } from './fakes/in-memory-cluster.ts';
 
 /** A cluster that refuses every LIST and counts GETs. */
@@ -19,6 +20,29 @@ class NoListCluster extends InMemoryCluster {
   override async get(ref: ObjectRef): Promise<KubeObject | undefined> {
     this.gets++;
     return super.get(ref);
+  }
+}
+
+/** A cluster whose applies answer only when released, and which counts those waiting. */
+class HeldApplyCluster extends InMemoryCluster {
+  inFlight = 0;
+  peak = 0;
+  private readonly waiting: (() => void)[] = [];
+  override async apply(object: KubeObject, options: ApplyOptions): Promise<ApplyResult> {
+    this.inFlight++;
+    this.peak = Math.max(this.peak, this.inFlight);
+    await new Promise<void>((release) => this.waiting.push(release));
+    this.inFlight--;
+    return super.apply(object, options);
+  }
+  /** Answers the applies waiting now, once each turn, until `done` settles. */
+  async answerUntil(done: Promise<unknown>): Promise<void> {
+    let finished = false;
+    void done.finally(() => (finished = true));
+    while (!finished) {
+      for (const release of this.waiting.splice(0)) release();
+      await new Promise((tick) => setImmediate(tick));
+    }
   }
 }
 
@@ -61,5 +85,27 @@ describe('applyObjects without LIST rights', () => {
       name: 'kept',
     });
     assert.equal((kept as { data?: { value?: string } } | undefined)?.data?.value, 'by hand');
+  });
+});
+
+describe('applyObjects in flight', () => {
+  it(`keeps ${APPLY_CONCURRENCY} applies in flight, and no more, while objects are left`, async () => {
+    // Prepare: more objects than the limit, every answer held until the test releases it.
+    const cluster = new HeldApplyCluster();
+    const objects = Array.from({ length: APPLY_CONCURRENCY * 2 + 7 }, (_, index) =>
+      configMap(`cm-${index}`, 'from Git'),
+    );
+
+    // Act
+    const applying = applyObjects(cluster, objects, { track: 'web' });
+    await cluster.answerUntil(applying);
+    const result = await applying;
+
+    // Assess
+    assert.equal(cluster.peak, APPLY_CONCURRENCY);
+    assert.equal(
+      result.changeset.filter((entry) => entry.action === 'created').length,
+      objects.length,
+    );
   });
 });
