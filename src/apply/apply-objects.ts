@@ -91,12 +91,14 @@ interface Item {
 
 /**
  * Requests in flight at once in an apply's second stage. The API server and etcd take more
- * applies per second the more they are given at once: 500 ConfigMaps applied raw over one HTTP/2
- * connection took a median of 412 ms with 32 in flight, 334 with 64 (2026-12-02, 6 runs each),
- * and a first sync of them, as a whole process, 648 → 593 ms with 128 (12 alternating runs;
- * docs/client-performance-notes.md). More gains nothing measurable here. A server with fewer
- * seats for the caller queues the rest (API Priority and Fairness) or answers 429, which the
- * connection waits out and retries; over HTTP/1.1 the agent's 32 sockets bound it anyway.
+ * applies per second the more they are given at once (2026-12-02, test cluster, HTTP/2): a first
+ * sync of 500 ConfigMaps as a whole process took a median of 648 ms with 32 in flight, 607 with
+ * 64 and 593 with 128 (12 alternating runs; 8 with 8 in flight: ~810); the same PATCHes sent raw
+ * 412, 334, 383 and, with 256, 334 ms (6 runs each, ±60 ms) — docs/client-performance-notes.md.
+ * A server with fewer seats for the caller queues the rest (API Priority and Fairness) or answers
+ * 429, which the connection waits out and resends; a server allowing fewer HTTP/2 streams makes
+ * Node hold the rest; over HTTP/1.1 the agent's 32 sockets bound it. The bodies queued for a slow
+ * link are what the session's memory limit is raised for (kube-connection.ts).
  */
 export const APPLY_CONCURRENCY = 128;
 

@@ -71,6 +71,15 @@ export interface TlsSettings {
 const RECEIVE_WINDOW = 16 * 1024 * 1024;
 
 /**
+ * The memory (MB) Node lets one HTTP/2 session hold before it resets the streams whose answers
+ * arrive (ENHANCE_YOUR_CALM, INTERNAL_ERROR). Request bodies queued for a slow link count
+ * against it: at Node's default, 10 MB, 128 applies in flight (APPLY_CONCURRENCY) of ~80 KB
+ * objects were reset — applied by the server, reported failed. The API server takes bodies up to
+ * 3 MB, 128 of which are 384 MB; the bodies are in memory already, so this is a threshold only.
+ */
+const SESSION_MEMORY_MB = 512;
+
+/**
  * How long a connection may leave a PING unanswered once a request on it
  * timed out. One connection carries every request, so one that silently died
  * (a dropped route, a load balancer forgetting it) must be replaced rather
@@ -125,6 +134,7 @@ export function tlsConnection(target: ConnectionTarget, settings: TlsSettings): 
     const opened = connect(`https://${hostForUrl(target.host)}:${target.port}`, {
       createConnection: () => socket,
       settings: { initialWindowSize: RECEIVE_WINDOW },
+      maxSessionMemory: SESSION_MEMORY_MB,
     });
     opened.once('connect', () => opened.setLocalWindowSize(RECEIVE_WINDOW));
     // A session's failure reaches each request through its stream; nothing else listens.

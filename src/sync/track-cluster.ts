@@ -113,8 +113,9 @@ export class TrackDeadline {
     private readonly interrupt: AbortSignal | undefined,
     wording: DeadlineWording = TRACK_WORDING,
   ) {
-    // Every request in flight (32 while applying) listens on them: Node would warn on the
-    // user's terminal past 10 listeners, a leak check that does not apply here.
+    // Every wait of the job listens on them (requests in flight, 128 while applying, through
+    // one listener: whenAborted): Node would warn on the user's terminal past 10 listeners, a
+    // leak check that does not apply here.
     setMaxListeners(0, this.requests.signal, this.stopping.signal);
     this.at = Date.now() + track.timeout;
     // The time counts from before the lease and covers the store's reads and a cluster that

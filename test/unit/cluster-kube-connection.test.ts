@@ -15,10 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { APPLY_CONCURRENCY } from '../../src/apply/apply-objects.ts';
 import type { ClusterEndpoint } from '../../src/cluster/cluster-endpoint.ts';
 import { ClusterUnreachableError } from '../../src/cluster/errors.ts';
 import { createKubeTransport } from '../../src/cluster/kube-http.ts';
 import { generateServingCertificate } from '../harness/certificates.ts';
+import { mapWithLimit } from '../../src/map-with-limit.ts';
 import { REPO_ROOT } from '../harness/testbin.ts';
 
 interface Seen {
@@ -96,7 +98,10 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     const options = { cert: tlsFiles.cert, key: tlsFiles.key };
     const server =
       protocols === 'h2'
-        ? http2.createSecureServer({ ...options, allowHTTP1: true }, handler)
+        ? http2.createSecureServer(
+            { ...options, allowHTTP1: true, maxSessionMemory: 1024 },
+            handler,
+          )
         : https.createServer(options, handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const sessions = new Set<http2.ServerHttp2Session>();
@@ -128,6 +133,25 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
         invalidate: () => undefined,
       },
     };
+  }
+
+  /** A TCP proxy to `target` passing at most `bytesPerSecond` towards it. */
+  async function slowProxy(target: URL, bytesPerSecond: number) {
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port), target.hostname);
+      upstream.pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        upstream.write(chunk);
+        client.pause();
+        setTimeout(() => client.resume(), (chunk.length / bytesPerSecond) * 1000);
+      });
+      client.on('error', () => undefined);
+      upstream.on('error', () => undefined);
+      client.on('close', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    servers.push({ close: () => proxy.close() });
+    return { url: `https://127.0.0.1:${(proxy.address() as AddressInfo).port}` };
   }
 
   it('speaks HTTP/2 to a server offering it: method, path, query, headers (a list once per value) and body arrive', async () => {
@@ -184,6 +208,34 @@ describe('kube transport over TLS: HTTP/2 where offered', () => {
     assert.equal(seen.length, 40);
     assert.equal(sessions.size, 1);
     assert.ok(seen.every((s) => s.httpVersion === '2.0'));
+  });
+
+  it('carries large applies, 128 in flight, over a slow link: every one is answered, none reset', async () => {
+    // Prepare: 150 KB bodies through a proxy that passes ~20 MB/s towards the server, so ~19 MB
+    // wait in the client's session while answers arrive (Node resets streams past its default
+    // 10 MB: a third of these failed with it, though the server had handled every one).
+    const server = await serve('h2');
+    const proxy = await slowProxy(new URL(server.url), 20_000_000);
+    const transport = createKubeTransport(endpoint(proxy.url));
+    const body = { kind: 'ConfigMap', data: { blob: 'x'.repeat(150_000) } };
+
+    // Act
+    const answers = await mapWithLimit(
+      Array.from({ length: 256 }, (_, i) => i),
+      APPLY_CONCURRENCY,
+      (i) =>
+        transport({ method: 'PATCH', path: `/api/v1/namespaces/a/configmaps/c${i}`, body }).then(
+          (response) => String(response.status),
+          (error: unknown) => String(error),
+        ),
+    );
+
+    // Assess
+    assert.deepEqual(
+      answers.filter((answer) => answer !== '200'),
+      [],
+    );
+    assert.equal(seen.length, 256);
   });
 
   it('falls back to HTTP/1.1 when the server does not offer HTTP/2, and keeps working', async () => {

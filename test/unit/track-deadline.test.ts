@@ -16,6 +16,7 @@ import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it, mock } from 'node:test';
+import { APPLY_CONCURRENCY } from '../../src/apply/apply-objects.ts';
 import { connectCluster } from '../../src/cluster/connect-cluster.ts';
 import { KubeApiCluster } from '../../src/cluster/kube-api-cluster.ts';
 import { createKubeTransport, type KubeTransport } from '../../src/cluster/kube-http.ts';
@@ -404,7 +405,7 @@ describe("a track's timeout against an API server that never answers", () => {
 
 describe('TrackDeadline', () => {
   it('lets every request in flight wait on it without Node warning of a listener leak', async () => {
-    // Prepare: 40 requests at once, as an apply sends 32
+    // Prepare: more requests at once than an apply sends (APPLY_CONCURRENCY)
     const warnings: string[] = [];
     const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
     process.on('warning', onWarning);
@@ -414,7 +415,7 @@ describe('TrackDeadline', () => {
 
       // Act
       await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
+        Array.from({ length: APPLY_CONCURRENCY + 10 }, (_, i) =>
           cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', name: `c${i}` }),
         ),
       );

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
-import { untilInterrupted, whenAborted } from '../../src/errors.ts';
+import { untilInterrupted, untilSignalled, whenAborted } from '../../src/errors.ts';
 
 describe('whenAborted', () => {
   it('puts one listener on the signal for any number of watches', () => {
@@ -75,18 +75,27 @@ describe('whenAborted', () => {
     await assert.rejects(waiting, { name: 'InterruptedError', message: 'interrupted: SIGINT' });
   });
 
-  it('lets untilInterrupted leave no watch behind once its work settles', async () => {
-    // Prepare
+  it('takes the watch of untilSignalled back once its work settles', async () => {
+    // Prepare: reasonOf runs only when the watch is called.
     const controller = new AbortController();
-    const calls: string[] = [];
-    whenAborted(controller.signal, () => calls.push('job'));
+    const reasons: string[] = [];
+    const reasonOf = (signal: AbortSignal): unknown => {
+      reasons.push(String(signal.reason));
+      return signal.reason;
+    };
 
-    // Act: settled work must not be rejected, nor its watch called, when the job aborts later.
-    const value = await untilInterrupted(Promise.resolve(7), controller.signal);
-    controller.abort();
+    // Act: settled work, then the job aborts.
+    const value = await untilSignalled(Promise.resolve(7), controller.signal, reasonOf);
+    const failed = await untilSignalled(
+      Promise.reject(new Error('no')),
+      controller.signal,
+      reasonOf,
+    ).catch((error: unknown) => error);
+    controller.abort(new Error('later'));
 
     // Assess
     assert.equal(value, 7);
-    assert.deepEqual(calls, ['job']);
+    assert.match(String(failed), /no/);
+    assert.deepEqual(reasons, []);
   });
 });
