@@ -187,7 +187,8 @@ export async function waitForHealth(
   cancelled?: () => Promise<string | undefined>,
   observed?: ReadonlyMap<string, KubeObject>,
 ): Promise<WaitForHealthResult> {
-  const deadline = Date.now() + timeoutMs;
+  // The monotonic clock: a change of the system's clock neither cuts nor stretches the wait.
+  const deadline = performance.now() + timeoutMs;
   for (let poll = 0; ; poll++) {
     const results = await Promise.all(
       refs.map(async (ref): Promise<HealthResult> => {
@@ -216,7 +217,7 @@ export async function waitForHealth(
     );
     const healthy = results.every((r) => r.state === 'Current');
     const failed = results.some((r) => r.state === 'Failed');
-    if (healthy || failed || Date.now() >= deadline) return { healthy, results };
+    if (healthy || failed || performance.now() >= deadline) return { healthy, results };
     const reason = await cancelled?.();
     if (reason !== undefined) return { healthy: false, results, cancelled: reason };
     await sleep(intervalMs);

@@ -18,7 +18,8 @@ export async function waitUntil(
   intervalMs = 250,
   signal?: AbortSignal,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  // The monotonic clock: a change of the system's clock neither cuts nor stretches the wait.
+  const deadline = performance.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     throwIfInterrupted(signal);
@@ -27,7 +28,7 @@ export async function waitUntil(
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() >= deadline) {
+    if (performance.now() >= deadline) {
       const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
       throw new WaitTimeoutError(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
     }

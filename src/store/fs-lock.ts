@@ -119,7 +119,8 @@ export async function withFileLock<T>(
   };
   const candidate = `${path}.${record.token}`;
   try {
-    const deadline = Date.now() + timeoutMs;
+    // How long to wait, by the monotonic clock; the lock's own `at` is wall time, read by others.
+    const deadline = performance.now() + timeoutMs;
     for (let attempt = 0; ; attempt++) {
       // Stamped afresh each attempt: the lease runs from taking the lock, not from queuing.
       writeFileSync(candidate, JSON.stringify({ ...record, at: Date.now() }));
@@ -134,7 +135,7 @@ export async function withFileLock<T>(
         breakLock(path, holder);
         continue;
       }
-      if (Date.now() >= deadline) {
+      if (performance.now() >= deadline) {
         throw new StoreUnavailableError(
           `${path}: lock held by process ${holder?.pid ?? '?'} on ${holder?.host ?? '?'} for more than ${timeoutMs} ms`,
         );

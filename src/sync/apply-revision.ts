@@ -289,7 +289,7 @@ async function attemptSync(
     }),
     ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
     cancelHealth: async () => {
-      if (Date.now() + HEALTH_POLL_MS >= deadline.at) return healthCut;
+      if (deadline.msLeft() <= HEALTH_POLL_MS) return healthCut;
       // A sync job stops waiting for health once a newer revision is queued (newest wins).
       if (precheck === undefined) return undefined;
       const now = await readTrackState(deps.state, track.name);

@@ -558,8 +558,8 @@ describe(`${TRACKS * PUSHES} concurrent signed pushes over ${TRACKS} tracks`, ()
  * functions have been quiet for 3 s (a failed run logs its retry at once).
  */
 async function offlineSettled(functions: ServerlessOffline): Promise<void> {
-  const deadline = Date.now() + APPLIED_TIMEOUT_MS;
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + APPLIED_TIMEOUT_MS;
+  while (performance.now() < deadline) {
     const lines = functions
       .logs()
       .filter((line) => ['fetch', 'apply', 'job-queue'].includes(String(line.function)));

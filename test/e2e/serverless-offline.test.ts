@@ -233,7 +233,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
     await kubectl('apply', '-f', GITTRACK_CRD);
     await kubectl('wait', '--for=condition=Established', 'crd/gittracks.faros.pusher.com');
     gitTrackRepo = await git.createRepository('gittrack-app');
-    const started = Date.now();
+    const started = performance.now();
     offline = await startServerlessOffline({
       configFile,
       env: {
@@ -254,7 +254,7 @@ describe('the functions under serverless-offline, S3 store on MinIO', () => {
         AWS_EC2_METADATA_DISABLED: 'true',
       },
     });
-    console.error(`# serverless offline ready in ${Date.now() - started} ms`);
+    console.error(`# serverless offline ready in ${performance.now() - started} ms`);
     await gitea.addWebhook(shopRepo, {
       url: `${offline.httpUrl}/webhook/gitea`,
       secret: GITEA_SECRET,

@@ -303,7 +303,7 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
     };
     let invoke: (functionName: string) => (event: unknown) => Promise<InvokeAnswer>;
     if (VIA_SERVERLESS_OFFLINE) {
-      const started = Date.now();
+      const started = performance.now();
       offline = await startServerlessOffline({
         configFile,
         stage: STAGE,
@@ -315,7 +315,7 @@ describe('the deployed functions on SQS queues (moto), as serverless.yml declare
         },
         env: { ...rendererEnvironment(await rendererBinaries()), ...functionEnv },
       });
-      console.error(`# serverless offline ready in ${Date.now() - started} ms`);
+      console.error(`# serverless offline ready in ${Math.round(performance.now() - started)} ms`);
       functionLogs = () => offline?.logs() ?? [];
       invoke = (functionName) => (event) => offline!.invoke(functionName, event);
     } else {

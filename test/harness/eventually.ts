@@ -11,8 +11,8 @@ export async function eventually(
   timeoutMs = 30_000,
   intervalMs = 100,
 ): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
     if (await check()) return true;
     await sleep(intervalMs);
   }
@@ -28,8 +28,8 @@ export async function eventuallyValue<T>(
   check: () => Promise<T | undefined>,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
     await sleep(200);

@@ -315,9 +315,9 @@ export async function gitFaultTrial(
     await pushFiles(t.repo, configMaps('cm', 5, 'two'));
 
     proxy.setFault(fault);
-    const started = Date.now();
+    const started = performance.now();
     const during = await fetchAndSync(t);
-    const failMs = Date.now() - started;
+    const failMs = performance.now() - started;
     const state = stateBrief(await readTrackState(t.deps.state, t.track.name));
     const kept = await convergence(t, expectedOf('cm', 5, 'one'));
 
@@ -402,10 +402,11 @@ export async function killedApplyTrial(world: FaultWorld): Promise<KilledApplyOb
   const extras = async (): Promise<number> =>
     [...(await liveConfigMaps(t)).values.keys()].filter((name) => name.startsWith('extra-')).length;
   // Kill it once it holds the lease and has applied some of revision 2, not all.
-  const deadline = Date.now() + 60_000;
+  const deadline = performance.now() + 60_000;
   while ((await extras()) === 0) {
     if (child.exitCode !== null) throw new Error(`the job ended before it was killed: ${output}`);
-    if (Date.now() > deadline) throw new Error(`the job applied nothing within 60 s: ${output}`);
+    if (performance.now() > deadline)
+      throw new Error(`the job applied nothing within 60 s: ${output}`);
     await sleep(5);
   }
   child.kill('SIGKILL');

@@ -120,12 +120,12 @@ export async function waitUntilReady(
   probe: () => Promise<boolean>,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   let died = false;
   void process.exited.then(() => {
     died = true;
   });
-  while (Date.now() < deadline) {
+  while (performance.now() < deadline) {
     if (died) {
       throw new Error(
         `${process.name} exited (code ${process.child.exitCode}) before it was ready:\n${process.outputTail()}`,

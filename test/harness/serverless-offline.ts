@@ -165,7 +165,7 @@ export async function startServerlessOffline(
     return stopping;
   };
 
-  const deadline = Date.now() + START_TIMEOUT_MS;
+  const deadline = performance.now() + START_TIMEOUT_MS;
   for (;;) {
     if (!running()) {
       await stop();
@@ -177,7 +177,7 @@ export async function startServerlessOffline(
       () => false,
     );
     if (answered) break;
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       await stop();
       throw new Error(
         `serverless offline was not ready within ${START_TIMEOUT_MS} ms:\n${output.slice(-8192)}`,

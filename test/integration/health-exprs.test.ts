@@ -66,9 +66,9 @@ describe('healthCheckExprs that cannot give true or false', () => {
     });
 
     // Act
-    const started = Date.now();
+    const started = performance.now();
     const result = await syncTrack(track, { trigger: 'manual' }, fixture.deps);
-    const tookMs = Date.now() - started;
+    const tookMs = performance.now() - started;
 
     // Assess: failed well before the minute's timeout, saying why.
     assert.equal(result.result, 'failed');

@@ -48,10 +48,10 @@ async function fuzz<Ts>(
     interruptAfterTimeLimit: TIME_LIMIT_MS,
     markInterruptAsFailure: false,
   };
-  const started = Date.now();
+  const started = performance.now();
   const details = await fc.check(property as fc.IAsyncProperty<Ts>, parameters);
   console.log(
-    `# fuzz ${name}: ${details.numRuns} runs (${details.numSkips} skipped) in ${Date.now() - started} ms, seed ${SEED}`,
+    `# fuzz ${name}: ${details.numRuns} runs (${details.numSkips} skipped) in ${Math.round(performance.now() - started)} ms, seed ${SEED}`,
   );
   if (details.failed) {
     assert.fail(`${name} failed (FUZZ_SEED=${SEED}):\n${fc.defaultReportMessage(details)}`);

@@ -29,14 +29,14 @@ describe('runTool', () => {
   });
 
   it('stops a tool that runs past its time, with what it started', async () => {
-    const started = Date.now();
+    const started = performance.now();
     await assert.rejects(
       runTool(shell('sleep 30 & sleep 30', { timeoutMs: 300 })),
       (error: unknown) =>
         error instanceof RendererLimitError &&
         /^kustomize build app: did not finish within 300 ms$/.test(error.message),
     );
-    assert.ok(Date.now() - started < 10_000, 'the whole process group was stopped');
+    assert.ok(performance.now() - started < 10_000, 'the whole process group was stopped');
   });
 
   it('stops a tool when asked to stop (the same kill as a timeout), with the InterruptedError', async () => {

@@ -115,7 +115,7 @@ describe("serve's dashboard against a cluster that stops answering", () => {
 
   /** GET /api/tracks/web: its status, its objects, and how long it took. */
   async function trackPage(running: RunningServe) {
-    const started = Date.now();
+    const started = performance.now();
     // A bound of the test's own: without the fix the answer never comes.
     const response = await fetch(`${running.url}/api/tracks/web`, {
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -125,7 +125,7 @@ describe("serve's dashboard against a cluster that stops answering", () => {
     return {
       status: response.status,
       objects: body.objects,
-      seconds: (Date.now() - started) / 1000,
+      seconds: (performance.now() - started) / 1000,
     };
   }
 
