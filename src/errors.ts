@@ -69,32 +69,35 @@ const abortCalls = new WeakMap<AbortSignal, Set<() => void>>();
  * signal gets one listener, the first time, and the calls a set.
  */
 export function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
-  let calls = abortCalls.get(signal);
-  if (calls === undefined) {
-    const pending = new Set<() => void>();
-    calls = pending;
-    abortCalls.set(signal, pending);
-    const callAll = (): void => {
-      abortCalls.delete(signal);
-      for (const call of pending) {
-        // As EventTarget does: one call's error does not keep the others from running.
-        try {
-          call();
-        } catch (error) {
-          queueMicrotask(() => {
-            throw error;
-          });
-        }
-      }
-      pending.clear();
-    };
-    signal.addEventListener('abort', callAll, { once: true });
-  }
-  const pending = calls;
-  pending.add(onAbort);
+  const calls = callsOn(signal);
+  calls.add(onAbort);
   return () => {
-    pending.delete(onAbort);
+    calls.delete(onAbort);
   };
+}
+
+/** The set of calls `signal` makes when it aborts: its one listener added the first time. */
+function callsOn(signal: AbortSignal): Set<() => void> {
+  const known = abortCalls.get(signal);
+  if (known !== undefined) return known;
+  const calls = new Set<() => void>();
+  abortCalls.set(signal, calls);
+  const callAll = (): void => {
+    abortCalls.delete(signal);
+    for (const call of calls) {
+      // As EventTarget does: one call's error does not keep the others from running.
+      try {
+        call();
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+    calls.clear();
+  };
+  signal.addEventListener('abort', callAll, { once: true });
+  return calls;
 }
 
 /**

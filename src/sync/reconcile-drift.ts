@@ -6,6 +6,7 @@
 import { ownedKeys } from '../apply/inventory.ts';
 import type { ChangeSetEntry } from '../apply/changeset.ts';
 import type { Track } from '../config/types.ts';
+import { untilInterrupted } from '../errors.ts';
 import { correctDrift, detectDrift, type DriftReport } from '../drift/index.ts';
 import type { ApplyDeps } from './apply-revision.ts';
 import type { DriftJob } from './jobs.ts';
@@ -32,7 +33,6 @@ import {
 } from './track-state.ts';
 import type { ReencryptedFile } from './reencrypt-secret.ts';
 import { recordRefusedWriteBack } from './write-back.ts';
-import { untilInterrupted } from '../errors.ts';
 
 export interface DriftResult {
   readonly track: string;

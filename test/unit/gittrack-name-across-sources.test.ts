@@ -64,6 +64,11 @@ const firstSource = config.tracksFrom[0] as GitTracksFromCluster;
 const secondSource = config.tracksFrom[1] as GitTracksFromCluster;
 
 /** The Ready condition of a GitTrack's `.status`. */
+/** A GitTrack in namespace `team`, as a repository source's file holds one. */
+function gitTrackDocument(name: string, repository: string): string {
+  return `apiVersion: ${GIT_TRACK_API_VERSION}\nkind: GitTrack\nmetadata: {name: ${name}, namespace: team}\nspec: {repository: "${repository}", reference: main}\n`;
+}
+
 function ready(object: KubeObject | undefined): Record<string, unknown> | undefined {
   const status = object?.['status'] as { conditions?: Record<string, unknown>[] } | undefined;
   return status?.conditions?.find((c) => c['type'] === 'Ready');
@@ -408,9 +413,7 @@ describe('a track name a repository source offers while another source holds it'
     assert.deepEqual((await discoverRepository()).tracks, ['api', 'web']);
     addedFile = {
       path: 'a.yaml',
-      content: new TextEncoder().encode(
-        `apiVersion: ${GIT_TRACK_API_VERSION}\nkind: GitTrack\nmetadata: {name: web, namespace: team}\nspec: {repository: "${SECOND_APP}", reference: main}\n`,
-      ),
+      content: new TextEncoder().encode(gitTrackDocument('web', SECOND_APP)),
     };
 
     // Act
@@ -428,8 +431,6 @@ describe('a track name a repository source offers while another source holds it'
 
   it('keeps a running track its name when a file that gives another track offers it too', async () => {
     // Prepare: a.yaml gives other, tracks/web.yaml gives api and web; then a.yaml gains a web
-    const gitTrackDocument = (name: string, repository: string): string =>
-      `apiVersion: ${GIT_TRACK_API_VERSION}\nkind: GitTrack\nmetadata: {name: ${name}, namespace: team}\nspec: {repository: "${repository}", reference: main}\n`;
     addedFile = {
       path: 'a.yaml',
       content: new TextEncoder().encode(gitTrackDocument('other', SECOND_APP)),
